@@ -1,0 +1,95 @@
+# Strata: `make run` starts a single broker, `make test` installs the test
+# dependencies and runs every test. `make help` lists the targets.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+
+GO ?= go
+# -mod=readonly: a build never rewrites go.mod/go.sum behind your back.
+export GOFLAGS ?= -mod=readonly
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+BIN     := bin/strata
+CONFIG  ?= deploy/server.properties
+
+# Fuzz targets run by fuzz-smoke (in `make test`) and fuzz, as package:Target.
+# A listed target that does not exist fails the run.
+FUZZ_TARGETS ?= \
+	./tier/record:FuzzValidate \
+	./tier/record:FuzzSplit \
+	./tier/segment:FuzzRecover \
+	./broker/wire:FuzzDecodeRequest
+FUZZTIME      ?= 10s
+FUZZTIME_LONG ?= 2m
+
+TEST_TIMEOUT ?= 20m
+
+STATICCHECK_VERSION := v0.8.2
+GOBIN_DIR   := $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
+STATICCHECK := $(GOBIN_DIR)/staticcheck
+
+.PHONY: build run deps test vet unit fuzz-smoke fuzz bench lint chaos cluster clean clean-data help
+
+build: ## build bin/strata
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/strata
+
+run: build ## start one broker on 127.0.0.1:9092 (embedded etcd, data in ./data)
+	./$(BIN) serve --config $(CONFIG)
+
+deps: ## install the test dependencies (kcat, python3-kafka, etcd-server)
+	bash scripts/install-test-deps.sh
+
+test: deps ## vet, all tests with -race, then a short run of every fuzz target
+	$(MAKE) --no-print-directory vet
+	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory fuzz-smoke
+
+vet:
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+fuzz-smoke: ## run each fuzz target for FUZZTIME (10s)
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		list=$$($(GO) test -list "^$$fn$$" "$$pkg"); \
+		if ! grep -qx "$$fn" <<<"$$list"; then \
+			echo "fuzz: $$fn not found in $$pkg (listed in FUZZ_TARGETS)" >&2; exit 1; \
+		fi; \
+		echo "fuzz: $$pkg $$fn for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+	done
+
+fuzz: ## run each fuzz target for FUZZTIME_LONG (2m)
+	$(MAKE) --no-print-directory fuzz-smoke FUZZTIME=$(FUZZTIME_LONG)
+
+bench: ## Strata vs. franz-go's kfake, side by side
+	$(GO) run ./test/bench
+
+lint: ## gofmt, go vet, staticcheck
+	@files=$$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*'); \
+	unformatted=$$(gofmt -l $$files); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	@if ! [ -x "$(STATICCHECK)" ] || ! "$(STATICCHECK)" -version | grep -q "$(STATICCHECK_VERSION)"; then \
+		echo "installing staticcheck $(STATICCHECK_VERSION)"; \
+		GOFLAGS= $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); \
+	fi
+	$(STATICCHECK) ./...
+
+chaos: ## fault-injection tests against a 3-broker cluster
+	@echo "chaos: not yet implemented (see issue 4)"; exit 1
+
+cluster: ## etcd + 3 brokers on loopback
+	@echo "cluster: not yet implemented (see issue 4)"; exit 1
+
+clean: ## remove build output
+	rm -rf bin
+
+clean-data: ## remove the data of `make run` (./data)
+	rm -rf data
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'

@@ -1,0 +1,161 @@
+package broker
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"time"
+
+	"github.com/strata-broker/strata/broker/handler"
+	"github.com/strata-broker/strata/broker/wire"
+)
+
+// maxInFlight bounds the requests of one connection that are read but not
+// yet answered.
+const maxInFlight = 64
+
+// pending is one request's place in a connection's response order.
+type pending struct {
+	done  chan struct{}
+	frame *wire.Frame // nil: no response (acks=0)
+	err   error       // set: close the connection
+}
+
+// serveConn serves one client connection until it closes or ctx is done.
+func (s *Server) serveConn(ctx context.Context, c net.Conn) {
+	ctx, cancel := context.WithCancel(ctx)
+	log := s.log.With("remote", c.RemoteAddr().String())
+	queue := make(chan *pending, maxInFlight)
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		s.writeLoop(c, queue, cancel, log)
+	}()
+	go func() {
+		<-ctx.Done()
+		_ = c.Close()
+	}()
+
+	br := bufio.NewReaderSize(c, 64<<10)
+loop:
+	for {
+		frame, err := wire.ReadFrame(br, s.cfg.SocketRequestMaxBytes)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
+				log.Warn("closing connection: bad request frame", "err", err)
+			}
+			break
+		}
+		p := &pending{done: make(chan struct{})}
+		select {
+		case queue <- p:
+		case <-ctx.Done():
+			break loop
+		}
+		if async := s.dispatch(ctx, frame, p, log); !async && p.err != nil {
+			break
+		}
+	}
+	close(queue)
+	<-writerDone
+	cancel()
+}
+
+// writeLoop writes responses in request order; on the first failure it
+// closes the connection and drops the rest.
+func (s *Server) writeLoop(c net.Conn, queue <-chan *pending, cancel context.CancelFunc, log *slog.Logger) {
+	failed := false
+	for p := range queue {
+		<-p.done
+		if failed {
+			if p.frame != nil {
+				p.frame.Release()
+			}
+			continue
+		}
+		if p.err != nil {
+			log.Warn("closing connection", "err", p.err)
+			failed = true
+			cancel()
+			continue
+		}
+		if p.frame == nil {
+			continue
+		}
+		if err := wire.WriteFrame(c, p.frame); err != nil {
+			failed = true
+			cancel()
+		}
+	}
+}
+
+// dispatch decodes a frame and runs its handler, inline or (for async APIs)
+// on its own goroutine. It reports whether the handler went async.
+func (s *Server) dispatch(ctx context.Context, frame []byte, p *pending, log *slog.Logger) bool {
+	start := time.Now()
+	h, body, err := wire.ParseHeader(frame)
+	if err != nil {
+		p.err = err
+		close(p.done)
+		return false
+	}
+	if h.Key == 18 && !handler.Supported(h.Key, h.Version) {
+		p.frame, p.err = wire.EncodeResponse(h.CorrelationID, handler.UnsupportedApiVersions(), nil, nil)
+		close(p.done)
+		return false
+	}
+	api, ok := handler.Lookup(h.Key)
+	if !ok || !handler.Supported(h.Key, h.Version) {
+		p.err = fmt.Errorf("unsupported api key %d version %d (client %q)", h.Key, h.Version, h.ClientID)
+		close(p.done)
+		return false
+	}
+	req, err := wire.DecodeBody(h, body)
+	if err != nil {
+		p.err = err
+		close(p.done)
+		return false
+	}
+	run := func() {
+		defer close(p.done)
+		p.frame, p.err = s.run(ctx, api, &handler.Request{Header: h, Body: req, Bytes: len(frame) + 4}, log)
+		s.env.Metrics.Observe(h.Key, time.Since(start), p.err != nil)
+	}
+	if api.Async {
+		go run()
+		return true
+	}
+	run()
+	return false
+}
+
+// run calls a handler, turning a panic into an error that closes only this
+// connection, and encodes the response.
+func (s *Server) run(ctx context.Context, api handler.API, req *handler.Request, log *slog.Logger) (frame *wire.Frame, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.Error("handler panic", "api", api.Key, "version", req.Header.Version, "panic", r, "stack", string(debug.Stack()))
+			frame, err = nil, fmt.Errorf("handler for api %d panicked: %v", api.Key, r)
+		}
+	}()
+	res, err := api.Fn(ctx, s.env, req)
+	if err != nil {
+		return nil, fmt.Errorf("api %d v%d: %w", api.Key, req.Header.Version, err)
+	}
+	if res.Resp == nil {
+		return nil, nil
+	}
+	f, err := wire.EncodeResponse(req.Header.CorrelationID, res.Resp, res.Marker, res.Regions)
+	if err != nil {
+		for _, r := range res.Regions {
+			r.Release()
+		}
+		return nil, err
+	}
+	return f, nil
+}

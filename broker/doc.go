@@ -1,0 +1,20 @@
+// Package broker is Strata's composition root: Server starts the metadata
+// store (embedded etcd or an external cluster), registers this broker under
+// a lease, opens the partitions it serves, and serves the Kafka protocol on
+// its listener and Prometheus metrics on metrics.listener.
+//
+// A request's path: conn.go reads a frame (wire), finds the API in the
+// handler table, runs the handler, and queues the encoded response; a
+// writer goroutine per connection writes responses strictly in request
+// order, with record bytes sent from segment files by sendfile.
+//
+// Concurrency: per connection, one reading goroutine decodes requests and
+// runs handlers in order (so a producer's pipelined batches append in
+// order); long-polling handlers (Fetch) run on their own goroutine; one
+// writing goroutine waits on each queued response in turn. A panic in a
+// handler closes only its connection. Server-wide state lives in
+// handler.Env and is safe for concurrent use.
+//
+// Lock order (whole broker): partition.Manager.mu → partition.Partition.mu →
+// local.Log's lock → segment locks. The metadata cache's lock is a leaf.
+package broker

@@ -1,0 +1,179 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/broker/wire"
+	"github.com/strata-broker/strata/tier/segment"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Fetch: v4-17
+//
+// Behavior:
+// * Record bytes are not copied: each partition's whole batches are a file
+//   region written to the socket with sendfile.
+// * Long-poll: when fewer than min.bytes are ready the request waits, up to
+//   max.wait.ms, and is woken by appends to any partition it asks for.
+// * Any partition error (unknown topic, not leader, offset out of range,
+//   fenced/unknown leader epoch) answers at once.
+// * max.bytes and partition max bytes bound the response, but the first
+//   partition with data always gets at least one whole batch (KIP-74).
+// * Fetch sessions (KIP-227) are not created: the session id is always 0,
+//   so clients send full fetches.
+// * read_committed reads up to the high watermark (no transactions yet).
+//
+// Version notes:
+// * v4: isolation level, last stable offset; v5: log start offset
+// * v7: sessions; v9: current leader epoch (KIP-320); v11: rack (ignored)
+// * v12+: flexible; v13+: topics by id (KIP-516)
+
+func handleFetch(ctx context.Context, env *Env, req *Request) (Result, error) {
+	r := req.Body.(*kmsg.FetchRequest)
+	deadline := time.Now().Add(time.Duration(r.MaxWaitMillis) * time.Millisecond)
+	wake := make(chan struct{}, 1)
+	for {
+		f := buildFetch(env, r)
+		if f.ready(r.MinBytes) || !time.Now().Before(deadline) {
+			for _, p := range f.parts {
+				p.Unwait(wake)
+			}
+			return f.result(env), nil
+		}
+		f.release()
+		moved := false
+		for i, p := range f.parts {
+			p.Wait(wake)
+			// An append between the read and Wait would not wake us.
+			moved = moved || p.HighWatermark() != f.hws[i]
+		}
+		if moved {
+			continue
+		}
+		timer := time.NewTimer(time.Until(deadline))
+		select {
+		case <-wake:
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			for _, p := range f.parts {
+				p.Unwait(wake)
+			}
+			return Result{}, ctx.Err()
+		}
+		timer.Stop()
+	}
+}
+
+// fetchBuild is one attempt at answering a fetch.
+type fetchBuild struct {
+	resp    *kmsg.FetchResponse
+	marker  *wire.Marker
+	regions []wire.Region
+	parts   []*partition.Partition
+	hws     []int64 // high watermark of each of parts when read
+	bytes   int64
+	failed  bool
+	topicOf []string // topic name per region, for metrics
+}
+
+func (f *fetchBuild) ready(minBytes int32) bool {
+	return f.failed || f.bytes >= int64(minBytes)
+}
+
+func (f *fetchBuild) release() {
+	for _, r := range f.regions {
+		r.Release()
+	}
+	f.regions = nil
+}
+
+func (f *fetchBuild) result(env *Env) Result {
+	for i, r := range f.regions {
+		env.Metrics.bytesOut(f.topicOf[i], int(r.Length()))
+	}
+	return Result{Resp: f.resp, Marker: f.marker, Regions: f.regions}
+}
+
+func buildFetch(env *Env, r *kmsg.FetchRequest) *fetchBuild {
+	f := &fetchBuild{resp: r.ResponseKind().(*kmsg.FetchResponse), marker: wire.NewMarker()}
+	byID := r.Version >= 13
+	remaining := int64(r.MaxBytes)
+	if r.Version < 3 || remaining <= 0 {
+		remaining = 1<<31 - 1
+	}
+	for _, rt := range r.Topics {
+		st := kmsg.NewFetchResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		t, tok := env.topicByNameOrID(rt.Topic, rt.TopicID, byID)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewFetchResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+			sp.RecordBatches = []byte{} // empty, not null: librdkafka rejects a null record set
+			p, code := env.localPartition(t, tok, rp.Partition, byID)
+			if code == 0 {
+				code = checkLeaderEpoch(rp.CurrentLeaderEpoch, p.LeaderEpoch())
+			}
+			if code != 0 {
+				sp.ErrorCode = code
+				f.failed = true
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
+			hw := p.HighWatermark()
+			f.parts, f.hws = append(f.parts, p), append(f.hws, hw)
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, hw, p.LogStartOffset()
+			limit := min(int64(rp.PartitionMaxBytes), remaining)
+			if limit <= 0 && f.bytes == 0 {
+				limit = 1
+			}
+			if limit > 0 {
+				s, err := p.Read(rp.FetchOffset, int(limit))
+				switch {
+				case errors.Is(err, partition.ErrOffsetOutOfRange):
+					sp.ErrorCode = kerr.OffsetOutOfRange.Code
+					f.failed = true
+				case err != nil:
+					env.Log.Error("fetch read", "topic", t.Name, "partition", rp.Partition, "offset", rp.FetchOffset, "err", err)
+					sp.ErrorCode = kerr.KafkaStorageError.Code
+					f.failed = true
+				case s.Len > 0:
+					sp.RecordBatches = f.marker.Bytes(len(f.regions))
+					f.regions = append(f.regions, sliceRegion{s})
+					f.topicOf = append(f.topicOf, t.Name)
+					f.bytes += s.Len
+					remaining -= s.Len
+				}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		f.resp.Topics = append(f.resp.Topics, st)
+	}
+	return f
+}
+
+// checkLeaderEpoch compares a client's view of the leader epoch with ours
+// (KIP-320); -1 means the client does not know it.
+func checkLeaderEpoch(client, ours int32) int16 {
+	switch {
+	case client == -1 || client == ours:
+		return 0
+	case client < ours:
+		return kerr.FencedLeaderEpoch.Code
+	default:
+		return kerr.UnknownLeaderEpoch.Code
+	}
+}
+
+// sliceRegion adapts a segment slice to a wire region.
+type sliceRegion struct{ s segment.Slice }
+
+func (r sliceRegion) Fd() uintptr   { return r.s.File.Fd() }
+func (r sliceRegion) Offset() int64 { return r.s.Pos }
+func (r sliceRegion) Length() int64 { return r.s.Len }
+func (r sliceRegion) Release()      { r.s.Release() }

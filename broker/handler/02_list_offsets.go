@@ -1,0 +1,87 @@
+package handler
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ListOffsets special timestamps (KIP-79, KIP-734, KIP-405, KIP-1005).
+const (
+	latestTimestamp        = -1
+	earliestTimestamp      = -2
+	maxTimestamp           = -3
+	earliestLocalTimestamp = -4
+	latestTieredTimestamp  = -5
+)
+
+// ListOffsets: v0-9
+//
+// Behavior:
+// * -2 earliest (log start offset), -1 latest (high watermark; the last
+//   stable offset for read_committed, which is the same without
+//   transactions), -3 the record with the largest timestamp (v7+), -4 the
+//   earliest offset on local disk (v8+), -5 the latest tiered offset (v9+;
+//   -1 while nothing is tiered).
+// * Any other timestamp finds the first record whose timestamp is at least
+//   it, through the time index; none gives offset and timestamp -1.
+// * v0 answers in OldStyleOffsets.
+// * CurrentLeaderEpoch (v4+) is checked as Fetch checks it.
+
+func handleListOffsets(_ context.Context, env *Env, req *Request) (Result, error) {
+	r := req.Body.(*kmsg.ListOffsetsRequest)
+	resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
+	for _, rt := range r.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		t, tok := env.Cache.Topic(rt.Topic)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			p, code := env.localPartition(t, tok, rp.Partition, false)
+			if code == 0 {
+				code = checkLeaderEpoch(rp.CurrentLeaderEpoch, p.LeaderEpoch())
+			}
+			if code == 0 && rp.Timestamp < latestTieredTimestamp {
+				code = kerr.InvalidRequest.Code
+			}
+			if code != 0 {
+				sp.ErrorCode = code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
+			l := p.Log()
+			switch rp.Timestamp {
+			case earliestTimestamp, earliestLocalTimestamp:
+				sp.Offset = l.LogStartOffset()
+			case latestTimestamp:
+				sp.Offset = p.HighWatermark()
+			case maxTimestamp:
+				if ts, off := l.MaxTimestamp(); off >= 0 {
+					sp.Timestamp, sp.Offset = ts, off
+				}
+			case latestTieredTimestamp:
+				// Nothing is tiered yet: -1.
+			default:
+				if off, ts, ok := l.OffsetForTimestamp(rp.Timestamp); ok && off < p.HighWatermark() {
+					sp.Timestamp, sp.Offset = ts, off
+				}
+			}
+			if sp.Offset >= 0 {
+				sp.LeaderEpoch = p.LeaderEpoch()
+			}
+			if r.Version == 0 {
+				if sp.Offset >= 0 {
+					sp.OldStyleOffsets = []int64{sp.Offset}
+				} else {
+					sp.OldStyleOffsets = []int64{}
+				}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return Result{Resp: resp}, nil
+}

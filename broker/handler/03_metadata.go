@@ -1,0 +1,101 @@
+package handler
+
+import (
+	"context"
+	"sort"
+
+	"github.com/strata-broker/strata/metadata"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Metadata: v0-12
+//
+// Behavior:
+// * Answered from the metadata cache that the etcd watch feeds.
+// * A null topic list (v1+; an empty one in v0) asks for every topic.
+// * Unknown topics are created when auto.create.topics.enable is set and
+//   the request allows it (always for v0-3); else UNKNOWN_TOPIC_OR_PARTITION.
+// * v10+ topics may be asked for by id; unknown ids get UNKNOWN_TOPIC_ID.
+// * Authorized operations are not computed (-2147483648, as Kafka sends
+//   when they were not asked for).
+
+func handleMetadata(ctx context.Context, env *Env, req *Request) (Result, error) {
+	r := req.Body.(*kmsg.MetadataRequest)
+	resp := r.ResponseKind().(*kmsg.MetadataResponse)
+	for _, b := range env.Cache.Brokers() {
+		mb := kmsg.NewMetadataResponseBroker()
+		mb.NodeID, mb.Host, mb.Port = b.ID, b.Host, b.Port
+		if b.Rack != "" {
+			mb.Rack = kmsg.StringPtr(b.Rack)
+		}
+		resp.Brokers = append(resp.Brokers, mb)
+	}
+	resp.ClusterID = kmsg.StringPtr(env.Store.ClusterID())
+	resp.ControllerID = env.Cfg.NodeID
+
+	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
+	if all {
+		for _, t := range env.Cache.Topics() {
+			resp.Topics = append(resp.Topics, metadataTopic(t))
+		}
+		return Result{Resp: resp}, nil
+	}
+	allowCreate := env.Cfg.AutoCreateTopics && (r.Version < 4 || r.AllowAutoTopicCreation)
+	for _, rt := range r.Topics {
+		if rt.Topic == nil {
+			t, ok := env.Cache.TopicByID(metadata.TopicID(rt.TopicID))
+			if !ok {
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.TopicID = rt.TopicID
+				mt.ErrorCode = kerr.UnknownTopicID.Code
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
+			resp.Topics = append(resp.Topics, metadataTopic(t))
+			continue
+		}
+		name := *rt.Topic
+		t, ok := env.Cache.Topic(name)
+		var err error
+		if !ok && allowCreate {
+			t, err = env.autoCreate(ctx, name)
+			ok = err == nil
+		}
+		if !ok {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic = kmsg.StringPtr(name)
+			mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			if err != nil {
+				mt.ErrorCode = errorCode(err)
+			}
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
+		resp.Topics = append(resp.Topics, metadataTopic(t))
+	}
+	return Result{Resp: resp}, nil
+}
+
+func metadataTopic(t metadata.Topic) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	mt.Topic = kmsg.StringPtr(t.Name)
+	mt.TopicID = t.ID
+	mt.IsInternal = len(t.Name) > 2 && t.Name[:2] == "__"
+	idxs := make([]int32, 0, len(t.Partitions))
+	for i := range t.Partitions {
+		idxs = append(idxs, i)
+	}
+	sort.Slice(idxs, func(i, j int) bool { return idxs[i] < idxs[j] })
+	for _, i := range idxs {
+		st := t.Partitions[i]
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition, mp.Leader, mp.LeaderEpoch = i, st.Leader, st.LeaderEpoch
+		mp.Replicas, mp.ISR = st.Replicas, st.ISR
+		if st.Leader < 0 {
+			mp.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
+		mt.Partitions = append(mt.Partitions, mp)
+	}
+	return mt
+}

@@ -1,0 +1,76 @@
+package handler
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// CreateTopics: v0-7
+//
+// Behavior:
+// * NumPartitions/ReplicationFactor -1 take num.partitions and
+//   default.replication.factor; more replicas than live brokers is
+//   INVALID_REPLICATION_FACTOR; manual assignments must name live brokers.
+// * Config overrides are validated by the config package: an unknown key or
+//   bad value is INVALID_CONFIG with a message naming the key.
+// * A topic named twice in one request is INVALID_REQUEST for both.
+// * v1+ ValidateOnly checks without creating.
+// * v5+ answers the partitions, replication factor and effective configs;
+//   v7+ the topic id.
+
+func handleCreateTopics(ctx context.Context, env *Env, req *Request) (Result, error) {
+	r := req.Body.(*kmsg.CreateTopicsRequest)
+	resp := r.ResponseKind().(*kmsg.CreateTopicsResponse)
+	seen := map[string]int{}
+	for _, rt := range r.Topics {
+		seen[rt.Topic]++
+	}
+	for _, rt := range r.Topics {
+		st := kmsg.NewCreateTopicsResponseTopic()
+		st.Topic = rt.Topic
+		st.NumPartitions, st.ReplicationFactor = -1, -1
+		if seen[rt.Topic] > 1 {
+			st.ErrorCode = kerr.InvalidRequest.Code
+			st.ErrorMessage = kmsg.StringPtr("topic named more than once in one request")
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		spec := topicSpec{name: rt.Topic, partitions: rt.NumPartitions, rf: rt.ReplicationFactor, configs: map[string]string{}}
+		for _, c := range rt.Configs {
+			if c.Value != nil {
+				spec.configs[c.Name] = *c.Value
+			}
+		}
+		if len(rt.ReplicaAssignment) > 0 {
+			if rt.NumPartitions != -1 || rt.ReplicationFactor != -1 {
+				st.ErrorCode = kerr.InvalidRequest.Code
+				st.ErrorMessage = kmsg.StringPtr("replica assignment given with a partition count or replication factor")
+				resp.Topics = append(resp.Topics, st)
+				continue
+			}
+			spec.assignment = map[int32][]int32{}
+			for _, a := range rt.ReplicaAssignment {
+				spec.assignment[a.Partition] = a.Replicas
+			}
+		}
+		t, err := env.createTopic(ctx, spec, r.ValidateOnly)
+		if err != nil {
+			st.ErrorCode = errorCode(err)
+			st.ErrorMessage = errorMessage(err)
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		st.TopicID = t.ID
+		st.NumPartitions = int32(len(t.Partitions))
+		st.ReplicationFactor = int16(len(t.Partitions[0].Replicas))
+		for _, e := range env.Cfg.DescribeTopic(spec.configs) {
+			c := kmsg.NewCreateTopicsResponseTopicConfig()
+			c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, kmsg.StringPtr(e.Value), e.ReadOnly, e.Source, e.Sensitive
+			st.Configs = append(st.Configs, c)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return Result{Resp: resp}, nil
+}

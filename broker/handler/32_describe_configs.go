@@ -1,0 +1,76 @@
+package handler
+
+import (
+	"context"
+	"slices"
+
+	"github.com/strata-broker/strata/config"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// DescribeConfigs: v0-4
+//
+// Behavior:
+// * Topic resources list every topic key with its effective value and
+//   source (topic override, static broker config, or default).
+// * Broker resources list the broker's static configuration (read-only).
+// * ConfigNames filters; v1+ IncludeSynonyms adds the value's own source as
+//   its one synonym; v3+ IncludeDocumentation adds the key's doc.
+// * Other resource types are INVALID_REQUEST.
+
+func handleDescribeConfigs(_ context.Context, env *Env, req *Request) (Result, error) {
+	r := req.Body.(*kmsg.DescribeConfigsRequest)
+	resp := r.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	for _, rr := range r.Resources {
+		sr := kmsg.NewDescribeConfigsResponseResource()
+		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
+		var entries []config.Entry
+		switch rr.ResourceType {
+		case resourceTopic:
+			t, ok := env.Cache.Topic(rr.ResourceName)
+			if !ok {
+				sr.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				resp.Resources = append(resp.Resources, sr)
+				continue
+			}
+			entries = env.Cfg.DescribeTopic(t.Configs)
+		case resourceBroker:
+			if err := env.checkBrokerResource(rr.ResourceName); err != nil {
+				sr.ErrorCode, sr.ErrorMessage = resourceError(err)
+				resp.Resources = append(resp.Resources, sr)
+				continue
+			}
+			entries = env.Cfg.DescribeBroker()
+		default:
+			sr.ErrorCode = kerr.InvalidRequest.Code
+			sr.ErrorMessage = kmsg.StringPtr("unsupported resource type")
+			resp.Resources = append(resp.Resources, sr)
+			continue
+		}
+		for _, e := range entries {
+			if rr.ConfigNames != nil && !slices.Contains(rr.ConfigNames, e.Name) {
+				continue
+			}
+			c := kmsg.NewDescribeConfigsResponseResourceConfig()
+			c.Name, c.ReadOnly, c.IsSensitive = e.Name, e.ReadOnly, e.Sensitive
+			if !e.Sensitive {
+				c.Value = kmsg.StringPtr(e.Value)
+			}
+			c.Source = kmsg.ConfigSource(e.Source)
+			c.IsDefault = e.Source == config.SourceDefault
+			c.ConfigType = kmsg.ConfigType(e.Type)
+			if r.IncludeDocumentation {
+				c.Documentation = kmsg.StringPtr(e.Doc)
+			}
+			if r.IncludeSynonyms {
+				syn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+				syn.Name, syn.Value, syn.Source = e.Name, c.Value, c.Source
+				c.ConfigSynonyms = append(c.ConfigSynonyms, syn)
+			}
+			sr.Configs = append(sr.Configs, c)
+		}
+		resp.Resources = append(resp.Resources, sr)
+	}
+	return Result{Resp: resp}, nil
+}

@@ -1,0 +1,48 @@
+package handler
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// AlterConfigs: v0-2
+//
+// Behavior:
+// * Replaces a topic's whole override set (keys not named return to their
+//   defaults), as Kafka does; validated first, INVALID_CONFIG names the key.
+// * Changes apply to the live partitions at once, without a restart.
+// * Broker resources are static: INVALID_REQUEST.
+// * ValidateOnly checks without storing.
+
+func handleAlterConfigs(ctx context.Context, env *Env, req *Request) (Result, error) {
+	r := req.Body.(*kmsg.AlterConfigsRequest)
+	resp := r.ResponseKind().(*kmsg.AlterConfigsResponse)
+	for _, rr := range r.Resources {
+		sr := kmsg.NewAlterConfigsResponseResource()
+		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
+		var err error
+		switch rr.ResourceType {
+		case resourceTopic:
+			next := map[string]string{}
+			for _, c := range rr.Configs {
+				if c.Value != nil {
+					next[c.Name] = *c.Value
+				}
+			}
+			err = env.alterTopicConfigs(ctx, rr.ResourceName, next, r.ValidateOnly)
+		case resourceBroker:
+			if err = env.checkBrokerResource(rr.ResourceName); err == nil {
+				err = errBrokerConfigReadOnly
+			}
+		default:
+			sr.ErrorCode = kerr.InvalidRequest.Code
+		}
+		if err != nil {
+			sr.ErrorCode, sr.ErrorMessage = resourceError(err)
+		}
+		resp.Resources = append(resp.Resources, sr)
+	}
+	return Result{Resp: resp}, nil
+}

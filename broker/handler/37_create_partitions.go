@@ -1,0 +1,62 @@
+package handler
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/strata-broker/strata/metadata"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// CreatePartitions: v0-3
+//
+// Behavior:
+// * Count is the new total; it must exceed the current count
+//   (INVALID_PARTITIONS otherwise).
+// * New partitions keep the topic's replication factor, placed round-robin,
+//   or as the manual assignment says (one replica list per new partition).
+// * ValidateOnly checks without creating.
+
+func handleCreatePartitions(ctx context.Context, env *Env, req *Request) (Result, error) {
+	r := req.Body.(*kmsg.CreatePartitionsRequest)
+	resp := r.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	for _, rt := range r.Topics {
+		st := kmsg.NewCreatePartitionsResponseTopic()
+		st.Topic = rt.Topic
+		if err := env.createPartitions(ctx, rt, r.ValidateOnly); err != nil {
+			st.ErrorCode, st.ErrorMessage = errorCode(err), errorMessage(err)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return Result{Resp: resp}, nil
+}
+
+func (e *Env) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
+	t, ok := e.Cache.Topic(rt.Topic)
+	if !ok {
+		return metadata.ErrUnknownTopic
+	}
+	have := int32(len(t.Partitions))
+	if rt.Count <= have {
+		return fmt.Errorf("topic %s has %d partitions, asked for %d: %w", rt.Topic, have, rt.Count, metadata.ErrInvalidPartitions)
+	}
+	spec := topicSpec{name: rt.Topic, partitions: rt.Count - have, rf: int16(len(t.Partitions[0].Replicas))}
+	if rt.Assignment != nil {
+		if int32(len(rt.Assignment)) != rt.Count-have {
+			return fmt.Errorf("%w: %d assignments for %d new partitions", errInvalidReplicaAssignment, len(rt.Assignment), rt.Count-have)
+		}
+		spec.assignment = map[int32][]int32{}
+		for i, a := range rt.Assignment {
+			spec.assignment[have+int32(i)] = a.Replicas
+		}
+	}
+	parts, err := e.place(spec, have)
+	if err != nil || validateOnly {
+		return err
+	}
+	if _, err := e.Store.AddPartitions(ctx, rt.Topic, parts); err != nil {
+		return err
+	}
+	return e.Partitions.Sync()
+}
+

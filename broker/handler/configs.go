@@ -1,0 +1,124 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/strata-broker/strata/config"
+	"github.com/strata-broker/strata/metadata"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Config resource types (DescribeConfigs, AlterConfigs, IncrementalAlterConfigs).
+const (
+	resourceTopic  = kmsg.ConfigResourceTypeTopic
+	resourceBroker = kmsg.ConfigResourceTypeBroker
+)
+
+// errBrokerConfigReadOnly: Strata has no dynamic broker configuration yet.
+var errBrokerConfigReadOnly = errors.New("handler: broker configs are static; set them in server.properties")
+
+// errUnknownBroker names a broker resource that is not this broker.
+var errUnknownBroker = errors.New("handler: unknown broker resource")
+
+// listKeys are topic keys whose value is a comma-separated list, the only
+// ones IncrementalAlterConfigs may APPEND to or SUBTRACT from.
+var listKeys = map[string]bool{"cleanup.policy": true}
+
+// checkBrokerResource checks that a broker resource names this broker
+// (or is empty, meaning the cluster default).
+func (e *Env) checkBrokerResource(name string) error {
+	if name == "" || name == strconv.Itoa(int(e.Cfg.NodeID)) {
+		return nil
+	}
+	return fmt.Errorf("%w: %q", errUnknownBroker, name)
+}
+
+// alterTopicConfigs validates the full override set of a topic and, unless
+// validateOnly, stores it in etcd and applies it to the local partitions.
+func (e *Env) alterTopicConfigs(ctx context.Context, topic string, next map[string]string, validateOnly bool) error {
+	if _, ok := e.Cache.Topic(topic); !ok {
+		return metadata.ErrUnknownTopic
+	}
+	if err := config.ValidateTopicConfigs(next); err != nil {
+		return err
+	}
+	if _, err := e.Cfg.ResolveTopic(next); err != nil {
+		return err
+	}
+	if validateOnly {
+		return nil
+	}
+	if _, err := e.Store.SetTopicConfigs(ctx, topic, next); err != nil {
+		return err
+	}
+	e.Log.Info("topic configs changed", "topic", topic, "configs", next)
+	return e.Partitions.Sync()
+}
+
+// applyIncremental applies IncrementalAlterConfigs operations to a copy of
+// the current overrides.
+func applyIncremental(cur map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) (map[string]string, error) {
+	next := maps.Clone(cur)
+	if next == nil {
+		next = map[string]string{}
+	}
+	for _, op := range ops {
+		val := ""
+		if op.Value != nil {
+			val = *op.Value
+		}
+		switch op.Op {
+		case kmsg.IncrementalAlterConfigOpSet:
+			next[op.Name] = val
+		case kmsg.IncrementalAlterConfigOpDelete:
+			delete(next, op.Name)
+		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
+			if !listKeys[op.Name] {
+				return nil, fmt.Errorf("%w: %s is not a list; APPEND/SUBTRACT need a list key", config.ErrInvalidValue, op.Name)
+			}
+			items := splitItems(next[op.Name])
+			for _, v := range splitItems(val) {
+				has := slices.Contains(items, v)
+				if op.Op == kmsg.IncrementalAlterConfigOpAppend && !has {
+					items = append(items, v)
+				} else if op.Op == kmsg.IncrementalAlterConfigOpSubtract && has {
+					items = slices.DeleteFunc(items, func(s string) bool { return s == v })
+				}
+			}
+			next[op.Name] = strings.Join(items, ",")
+		default:
+			return nil, fmt.Errorf("%w: unknown operation %d on %s", config.ErrInvalidValue, op.Op, op.Name)
+		}
+	}
+	return next, nil
+}
+
+func splitItems(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// resourceError turns an error into a resource's code and message.
+func resourceError(err error) (int16, *string) {
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.Is(err, errBrokerConfigReadOnly):
+		return kerr.InvalidRequest.Code, errorMessage(err)
+	case errors.Is(err, errUnknownBroker):
+		return kerr.InvalidRequest.Code, errorMessage(err)
+	}
+	return errorCode(err), errorMessage(err)
+}

@@ -1,0 +1,17 @@
+// Package handler answers Kafka requests: one file per API key (named like
+// franz-go's kfake: 00_produce.go, 01_fetch.go, …), each opening with the
+// versions it serves and its behaviour, and one registration table
+// (table.go) from which ApiVersions is derived, so an API is registered in
+// exactly one place.
+//
+// Kafka error codes appear only here (errors.go maps package sentinels to
+// kerr codes). A handler returns Kafka errors inside its response; a Go
+// error from a handler means the request could not be answered at all and
+// the connection is closed.
+//
+// Concurrency: handlers are plain functions over a shared *Env. The
+// connection loop runs most handlers on its own goroutine, in request order;
+// handlers marked Async in the table (Fetch, which may long-poll) run on a
+// goroutine of their own, while their response still goes out in request
+// order. Everything in Env is safe for concurrent use.
+package handler

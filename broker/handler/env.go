@@ -1,0 +1,69 @@
+package handler
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+
+	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/broker/wire"
+	"github.com/strata-broker/strata/config"
+	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/metadata/etcdstore"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Env is what handlers share: configuration, metadata and partitions.
+type Env struct {
+	Cfg        *config.Broker
+	Store      *etcdstore.Store
+	Cache      *metadata.Cache
+	Partitions *partition.Manager
+	Log        *slog.Logger
+	Metrics    *Metrics
+	// Self is this broker as clients should reach it.
+	Self metadata.Broker
+
+	pidMu   sync.Mutex
+	pidNext int64
+	pidEnd  int64
+}
+
+// Request is a decoded request with its header.
+type Request struct {
+	Header wire.Header
+	Body   kmsg.Request
+	// Bytes is the request's size on the wire.
+	Bytes int
+}
+
+// Result is a handler's answer. A nil Resp means no response is sent (a
+// produce with acks=0). Regions, with Marker, carry file-backed record bytes.
+type Result struct {
+	Resp    kmsg.Response
+	Marker  *wire.Marker
+	Regions []wire.Region
+}
+
+// Func handles one request.
+type Func func(ctx context.Context, env *Env, req *Request) (Result, error)
+
+// SelfBroker builds the broker's advertised identity from its config and
+// the address it actually listens on (for port 0 listeners).
+func SelfBroker(cfg *config.Broker, listenAddr string) metadata.Broker {
+	adv := listenAddr
+	if len(cfg.AdvertisedListeners) > 0 {
+		adv = cfg.AdvertisedListeners[0]
+	}
+	host, port, _ := net.SplitHostPort(adv)
+	if port == "0" || port == "" {
+		_, port, _ = net.SplitHostPort(listenAddr)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host, _, _ = net.SplitHostPort(listenAddr)
+	}
+	p, _ := strconv.Atoi(port)
+	return metadata.Broker{ID: cfg.NodeID, Host: host, Port: int32(p), Rack: cfg.Rack}
+}

@@ -1,0 +1,61 @@
+package handler
+
+import (
+	"errors"
+
+	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/config"
+	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/tier/local"
+	"github.com/strata-broker/strata/tier/producer"
+	"github.com/strata-broker/strata/tier/record"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// errorCode translates an error from the layers below into a Kafka error
+// code. This is the one place where package sentinels meet kerr.
+func errorCode(err error) int16 {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, record.ErrTooLarge):
+		return kerr.MessageTooLarge.Code
+	case errors.Is(err, record.ErrInvalidRecord):
+		return kerr.InvalidRecord.Code
+	case errors.Is(err, record.ErrUnsupportedMagic):
+		return kerr.UnsupportedForMessageFormat.Code
+	case errors.Is(err, record.ErrCorrupt):
+		return kerr.CorruptMessage.Code
+	case errors.Is(err, producer.ErrOutOfOrderSequence):
+		return kerr.OutOfOrderSequenceNumber.Code
+	case errors.Is(err, producer.ErrInvalidProducerEpoch):
+		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, partition.ErrOffsetOutOfRange), errors.Is(err, local.ErrOffsetOutOfRange):
+		return kerr.OffsetOutOfRange.Code
+	case errors.Is(err, metadata.ErrTopicExists):
+		return kerr.TopicAlreadyExists.Code
+	case errors.Is(err, metadata.ErrUnknownTopic):
+		return kerr.UnknownTopicOrPartition.Code
+	case errors.Is(err, metadata.ErrInvalidPartitions):
+		return kerr.InvalidPartitions.Code
+	case errors.Is(err, metadata.ErrInvalidTopic):
+		return kerr.InvalidTopicException.Code
+	case errors.Is(err, errInvalidReplicationFactor):
+		return kerr.InvalidReplicationFactor.Code
+	case errors.Is(err, errInvalidReplicaAssignment):
+		return kerr.InvalidReplicaAssignment.Code
+	case errors.Is(err, config.ErrUnknownKey), errors.Is(err, config.ErrInvalidValue):
+		return kerr.InvalidConfig.Code
+	default:
+		return kerr.UnknownServerError.Code
+	}
+}
+
+// errorMessage is the text sent with an error code, where the API has room.
+func errorMessage(err error) *string {
+	if err == nil {
+		return nil
+	}
+	s := err.Error()
+	return &s
+}

@@ -1,0 +1,129 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/strata-broker/strata/config"
+	"github.com/strata-broker/strata/metadata"
+)
+
+// errInvalidReplicationFactor means a topic asked for more replicas than
+// there are live brokers (INVALID_REPLICATION_FACTOR).
+var errInvalidReplicationFactor = errors.New("handler: replication factor larger than the live brokers")
+
+// errInvalidReplicaAssignment means a manual assignment is malformed.
+var errInvalidReplicaAssignment = errors.New("handler: invalid replica assignment")
+
+// topicSpec is a topic to create, as CreateTopics or auto-creation asks.
+type topicSpec struct {
+	name       string
+	partitions int32 // -1: num.partitions
+	rf         int16 // -1: default.replication.factor
+	assignment map[int32][]int32
+	configs    map[string]string
+}
+
+// createTopic validates and, unless validateOnly, creates a topic, waiting
+// until this broker serves its partitions.
+func (e *Env) createTopic(ctx context.Context, spec topicSpec, validateOnly bool) (metadata.Topic, error) {
+	if err := metadata.ValidateTopicName(spec.name); err != nil {
+		return metadata.Topic{}, err
+	}
+	if err := config.ValidateTopicConfigs(spec.configs); err != nil {
+		return metadata.Topic{}, err
+	}
+	if _, err := e.Cfg.ResolveTopic(spec.configs); err != nil {
+		return metadata.Topic{}, err
+	}
+	parts, err := e.place(spec, 0)
+	if err != nil {
+		return metadata.Topic{}, err
+	}
+	t := metadata.Topic{Name: spec.name, ID: metadata.NewTopicID(), Configs: spec.configs, Partitions: parts}
+	if validateOnly {
+		if _, exists := e.Cache.Topic(spec.name); exists {
+			return t, metadata.ErrTopicExists
+		}
+		return t, t.Validate()
+	}
+	if _, err := e.Store.CreateTopic(ctx, t); err != nil {
+		return metadata.Topic{}, err
+	}
+	if err := e.Partitions.Sync(); err != nil {
+		e.Log.Error("open partitions of new topic", "topic", t.Name, "err", err)
+	}
+	return t, nil
+}
+
+// place assigns replicas to partitions from index `from` on: the manual
+// assignment when given, else round-robin over the live brokers with the
+// leaders spread evenly.
+func (e *Env) place(spec topicSpec, from int32) (map[int32]metadata.PartitionState, error) {
+	brokers := e.Cache.Brokers()
+	ids := make([]int32, 0, len(brokers))
+	for _, b := range brokers {
+		ids = append(ids, b.ID)
+	}
+	parts := map[int32]metadata.PartitionState{}
+	if len(spec.assignment) > 0 {
+		for i := from; i < from+int32(len(spec.assignment)); i++ {
+			reps, ok := spec.assignment[i]
+			if !ok || len(reps) == 0 {
+				return nil, fmt.Errorf("%w: partition %d", errInvalidReplicaAssignment, i)
+			}
+			for _, r := range reps {
+				if !slices.Contains(ids, r) {
+					return nil, fmt.Errorf("%w: broker %d is not live", errInvalidReplicaAssignment, r)
+				}
+			}
+			parts[i] = newPartitionState(reps)
+		}
+		return parts, nil
+	}
+	n, rf := spec.partitions, spec.rf
+	if n == -1 {
+		n = e.Cfg.NumPartitions
+	}
+	if rf == -1 {
+		rf = e.Cfg.DefaultReplicationFactor
+	}
+	if n <= 0 {
+		return nil, fmt.Errorf("%w: %d partitions", metadata.ErrInvalidPartitions, n)
+	}
+	if rf <= 0 || int(rf) > len(ids) {
+		return nil, fmt.Errorf("%w: %d > %d", errInvalidReplicationFactor, rf, len(ids))
+	}
+	for i := range n {
+		reps := make([]int32, rf)
+		for j := range reps {
+			reps[j] = ids[(int(from+i)+j)%len(ids)]
+		}
+		parts[from+i] = newPartitionState(reps)
+	}
+	return parts, nil
+}
+
+func newPartitionState(replicas []int32) metadata.PartitionState {
+	return metadata.PartitionState{
+		Replicas: slices.Clone(replicas),
+		Leader:   replicas[0],
+		ISR:      slices.Clone(replicas),
+	}
+}
+
+// autoCreate creates a topic with broker defaults if auto.create.topics.enable.
+func (e *Env) autoCreate(ctx context.Context, name string) (metadata.Topic, error) {
+	t, err := e.createTopic(ctx, topicSpec{name: name, partitions: -1, rf: -1}, false)
+	if errors.Is(err, metadata.ErrTopicExists) {
+		if t, ok := e.Cache.Topic(name); ok {
+			return t, nil
+		}
+	}
+	if err == nil {
+		e.Log.Info("auto-created topic", "topic", name, "partitions", len(t.Partitions))
+	}
+	return t, err
+}

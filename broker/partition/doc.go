@@ -1,0 +1,17 @@
+// Package partition holds the partitions this broker serves: each Partition
+// wraps a tier log (the hot local log for now) with the partition's role,
+// leader epoch, high watermark and topic configuration, and wakes waiting
+// fetches when data arrives. The Manager keeps the set of partitions in step
+// with the metadata cache: it opens logs for partitions assigned here,
+// re-applies topic configs when they change, and deletes logs of deleted
+// topics.
+//
+// Concurrency: Manager.mu guards the partition map and serialises Sync; it
+// is never held while a log does I/O other than open/close/delete. A
+// Partition's log has its own lock (see tier/local); Partition.mu guards only
+// the waiter list. Lock order: Manager.mu → Partition.mu; never the reverse.
+//
+// On disk, each partition lives in <log.dirs[0]>/<topic>-<partition>, with a
+// partition.metadata file naming the topic id, so that a topic deleted and
+// recreated under the same name never sees the old data.
+package partition

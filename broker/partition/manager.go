@@ -1,0 +1,180 @@
+package partition
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/strata-broker/strata/config"
+	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/tier/local"
+)
+
+// metaFile names the topic id owning a partition directory.
+const metaFile = "partition.metadata"
+
+// Key names a partition.
+type Key struct {
+	Topic     string
+	Partition int32
+}
+
+// Manager keeps the partitions this broker serves in step with metadata.
+type Manager struct {
+	dir    string
+	nodeID int32
+	cfg    *config.Broker
+	cache  *metadata.Cache
+	log    *slog.Logger
+
+	mu    sync.RWMutex
+	parts map[Key]*Partition
+}
+
+// NewManager opens no logs yet; call Sync (and Run to follow changes).
+func NewManager(cfg *config.Broker, cache *metadata.Cache, log *slog.Logger) (*Manager, error) {
+	dir := cfg.LogDirs[0]
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create log dir %s: %w", dir, err)
+	}
+	return &Manager{dir: dir, nodeID: cfg.NodeID, cfg: cfg, cache: cache, log: log, parts: map[Key]*Partition{}}, nil
+}
+
+// Get returns the partition if this broker serves it.
+func (m *Manager) Get(topic string, partition int32) (*Partition, bool) {
+	m.mu.RLock()
+	p, ok := m.parts[Key{topic, partition}]
+	m.mu.RUnlock()
+	return p, ok
+}
+
+// All returns every partition served here, in no particular order.
+func (m *Manager) All() []*Partition {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]*Partition, 0, len(m.parts))
+	for _, p := range m.parts {
+		out = append(out, p)
+	}
+	return out
+}
+
+// Run applies metadata changes until ctx is done.
+func (m *Manager) Run(ctx context.Context) {
+	for {
+		changed := m.cache.Changed()
+		if err := m.Sync(); err != nil {
+			m.log.Error("sync partitions with metadata", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+	}
+}
+
+// Sync opens, reconfigures and removes partitions so that they match the
+// metadata cache. It is idempotent.
+func (m *Manager) Sync() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var errs []error
+	want := map[Key]bool{}
+	for _, t := range m.cache.Topics() {
+		tcfg, err := m.cfg.ResolveTopic(t.Configs)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("topic %s configs: %w", t.Name, err))
+			continue
+		}
+		for idx, st := range t.Partitions {
+			if !slices.Contains(st.Replicas, m.nodeID) {
+				continue
+			}
+			k := Key{t.Name, idx}
+			want[k] = true
+			p, ok := m.parts[k]
+			if ok && p.TopicID != t.ID {
+				m.remove(p)
+				ok = false
+			}
+			if !ok {
+				if p, err = m.open(t.ID, k, &tcfg); err != nil {
+					errs = append(errs, err)
+					delete(want, k)
+					continue
+				}
+				m.parts[k] = p
+			} else if *p.cfg.Load() != tcfg {
+				c := tcfg
+				p.cfg.Store(&c)
+				p.log.SetConfig(logConfig(&c))
+			}
+			p.leaderEpoch.Store(st.LeaderEpoch)
+		}
+	}
+	for k, p := range m.parts {
+		if !want[k] {
+			m.remove(p)
+			delete(m.parts, k)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// open opens (or creates) the log of a partition owned by topic id.
+func (m *Manager) open(id metadata.TopicID, k Key, tcfg *config.Topic) (*Partition, error) {
+	dir := filepath.Join(m.dir, k.Topic+"-"+strconv.Itoa(int(k.Partition)))
+	if b, err := os.ReadFile(filepath.Join(dir, metaFile)); err == nil {
+		if got := strings.TrimSpace(strings.TrimPrefix(string(b), "topic_id: ")); got != id.String() {
+			m.log.Info("removing log of an older topic with the same name", "dir", dir, "old_id", got, "id", id)
+			if err := os.RemoveAll(dir); err != nil {
+				return nil, fmt.Errorf("remove stale partition dir %s: %w", dir, err)
+			}
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create partition dir %s: %w", dir, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, metaFile), []byte("topic_id: "+id.String()+"\n"), 0o644); err != nil {
+		return nil, fmt.Errorf("write %s: %w", metaFile, err)
+	}
+	l, err := local.Open(dir, logConfig(tcfg), m.log.With("partition", k.Topic+"-"+strconv.Itoa(int(k.Partition))))
+	if err != nil {
+		return nil, fmt.Errorf("open log %s: %w", dir, err)
+	}
+	p := &Partition{Topic: k.Topic, Index: k.Partition, TopicID: id, log: l}
+	c := *tcfg
+	p.cfg.Store(&c)
+	return p, nil
+}
+
+// remove deletes a partition's log (topic deleted or moved away).
+func (m *Manager) remove(p *Partition) {
+	p.wake()
+	if err := p.log.Delete(); err != nil {
+		m.log.Error("delete partition log", "topic", p.Topic, "partition", p.Index, "err", err)
+	}
+}
+
+// Close closes every log cleanly (flush and clean-shutdown marker).
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var errs []error
+	for k, p := range m.parts {
+		p.wake()
+		if err := p.log.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close %s-%d: %w", k.Topic, k.Partition, err))
+		}
+	}
+	m.parts = map[Key]*Partition{}
+	return errors.Join(errs...)
+}

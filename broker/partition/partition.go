@@ -1,0 +1,122 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/strata-broker/strata/config"
+	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/tier/local"
+	"github.com/strata-broker/strata/tier/record"
+	"github.com/strata-broker/strata/tier/segment"
+)
+
+// ErrOffsetOutOfRange means a read asked for an offset outside
+// [log start offset, high watermark].
+var ErrOffsetOutOfRange = errors.New("partition: offset out of range")
+
+// Partition is one topic partition served by this broker.
+type Partition struct {
+	Topic   string
+	Index   int32
+	TopicID metadata.TopicID
+
+	log         *local.Log
+	cfg         atomic.Pointer[config.Topic]
+	leaderEpoch atomic.Int32
+
+	mu      sync.Mutex
+	waiters []chan struct{}
+}
+
+// Config is the partition's effective topic configuration.
+func (p *Partition) Config() *config.Topic { return p.cfg.Load() }
+
+// LeaderEpoch is the epoch of the current leader.
+func (p *Partition) LeaderEpoch() int32 { return p.leaderEpoch.Load() }
+
+// Log is the partition's log.
+func (p *Partition) Log() *local.Log { return p.log }
+
+// HighWatermark is the offset below which records are committed and visible
+// to consumers. On a single broker every appended record is committed.
+func (p *Partition) HighWatermark() int64 { return p.log.LogEndOffset() }
+
+// LogStartOffset is the first offset still in the log.
+func (p *Partition) LogStartOffset() int64 { return p.log.LogStartOffset() }
+
+// Append validates nothing (the caller has validated the batches), appends
+// them as leader and wakes waiting fetches.
+func (p *Partition) Append(batches []record.Batch, now int64) (local.AppendResult, error) {
+	cfg := p.cfg.Load()
+	res, err := p.log.AppendAsLeader(batches, local.AppendOptions{
+		LeaderEpoch:   p.leaderEpoch.Load(),
+		LogAppendTime: cfg.LogAppendTime,
+		Now:           now,
+	})
+	if err != nil {
+		return res, fmt.Errorf("append to %s-%d: %w", p.Topic, p.Index, err)
+	}
+	if !res.Duplicate {
+		p.wake()
+	}
+	return res, nil
+}
+
+// Read returns whole batches from offset on, up to the high watermark.
+// Reading exactly at the high watermark returns an empty slice.
+func (p *Partition) Read(offset int64, maxBytes int) (segment.Slice, error) {
+	hw := p.HighWatermark()
+	if offset < p.log.LogStartOffset() || offset > hw {
+		return segment.Slice{}, ErrOffsetOutOfRange
+	}
+	if offset == hw {
+		return segment.Slice{}, nil
+	}
+	s, err := p.log.Read(offset, maxBytes, hw)
+	if errors.Is(err, local.ErrOffsetOutOfRange) {
+		return segment.Slice{}, ErrOffsetOutOfRange
+	}
+	return s, err
+}
+
+// Wait registers ch to be signalled (non-blocking send) on the next append.
+// The caller must call Unwait when it stops waiting.
+func (p *Partition) Wait(ch chan struct{}) {
+	p.mu.Lock()
+	p.waiters = append(p.waiters, ch)
+	p.mu.Unlock()
+}
+
+// Unwait removes every registration of ch.
+func (p *Partition) Unwait(ch chan struct{}) {
+	p.mu.Lock()
+	p.waiters = slices.DeleteFunc(p.waiters, func(w chan struct{}) bool { return w == ch })
+	p.mu.Unlock()
+}
+
+func (p *Partition) wake() {
+	p.mu.Lock()
+	ws := p.waiters
+	p.waiters = nil
+	p.mu.Unlock()
+	for _, w := range ws {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func logConfig(t *config.Topic) local.Config {
+	return local.Config{
+		SegmentBytes:          t.SegmentBytes,
+		SegmentMs:             t.SegmentMs,
+		IndexIntervalBytes:    int(t.IndexIntervalBytes),
+		FlushIntervalMessages: t.FlushMessages,
+		FlushIntervalMs:       t.FlushMs,
+	}
+}

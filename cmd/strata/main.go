@@ -1,0 +1,77 @@
+// Command strata is the Strata broker and its tools. Each subcommand lives
+// in its own file; the commands table below is the only place that lists
+// them.
+//
+// Concurrency: main runs one subcommand on the main goroutine with a
+// context that is cancelled on the first SIGINT or SIGTERM; a second
+// signal kills the process the default way.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// command is one `strata <name>` subcommand. run gets the arguments after
+// the name; a returned error is printed and makes strata exit 1
+// (flag.ErrHelp exits 0).
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands lists every subcommand; adding one is adding one line.
+var commands = []command{
+	{"serve", "run a broker: strata serve --config server.properties [--set key=value]...", runServe},
+	{"config", "print the effective configuration as a properties file", runConfig},
+	{"version", "print the version", runVersion},
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run dispatches args to a subcommand and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		usage(stdout)
+		return 0
+	}
+	for _, c := range commands {
+		if c.name != args[0] {
+			continue
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		context.AfterFunc(ctx, stop) // after the first signal, the next one terminates at once
+		err := c.run(ctx, args[1:], stdout, stderr)
+		if err == nil || errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "strata %s: %v\n", c.name, err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "strata: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: strata <command> [flags]\n\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun \"strata <command> -h\" for a command's flags.")
+}

@@ -1,0 +1,303 @@
+package config
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Broker is a broker's whole static configuration. Build it with Load,
+// Parse or Default; it is not changed afterwards, so one *Broker may be
+// shared by every goroutine. Field comments give the Kafka key and default.
+type Broker struct {
+	NodeID                   int32    // node.id (1)
+	Rack                     string   // broker.rack ("")
+	Listeners                []string // listeners, as host:port ("PLAINTEXT://127.0.0.1:9092"); host "" = all interfaces, port 0 = any free port
+	AdvertisedListeners      []string // advertised.listeners, host:port (default: Listeners; the broker substitutes its bound address for an empty host or port 0)
+	LogDirs                  []string // log.dirs, else log.dir ("/tmp/strata-logs")
+	NumPartitions            int32    // num.partitions (1)
+	DefaultReplicationFactor int16    // default.replication.factor (1)
+	AutoCreateTopics         bool     // auto.create.topics.enable (true)
+	MessageMaxBytes          int32    // message.max.bytes (1048588): largest record batch
+	SocketRequestMaxBytes    int32    // socket.request.max.bytes (104857600): largest request frame
+	MinInsyncReplicas        int32    // min.insync.replicas (1)
+	CompressionType          string   // compression.type ("producer")
+	BrokerSessionTimeoutMs   int64    // broker.session.timeout.ms (9000): lease TTL of the broker registration
+
+	ReplicaLagTimeMaxMs         int64 // replica.lag.time.max.ms (30000)
+	UncleanLeaderElectionEnable bool  // unclean.leader.election.enable (false)
+	AutoLeaderRebalanceEnable   bool  // auto.leader.rebalance.enable (true)
+
+	EtcdEndpoints []string // metadata.etcd.endpoints (empty: run an embedded etcd under the first log dir)
+	EtcdPrefix    string   // metadata.etcd.prefix ("/strata")
+
+	MetricsListener string     // metrics.listener ("127.0.0.1:9644"; "" disables the Prometheus endpoint)
+	LogLevel        slog.Level // log.level (info)
+
+	LogSegmentBytes                    int64  // log.segment.bytes (1073741824, at least 14)
+	LogRollMs                          int64  // log.roll.ms, else log.roll.hours (168h)
+	LogRollJitterMs                    int64  // log.roll.jitter.ms, else log.roll.jitter.hours (0)
+	LogIndexIntervalBytes              int32  // log.index.interval.bytes (4096)
+	LogIndexSizeMaxBytes               int32  // log.index.size.max.bytes (10485760)
+	LogFlushIntervalMessages           int64  // log.flush.interval.messages (MaxInt64: never)
+	LogFlushIntervalMs                 int64  // log.flush.interval.ms (unset: -1, never flush on time)
+	LogRetentionMs                     int64  // log.retention.ms, else .minutes, else .hours (168h); -1 unlimited
+	LogRetentionBytes                  int64  // log.retention.bytes (-1 unlimited)
+	LogRetentionCheckIntervalMs        int64  // log.retention.check.interval.ms (300000)
+	LogCleanupPolicy                   string // log.cleanup.policy ("delete")
+	LogMessageTimestampType            string // log.message.timestamp.type ("CreateTime")
+	LogMessageTimestampDifferenceMaxMs int64  // log.message.timestamp.difference.max.ms (MaxInt64)
+	LogMessageTimestampBeforeMaxMs     int64  // log.message.timestamp.before.max.ms (MaxInt64)
+	LogMessageTimestampAfterMaxMs      int64  // log.message.timestamp.after.max.ms (MaxInt64)
+	LogPreallocate                     bool   // log.preallocate (false)
+	LogSegmentDeleteDelayMs            int64  // log.segment.delete.delay.ms (60000)
+	LogLocalRetentionMs                int64  // log.local.retention.ms (-2: follow retention)
+	LogLocalRetentionBytes             int64  // log.local.retention.bytes (-2: follow retention)
+
+	LogCleanerEnable              bool    // log.cleaner.enable (true)
+	LogCleanerThreads             int32   // log.cleaner.threads (1)
+	LogCleanerBackoffMs           int64   // log.cleaner.backoff.ms (15000)
+	LogCleanerDedupeBufferSize    int64   // log.cleaner.dedupe.buffer.size (134217728)
+	LogCleanerIOMaxBytesPerSecond float64 // log.cleaner.io.max.bytes.per.second (unlimited)
+	LogCleanerDeleteRetentionMs   int64   // log.cleaner.delete.retention.ms (86400000)
+	LogCleanerMinCompactionLagMs  int64   // log.cleaner.min.compaction.lag.ms (0)
+	LogCleanerMaxCompactionLagMs  int64   // log.cleaner.max.compaction.lag.ms (MaxInt64)
+	LogCleanerMinCleanableRatio   float64 // log.cleaner.min.cleanable.ratio (0.5)
+
+	RemoteLogStorageSystemEnable   bool     // remote.log.storage.system.enable (false)
+	RemoteLogStorageBackend        string   // remote.log.storage.backend ("local" or "s3")
+	RemoteLogStorageLocalDir       string   // remote.log.storage.local.dir (default: <first log dir>/tier-store)
+	RemoteLogStorageS3             S3Config // remote.log.storage.s3.*
+	RemoteLogManagerTaskIntervalMs int64    // remote.log.manager.task.interval.ms (30000)
+	RemoteLogReaderThreads         int32    // remote.log.reader.threads (10)
+	RemoteLogReaderCacheBytes      int64    // remote.log.reader.cache.bytes (268435456)
+
+	GroupInitialRebalanceDelayMs    int64 // group.initial.rebalance.delay.ms (3000)
+	GroupMinSessionTimeoutMs        int64 // group.min.session.timeout.ms (6000)
+	GroupMaxSessionTimeoutMs        int64 // group.max.session.timeout.ms (1800000)
+	GroupMaxSize                    int32 // group.max.size (MaxInt32)
+	OffsetsTopicNumPartitions       int32 // offsets.topic.num.partitions (50)
+	OffsetsTopicReplicationFactor   int16 // offsets.topic.replication.factor (1 here, 3 in Kafka; clamped to the live brokers)
+	OffsetsTopicSegmentBytes        int32 // offsets.topic.segment.bytes (104857600)
+	OffsetsRetentionMinutes         int64 // offsets.retention.minutes (10080)
+	OffsetsRetentionCheckIntervalMs int64 // offsets.retention.check.interval.ms (600000)
+
+	// Raw holds every effective key's value in canonical text form,
+	// defaults included (keys whose Kafka default is null and that are
+	// not derived, such as log.retention.minutes, appear only when set).
+	// Sensitive values are present; redact them before printing.
+	Raw map[string]string
+
+	// Keys whose effective value is computed from other keys.
+	logDir              string
+	logRollHours        int64
+	logRollJitterHours  int64
+	logRetentionMinutes int64
+	logRetentionHours   int64
+
+	static map[string]string // keys set explicitly (file or --set), as written
+}
+
+// S3Config configures the S3 backend of the tier (remote.log.storage.s3.*).
+// Empty keys fall back to the standard AWS environment and credential chain.
+type S3Config struct {
+	Bucket    string // bucket
+	Prefix    string // prefix of every object key
+	Endpoint  string // endpoint URL, e.g. http://127.0.0.1:9000 for MinIO
+	Region    string // region ("us-east-1")
+	AccessKey string // access.key (sensitive)
+	SecretKey string // secret.key (sensitive)
+	PathStyle bool   // path.style addressing (true for MinIO)
+}
+
+// Kafka's DescribeConfigs config sources, used by Source and Entry.Source.
+const (
+	SourceUnknown      int8 = 0
+	SourceDynamicTopic int8 = 1 // a topic override
+	SourceStaticBroker int8 = 4 // set in the properties file or with --set
+	SourceDefault      int8 = 5 // built-in default
+)
+
+// Default returns the configuration with every key at its default.
+func Default() *Broker {
+	b, err := Parse(nil)
+	if err != nil { // the table's defaults are checked by the tests
+		panic(fmt.Sprintf("config: built-in defaults are invalid: %v", err))
+	}
+	return b
+}
+
+// Load reads the properties file at path (none when path is "") and then
+// applies overrides, each "key=value" as given to `strata serve --set`.
+// Later settings win. Errors name the offending key and where it was set.
+func Load(path string, overrides []string) (*Broker, error) {
+	static := map[string]string{}
+	origin := map[string]string{}
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		props, err := readProperties(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		for _, p := range props {
+			static[p.key] = p.value
+			origin[p.key] = fmt.Sprintf("%s:%d", filepath.Base(path), p.line)
+		}
+	}
+	for _, o := range overrides {
+		k, v, ok := strings.Cut(o, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("config: --set %q: want key=value", o)
+		}
+		static[k] = strings.TrimSpace(v)
+		origin[k] = "--set"
+	}
+	b, err := Parse(static)
+	if ke, ok := err.(*KeyError); ok && ke.Origin == "" {
+		ke.Origin = origin[ke.Key]
+	}
+	return b, err
+}
+
+// Parse builds a configuration from explicitly set keys (values are
+// trimmed); every other key takes its default.
+func Parse(static map[string]string) (*Broker, error) {
+	b := &Broker{static: make(map[string]string, len(static))}
+	// Unknown keys first, in sorted order, so the error is deterministic.
+	keys := make([]string, 0, len(static))
+	for k := range static {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, ok := brokerIndex[k]; !ok {
+			return nil, unknownKey(k, brokerNames)
+		}
+		b.static[k] = strings.TrimSpace(static[k])
+	}
+	for _, d := range brokerKeys {
+		v, set := b.static[d.name]
+		if !set {
+			if d.kind != keyDefault {
+				continue
+			}
+			v = d.def
+		}
+		if err := d.f.set(b, v); err != nil {
+			return nil, invalid(d.name, err)
+		}
+	}
+	if err := b.derive(); err != nil {
+		return nil, err
+	}
+	b.Raw = make(map[string]string, len(brokerKeys))
+	for _, d := range brokerKeys {
+		if _, set := b.static[d.name]; set || d.kind != keyOptional {
+			b.Raw[d.name] = d.f.get(b)
+		}
+	}
+	return b, nil
+}
+
+// Source reports where key's value comes from: SourceStaticBroker when it
+// was set explicitly, SourceDefault when not, SourceUnknown for a key that
+// is not a broker key.
+func (b *Broker) Source(key string) int8 {
+	if _, ok := brokerIndex[key]; !ok {
+		return SourceUnknown
+	}
+	if _, ok := b.static[key]; ok {
+		return SourceStaticBroker
+	}
+	return SourceDefault
+}
+
+func (b *Broker) isSet(key string) bool {
+	_, ok := b.static[key]
+	return ok
+}
+
+const (
+	minuteMs = int64(60 * 1000)
+	hourMs   = 60 * minuteMs
+)
+
+// derive fills the keys whose Kafka default is null from the keys they
+// fall back to, and checks rules that span several keys.
+func (b *Broker) derive() error {
+	if !b.isSet("log.dirs") {
+		b.LogDirs = []string{b.logDir}
+	}
+	if len(b.LogDirs) == 0 {
+		return invalid("log.dirs", fmt.Errorf("must name at least one directory"))
+	}
+	if len(b.Listeners) == 0 {
+		return invalid("listeners", fmt.Errorf("must name at least one listener"))
+	}
+	if !b.isSet("advertised.listeners") {
+		b.AdvertisedListeners = append([]string(nil), b.Listeners...)
+	}
+	if !b.isSet("log.roll.ms") {
+		b.LogRollMs = b.logRollHours * hourMs
+	}
+	if !b.isSet("log.roll.jitter.ms") {
+		b.LogRollJitterMs = b.logRollJitterHours * hourMs
+	}
+	if !b.isSet("log.flush.interval.ms") {
+		b.LogFlushIntervalMs = -1
+	}
+	switch {
+	case b.isSet("log.retention.ms"):
+	case b.isSet("log.retention.minutes"):
+		b.LogRetentionMs = b.logRetentionMinutes * minuteMs
+	default:
+		b.LogRetentionMs = b.logRetentionHours * hourMs
+	}
+	if b.LogRetentionMs < 0 { // Kafka: any negative retention means unlimited
+		b.LogRetentionMs = -1
+	}
+	if !b.isSet("remote.log.storage.local.dir") {
+		b.RemoteLogStorageLocalDir = filepath.Join(b.LogDirs[0], "tier-store")
+	}
+	if b.GroupMinSessionTimeoutMs > b.GroupMaxSessionTimeoutMs {
+		return invalid("group.min.session.timeout.ms", fmt.Errorf("%d exceeds group.max.session.timeout.ms %d",
+			b.GroupMinSessionTimeoutMs, b.GroupMaxSessionTimeoutMs))
+	}
+	if b.RemoteLogStorageSystemEnable {
+		if b.RemoteLogStorageBackend == "s3" && b.RemoteLogStorageS3.Bucket == "" {
+			return invalid("remote.log.storage.s3.bucket", fmt.Errorf("must be set when remote.log.storage.backend is s3"))
+		}
+		// Kafka checks the broker-wide local retention only when tiering is on.
+		if err := checkLocalRetention("log.local.retention.ms", "log.retention.ms", b.LogLocalRetentionMs, b.LogRetentionMs); err != nil {
+			return err
+		}
+		if err := checkLocalRetention("log.local.retention.bytes", "log.retention.bytes", b.LogLocalRetentionBytes, b.LogRetentionBytes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkLocalRetention is Kafka's rule for local.retention.* against
+// retention.*: when total retention is bounded and local retention is not
+// -2 (follow the total), local must be bounded too and not exceed it.
+func checkLocalRetention(localKey, totalKey string, local, total int64) error {
+	if total == -1 || local == -2 {
+		return nil
+	}
+	if local == -1 {
+		return invalid(localKey, fmt.Errorf("must not be -1 (unlimited) while %s is %d", totalKey, total))
+	}
+	if local > total {
+		return invalid(localKey, fmt.Errorf("%d must not be more than %s %d", local, totalKey, total))
+	}
+	return nil
+}

@@ -1,0 +1,30 @@
+// Package config is Strata's configuration: a broker's static settings
+// read from a Kafka-style .properties file plus `--set key=value`
+// overrides, and the per-topic settings (Kafka's topic-level keys) that
+// sit on top of the broker's log.* defaults.
+//
+// Key names and defaults are Kafka's where Kafka has the key; Strata's own
+// keys (metadata.etcd.*, metrics.listener, log.level,
+// remote.log.storage.backend and remote.log.storage.{local,s3}.*) follow
+// the same style. Each key is defined once, in a table (keys.go for the
+// broker, topic.go for topics) that holds its name, DescribeConfigs type,
+// default, doc line and a binder that parses, validates and stores the
+// value; parsing, defaults, Raw, Source and the Describe* answers are all
+// derived from those two tables. Adding a key is adding one row (and a
+// field).
+//
+// Keys whose Kafka default is null fall back to others as in Kafka:
+// log.dirs → log.dir; advertised.listeners → listeners; log.roll.ms →
+// log.roll.hours; log.retention.ms → log.retention.minutes →
+// log.retention.hours (any negative result means unlimited, -1); an unset
+// log.flush.interval.ms is -1 (never flush on a timer).
+//
+// Errors are *KeyError values that name the key and unwrap to
+// ErrUnknownKey or ErrInvalidValue; the broker maps both to INVALID_CONFIG
+// for topic configs and refuses to start on them for broker configs.
+//
+// The package depends on the standard library only, so every layer may
+// import it. Concurrency: a *Broker is built once and never modified
+// afterwards, so it may be read from any number of goroutines; Topic is a
+// plain value. The tables are package-level and read-only after init.
+package config

@@ -1,0 +1,216 @@
+package config
+
+import (
+	"log/slog"
+	"math"
+	"sort"
+	"strconv"
+)
+
+// keyKind says how a key behaves when it is not set.
+type keyKind int8
+
+const (
+	keyDefault  keyKind = iota // takes def
+	keyDerived                 // Kafka's default is null; the value is computed from other keys (Broker.derive)
+	keyOptional                // Kafka's default is null and nothing is derived: absent from Raw until set
+)
+
+// keyDef is one row of the broker key table: the single definition from
+// which parsing, defaults, Raw, Source and DescribeBroker are derived.
+type keyDef struct {
+	name      string
+	typ       int8 // Type* code for DescribeConfigs
+	def       string
+	kind      keyKind
+	sensitive bool
+	doc       string
+	synonyms  []string // keys this one falls back to (DescribeTopic reports them as the source)
+	f         field[Broker]
+}
+
+var maxLong = strconv.FormatInt(math.MaxInt64, 10)
+
+// brokerKeys is the table of every broker key, grouped as in Kafka's docs.
+var brokerKeys = []keyDef{
+	// Identity and listeners.
+	{name: "node.id", typ: TypeInt, def: "1", doc: "Unique id of this broker in the cluster.",
+		f: intField(0, func(b *Broker) *int32 { return &b.NodeID })},
+	{name: "broker.rack", typ: TypeString, def: "", doc: "Rack of the broker, used for rack-aware replica placement.",
+		f: strField(func(b *Broker) *string { return &b.Rack }, nil)},
+	{name: "listeners", typ: TypeString, def: "PLAINTEXT://127.0.0.1:9092", doc: "Comma-separated PLAINTEXT://host:port addresses to listen on (empty host: all interfaces).",
+		f: listField(func(b *Broker) *[]string { return &b.Listeners }, listener, showListener)},
+	{name: "advertised.listeners", typ: TypeString, kind: keyDerived, synonyms: []string{"listeners"}, doc: "Addresses given to clients in Metadata; defaults to listeners.",
+		f: listField(func(b *Broker) *[]string { return &b.AdvertisedListeners }, listener, showListener)},
+	{name: "log.dir", typ: TypeString, def: "/tmp/strata-logs", doc: "Directory of the log data, used when log.dirs is not set.",
+		f: strField(func(b *Broker) *string { return &b.logDir }, nonEmpty)},
+	{name: "log.dirs", typ: TypeList, kind: keyDerived, synonyms: []string{"log.dir"}, doc: "Comma-separated directories of the log data (the embedded etcd and local tier live under the first); defaults to log.dir.",
+		f: listField(func(b *Broker) *[]string { return &b.LogDirs }, nil, nil)},
+	{name: "socket.request.max.bytes", typ: TypeInt, def: "104857600", doc: "Largest request frame accepted; larger frames close the connection.",
+		f: intField(1, func(b *Broker) *int32 { return &b.SocketRequestMaxBytes })},
+	{name: "broker.session.timeout.ms", typ: TypeInt, def: "9000", doc: "Lease TTL of the broker's registration in etcd; the broker is considered gone after it.",
+		f: intField(1, func(b *Broker) *int64 { return &b.BrokerSessionTimeoutMs })},
+
+	// Topics and replication.
+	{name: "num.partitions", typ: TypeInt, def: "1", doc: "Partitions of an auto-created topic or a CreateTopics request with -1.",
+		f: intField(1, func(b *Broker) *int32 { return &b.NumPartitions })},
+	{name: "default.replication.factor", typ: TypeInt, def: "1", doc: "Replication factor of an auto-created topic or a CreateTopics request with -1.",
+		f: intField(1, func(b *Broker) *int16 { return &b.DefaultReplicationFactor })},
+	{name: "auto.create.topics.enable", typ: TypeBoolean, def: "true", doc: "Create a topic when Metadata or Produce names one that does not exist.",
+		f: boolField(func(b *Broker) *bool { return &b.AutoCreateTopics })},
+	{name: "message.max.bytes", typ: TypeInt, def: "1048588", doc: "Largest record batch accepted (topic: max.message.bytes).",
+		f: intField(0, func(b *Broker) *int32 { return &b.MessageMaxBytes })},
+	{name: "min.insync.replicas", typ: TypeInt, def: "1", doc: "Replicas that must acknowledge an acks=all produce.",
+		f: intField(1, func(b *Broker) *int32 { return &b.MinInsyncReplicas })},
+	{name: "compression.type", typ: TypeString, def: "producer", doc: "Codec of stored batches; producer keeps the producer's (batches pass through untouched).",
+		f: enumField(func(b *Broker) *string { return &b.CompressionType }, compressionTypes...)},
+	{name: "replica.lag.time.max.ms", typ: TypeLong, def: "30000", doc: "A follower that has not caught up for this long leaves the ISR.",
+		f: intField(1, func(b *Broker) *int64 { return &b.ReplicaLagTimeMaxMs })},
+	{name: "unclean.leader.election.enable", typ: TypeBoolean, def: "false", doc: "Allow a replica outside the ISR to become leader (may lose data).",
+		f: boolField(func(b *Broker) *bool { return &b.UncleanLeaderElectionEnable })},
+	{name: "auto.leader.rebalance.enable", typ: TypeBoolean, def: "true", doc: "Move leadership back to preferred replicas in the background.",
+		f: boolField(func(b *Broker) *bool { return &b.AutoLeaderRebalanceEnable })},
+
+	// Metadata and observability (Strata keys).
+	{name: "metadata.etcd.endpoints", typ: TypeList, def: "", doc: "Comma-separated etcd endpoints (host:port or http://host:port); empty runs an embedded etcd under the first log dir.",
+		f: listField(func(b *Broker) *[]string { return &b.EtcdEndpoints }, endpoint, nil)},
+	{name: "metadata.etcd.prefix", typ: TypeString, def: "/strata", doc: "Prefix of every etcd key of this cluster.",
+		f: strField(func(b *Broker) *string { return &b.EtcdPrefix }, etcdPrefix)},
+	{name: "metrics.listener", typ: TypeString, def: "127.0.0.1:9644", doc: "host:port of the Prometheus /metrics endpoint; empty disables it.",
+		f: strField(func(b *Broker) *string { return &b.MetricsListener }, optionalHostPort)},
+	{name: "log.level", typ: TypeString, def: "info", doc: "Level of the broker's own log: debug, info, warn or error.",
+		f: levelField(func(b *Broker) *slog.Level { return &b.LogLevel })},
+
+	// Log segments, flushing and retention.
+	{name: "log.segment.bytes", typ: TypeInt, def: "1073741824", doc: "Size at which the active segment is rolled.",
+		f: intRange(14, math.MaxInt32, func(b *Broker) *int64 { return &b.LogSegmentBytes })},
+	{name: "log.roll.ms", typ: TypeLong, kind: keyDerived, synonyms: []string{"log.roll.hours"}, doc: "Age at which the active segment is rolled; defaults to log.roll.hours.",
+		f: intField(1, func(b *Broker) *int64 { return &b.LogRollMs })},
+	{name: "log.roll.hours", typ: TypeInt, def: "168", doc: "Age in hours at which the active segment is rolled, when log.roll.ms is not set.",
+		f: intRange(1, math.MaxInt32, func(b *Broker) *int64 { return &b.logRollHours })},
+	{name: "log.roll.jitter.ms", typ: TypeLong, kind: keyDerived, synonyms: []string{"log.roll.jitter.hours"}, doc: "Random jitter subtracted from the roll age; defaults to log.roll.jitter.hours.",
+		f: intField(0, func(b *Broker) *int64 { return &b.LogRollJitterMs })},
+	{name: "log.roll.jitter.hours", typ: TypeInt, def: "0", doc: "Roll jitter in hours, when log.roll.jitter.ms is not set.",
+		f: intRange(0, math.MaxInt32, func(b *Broker) *int64 { return &b.logRollJitterHours })},
+	{name: "log.index.interval.bytes", typ: TypeInt, def: "4096", doc: "Bytes of log between two entries of the sparse offset index.",
+		f: intField(0, func(b *Broker) *int32 { return &b.LogIndexIntervalBytes })},
+	{name: "log.index.size.max.bytes", typ: TypeInt, def: "10485760", doc: "Largest offset index file; a full index rolls the segment.",
+		f: intField(4, func(b *Broker) *int32 { return &b.LogIndexSizeMaxBytes })},
+	{name: "log.flush.interval.messages", typ: TypeLong, def: maxLong, doc: "Records appended before the log is fsynced (default: never, rely on replication and recovery).",
+		f: intField(1, func(b *Broker) *int64 { return &b.LogFlushIntervalMessages })},
+	{name: "log.flush.interval.ms", typ: TypeLong, kind: keyDerived, doc: "Longest time appended data stays unflushed; unset (-1) never flushes on time.",
+		f: intField(-1, func(b *Broker) *int64 { return &b.LogFlushIntervalMs })},
+	{name: "log.retention.ms", typ: TypeLong, kind: keyDerived, synonyms: []string{"log.retention.minutes", "log.retention.hours"}, doc: "Age after which a segment is deleted; -1 unlimited; defaults to log.retention.minutes, then log.retention.hours.",
+		f: intField(math.MinInt64, func(b *Broker) *int64 { return &b.LogRetentionMs })},
+	{name: "log.retention.minutes", typ: TypeInt, kind: keyOptional, doc: "Retention in minutes, when log.retention.ms is not set.",
+		f: intRange(math.MinInt32, math.MaxInt32, func(b *Broker) *int64 { return &b.logRetentionMinutes })},
+	{name: "log.retention.hours", typ: TypeInt, def: "168", doc: "Retention in hours, when neither log.retention.ms nor log.retention.minutes is set.",
+		f: intRange(math.MinInt32, math.MaxInt32, func(b *Broker) *int64 { return &b.logRetentionHours })},
+	{name: "log.retention.bytes", typ: TypeLong, def: "-1", doc: "Largest size of a partition before old segments are deleted; -1 unlimited.",
+		f: intField(-1, func(b *Broker) *int64 { return &b.LogRetentionBytes })},
+	{name: "log.retention.check.interval.ms", typ: TypeLong, def: "300000", doc: "How often retention is checked.",
+		f: intField(1, func(b *Broker) *int64 { return &b.LogRetentionCheckIntervalMs })},
+	{name: "log.cleanup.policy", typ: TypeList, def: "delete", doc: "delete, compact, or both: what happens to old segments.",
+		f: policyField[Broker](func(b *Broker) *string { return &b.LogCleanupPolicy }, nil)},
+	{name: "log.message.timestamp.type", typ: TypeString, def: TimestampCreateTime, doc: "CreateTime keeps the producer's timestamps; LogAppendTime stamps batches with the broker's clock.",
+		f: timestampTypeField[Broker](func(b *Broker) *string { return &b.LogMessageTimestampType }, nil)},
+	{name: "log.message.timestamp.difference.max.ms", typ: TypeLong, def: maxLong, doc: "Largest allowed distance between a CreateTime timestamp and the broker's clock.",
+		f: intField(0, func(b *Broker) *int64 { return &b.LogMessageTimestampDifferenceMaxMs })},
+	{name: "log.message.timestamp.before.max.ms", typ: TypeLong, def: maxLong, doc: "How far in the past a CreateTime timestamp may be.",
+		f: intField(0, func(b *Broker) *int64 { return &b.LogMessageTimestampBeforeMaxMs })},
+	{name: "log.message.timestamp.after.max.ms", typ: TypeLong, def: maxLong, doc: "How far in the future a CreateTime timestamp may be.",
+		f: intField(0, func(b *Broker) *int64 { return &b.LogMessageTimestampAfterMaxMs })},
+	{name: "log.preallocate", typ: TypeBoolean, def: "false", doc: "Preallocate segment files.",
+		f: boolField(func(b *Broker) *bool { return &b.LogPreallocate })},
+	{name: "log.segment.delete.delay.ms", typ: TypeLong, def: "60000", doc: "Delay before a deleted segment's files are removed.",
+		f: intField(0, func(b *Broker) *int64 { return &b.LogSegmentDeleteDelayMs })},
+	{name: "log.local.retention.ms", typ: TypeLong, def: "-2", doc: "Age after which a tiered segment's local copy is deleted; -2 follows retention.ms.",
+		f: intField(-2, func(b *Broker) *int64 { return &b.LogLocalRetentionMs })},
+	{name: "log.local.retention.bytes", typ: TypeLong, def: "-2", doc: "Local size of a tiered partition; -2 follows retention.bytes.",
+		f: intField(-2, func(b *Broker) *int64 { return &b.LogLocalRetentionBytes })},
+
+	// Log cleaner (compaction).
+	{name: "log.cleaner.enable", typ: TypeBoolean, def: "true", doc: "Run the log cleaner for compacted topics.",
+		f: boolField(func(b *Broker) *bool { return &b.LogCleanerEnable })},
+	{name: "log.cleaner.threads", typ: TypeInt, def: "1", doc: "Cleaner threads.",
+		f: intField(0, func(b *Broker) *int32 { return &b.LogCleanerThreads })},
+	{name: "log.cleaner.backoff.ms", typ: TypeLong, def: "15000", doc: "Sleep of the cleaner when no log needs cleaning.",
+		f: intField(0, func(b *Broker) *int64 { return &b.LogCleanerBackoffMs })},
+	{name: "log.cleaner.dedupe.buffer.size", typ: TypeLong, def: "134217728", doc: "Memory for the cleaner's key map, over all threads.",
+		f: intField(0, func(b *Broker) *int64 { return &b.LogCleanerDedupeBufferSize })},
+	{name: "log.cleaner.io.max.bytes.per.second", typ: TypeDouble, def: strconv.FormatFloat(math.MaxFloat64, 'g', -1, 64), doc: "Cleaner I/O throttle.",
+		f: floatRange(0, math.MaxFloat64, func(b *Broker) *float64 { return &b.LogCleanerIOMaxBytesPerSecond })},
+	{name: "log.cleaner.delete.retention.ms", typ: TypeLong, def: "86400000", doc: "How long tombstones are kept in a compacted topic.",
+		f: intField(0, func(b *Broker) *int64 { return &b.LogCleanerDeleteRetentionMs })},
+	{name: "log.cleaner.min.compaction.lag.ms", typ: TypeLong, def: "0", doc: "Youngest record age the cleaner may compact.",
+		f: intField(0, func(b *Broker) *int64 { return &b.LogCleanerMinCompactionLagMs })},
+	{name: "log.cleaner.max.compaction.lag.ms", typ: TypeLong, def: maxLong, doc: "Oldest a record may get before its log is compacted regardless of dirtiness.",
+		f: intField(1, func(b *Broker) *int64 { return &b.LogCleanerMaxCompactionLagMs })},
+	{name: "log.cleaner.min.cleanable.ratio", typ: TypeDouble, def: "0.5", doc: "Dirty share of a log above which it is cleaned.",
+		f: floatRange(0, 1, func(b *Broker) *float64 { return &b.LogCleanerMinCleanableRatio })},
+
+	// Tiered storage.
+	{name: "remote.log.storage.system.enable", typ: TypeBoolean, def: "false", doc: "Enable tiered storage on this broker (topics opt in with remote.storage.enable).",
+		f: boolField(func(b *Broker) *bool { return &b.RemoteLogStorageSystemEnable })},
+	{name: "remote.log.storage.backend", typ: TypeString, def: "local", doc: "Object store of the tier: local (a directory) or s3.",
+		f: enumField(func(b *Broker) *string { return &b.RemoteLogStorageBackend }, "local", "s3")},
+	{name: "remote.log.storage.local.dir", typ: TypeString, kind: keyDerived, doc: "Directory of the local backend; defaults to <first log dir>/tier-store.",
+		f: strField(func(b *Broker) *string { return &b.RemoteLogStorageLocalDir }, nonEmpty)},
+	{name: "remote.log.storage.s3.bucket", typ: TypeString, def: "", doc: "S3 bucket of the tier.",
+		f: strField(func(b *Broker) *string { return &b.RemoteLogStorageS3.Bucket }, nil)},
+	{name: "remote.log.storage.s3.prefix", typ: TypeString, def: "", doc: "Prefix of every object key in the bucket.",
+		f: strField(func(b *Broker) *string { return &b.RemoteLogStorageS3.Prefix }, nil)},
+	{name: "remote.log.storage.s3.endpoint", typ: TypeString, def: "", doc: "Endpoint URL such as http://127.0.0.1:9000 (empty: AWS).",
+		f: strField(func(b *Broker) *string { return &b.RemoteLogStorageS3.Endpoint }, httpURL)},
+	{name: "remote.log.storage.s3.region", typ: TypeString, def: "us-east-1", doc: "Region of the bucket.",
+		f: strField(func(b *Broker) *string { return &b.RemoteLogStorageS3.Region }, nonEmpty)},
+	{name: "remote.log.storage.s3.access.key", typ: TypePassword, def: "", sensitive: true, doc: "Access key id (empty: the AWS environment or credential chain).",
+		f: strField(func(b *Broker) *string { return &b.RemoteLogStorageS3.AccessKey }, nil)},
+	{name: "remote.log.storage.s3.secret.key", typ: TypePassword, def: "", sensitive: true, doc: "Secret access key (empty: the AWS environment or credential chain).",
+		f: strField(func(b *Broker) *string { return &b.RemoteLogStorageS3.SecretKey }, nil)},
+	{name: "remote.log.storage.s3.path.style", typ: TypeBoolean, def: "false", doc: "Path-style bucket addressing (needed by MinIO).",
+		f: boolField(func(b *Broker) *bool { return &b.RemoteLogStorageS3.PathStyle })},
+	{name: "remote.log.manager.task.interval.ms", typ: TypeLong, def: "30000", doc: "How often sealed segments are copied to and expired from the tier.",
+		f: intField(1, func(b *Broker) *int64 { return &b.RemoteLogManagerTaskIntervalMs })},
+	{name: "remote.log.reader.threads", typ: TypeInt, def: "10", doc: "Concurrent reads from the tier.",
+		f: intField(1, func(b *Broker) *int32 { return &b.RemoteLogReaderThreads })},
+	{name: "remote.log.reader.cache.bytes", typ: TypeLong, def: "268435456", doc: "Size of the on-disk chunk cache of tier reads.",
+		f: intField(0, func(b *Broker) *int64 { return &b.RemoteLogReaderCacheBytes })},
+
+	// Consumer groups and committed offsets.
+	{name: "group.initial.rebalance.delay.ms", typ: TypeInt, def: "3000", doc: "Wait for more members before the first rebalance of an empty group.",
+		f: intRange(0, math.MaxInt32, func(b *Broker) *int64 { return &b.GroupInitialRebalanceDelayMs })},
+	{name: "group.min.session.timeout.ms", typ: TypeInt, def: "6000", doc: "Smallest session timeout a member may ask for.",
+		f: intRange(0, math.MaxInt32, func(b *Broker) *int64 { return &b.GroupMinSessionTimeoutMs })},
+	{name: "group.max.session.timeout.ms", typ: TypeInt, def: "1800000", doc: "Largest session timeout a member may ask for.",
+		f: intRange(0, math.MaxInt32, func(b *Broker) *int64 { return &b.GroupMaxSessionTimeoutMs })},
+	{name: "group.max.size", typ: TypeInt, def: strconv.Itoa(math.MaxInt32), doc: "Most members of one group.",
+		f: intField(1, func(b *Broker) *int32 { return &b.GroupMaxSize })},
+	{name: "offsets.topic.num.partitions", typ: TypeInt, def: "50", doc: "Partitions of __consumer_offsets (fixed once created).",
+		f: intField(1, func(b *Broker) *int32 { return &b.OffsetsTopicNumPartitions })},
+	{name: "offsets.topic.replication.factor", typ: TypeShort, def: "1", doc: "Replication factor of __consumer_offsets (Kafka's default is 3; clamped to the live brokers).",
+		f: intField(1, func(b *Broker) *int16 { return &b.OffsetsTopicReplicationFactor })},
+	{name: "offsets.topic.segment.bytes", typ: TypeInt, def: "104857600", doc: "Segment size of __consumer_offsets.",
+		f: intField(1, func(b *Broker) *int32 { return &b.OffsetsTopicSegmentBytes })},
+	{name: "offsets.retention.minutes", typ: TypeInt, def: "10080", doc: "How long committed offsets of an empty group are kept.",
+		f: intRange(1, math.MaxInt32, func(b *Broker) *int64 { return &b.OffsetsRetentionMinutes })},
+	{name: "offsets.retention.check.interval.ms", typ: TypeLong, def: "600000", doc: "How often expired offsets are looked for.",
+		f: intField(1, func(b *Broker) *int64 { return &b.OffsetsRetentionCheckIntervalMs })},
+}
+
+// brokerIndex and brokerNames are derived from brokerKeys.
+var (
+	brokerIndex = map[string]*keyDef{}
+	brokerNames []string
+)
+
+func init() {
+	for i := range brokerKeys {
+		brokerIndex[brokerKeys[i].name] = &brokerKeys[i]
+		brokerNames = append(brokerNames, brokerKeys[i].name)
+	}
+	sort.Strings(brokerNames)
+}
+
+// BrokerKeys returns the names of all broker keys, sorted.
+func BrokerKeys() []string { return append([]string(nil), brokerNames...) }

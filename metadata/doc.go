@@ -1,0 +1,28 @@
+// Package metadata holds Strata's control-plane model: topics with their
+// ids, config overrides and partition states, live brokers, and the small
+// role interfaces a metadata store implements (Topics, Partitions, Brokers,
+// ProducerIDs, combined as Store). It imports only the standard library, so
+// every layer may depend on it; metadata/etcdstore is the etcd
+// implementation.
+//
+// # Cache
+//
+// Cache is the in-memory view every broker reads from. A store feeds it with
+// Load (a full listing at one revision) and Apply (the key-level changes of
+// one revision, in commit order); readers never talk to the store. Values
+// handed out by the Cache are immutable snapshots that share memory with the
+// cache: callers must not modify a returned Topic's maps or a
+// PartitionState's slices (use Clone for a private copy). Because every
+// update builds new maps rather than changing published ones, a snapshot a
+// reader holds stays consistent forever, even while the cache moves on.
+//
+// # Concurrency
+//
+// Cache is safe for concurrent use. One sync.RWMutex guards all of its
+// state (revision, topics, brokers, the sorted-list memos and the change
+// channel); no method calls out while holding it. The feeding goroutine
+// belongs to the store, not to the Cache. Change notification is
+// closed-channel broadcast: Changed returns a channel that is closed (and
+// replaced) by the next update, so any number of goroutines can wait
+// without registering.
+package metadata

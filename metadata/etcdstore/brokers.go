@@ -1,0 +1,143 @@
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/strata-broker/strata/metadata"
+)
+
+// revokeTimeout bounds the lease revoke in Registration.Close.
+const revokeTimeout = 5 * time.Second
+
+// RegisterBroker writes brokers/ids/<id> attached to a fresh lease of ttl
+// (rounded up to whole seconds; etcd may raise very short ttls to its
+// minimum) and keeps the lease alive in a goroutine until Close. The key
+// is created only if absent, so a second live registration of the same id
+// fails with ErrBrokerRegistered; once a dead broker's lease expires its
+// key vanishes and the id is free again, like ZooKeeper's ephemeral
+// /brokers/ids nodes. Store.Close closes registrations still open.
+func (s *Store) RegisterBroker(ctx context.Context, b metadata.Broker, ttl time.Duration) (metadata.Registration, error) {
+	op := fmt.Sprintf("register broker %d", b.ID)
+	if err := s.checkOpen(op); err != nil {
+		return nil, err
+	}
+	if b.ID < 0 || b.Host == "" || b.Port <= 0 || b.Port > math.MaxUint16 {
+		return nil, fmt.Errorf("etcdstore: %s: invalid broker %+v", op, b)
+	}
+	secs := max(int64((ttl+time.Second-1)/time.Second), 1)
+	lease, err := s.cli.Grant(ctx, secs)
+	if err != nil {
+		return nil, fmt.Errorf("etcdstore: %s: grant lease: %w", op, err)
+	}
+	key := s.keys.broker(b.ID)
+	resp, err := s.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, encodeBroker(b), clientv3.WithLease(lease.ID))).
+		Else(clientv3.OpGet(key)).
+		Commit()
+	if err != nil {
+		s.revoke(lease.ID)
+		return nil, fmt.Errorf("etcdstore: %s: %w", op, err)
+	}
+	if !resp.Succeeded {
+		s.revoke(lease.ID)
+		holder := "unknown"
+		if kvs := resp.Responses[0].GetResponseRange().GetKvs(); len(kvs) > 0 {
+			if old, err := decodeBroker(kvs[0].Value); err == nil {
+				holder = old.Addr()
+			}
+		}
+		return nil, fmt.Errorf("etcdstore: %s: held by %s until its lease expires: %w", op, holder, metadata.ErrBrokerRegistered)
+	}
+	kctx, cancel := context.WithCancel(context.Background())
+	alive, err := s.cli.KeepAlive(kctx, lease.ID)
+	if err != nil {
+		cancel()
+		s.revoke(lease.ID)
+		return nil, fmt.Errorf("etcdstore: %s: keep lease alive: %w", op, err)
+	}
+	r := &registration{
+		s: s, id: b.ID, lease: lease.ID, rev: resp.Header.Revision,
+		cancel: cancel, lost: make(chan struct{}), done: make(chan struct{}),
+	}
+	go r.keepAlive(alive)
+	s.mu.Lock()
+	s.regs[r] = struct{}{}
+	s.mu.Unlock()
+	if err := s.checkOpen(op); err != nil { // Close ran meanwhile and missed r
+		_ = r.Close()
+		return nil, err
+	}
+	if _, err := s.visible(ctx, op, r.rev); err != nil {
+		_ = r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// revoke drops a lease, best effort (it expires by itself otherwise).
+func (s *Store) revoke(id clientv3.LeaseID) error {
+	ctx, cancel := context.WithTimeout(context.Background(), revokeTimeout)
+	defer cancel()
+	if _, err := s.cli.Revoke(ctx, id); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		return fmt.Errorf("etcdstore: revoke lease %x: %w", int64(id), err)
+	}
+	return nil
+}
+
+// registration is the metadata.Registration of one broker. Its goroutine
+// (keepAlive) drains the keep-alive responses and ends when the lease is
+// gone or Close cancelled it.
+type registration struct {
+	s      *Store
+	id     int32
+	lease  clientv3.LeaseID
+	rev    int64
+	cancel context.CancelFunc // stops the keep-alive stream
+
+	closing atomic.Bool   // set by Close before cancel: not a loss
+	lost    chan struct{} // closed by keepAlive on an unexpected end
+	done    chan struct{} // closed when keepAlive returns
+	once    sync.Once
+	err     error // Close's result, set once
+}
+
+func (r *registration) keepAlive(alive <-chan *clientv3.LeaseKeepAliveResponse) {
+	defer close(r.done)
+	for range alive {
+	}
+	if !r.closing.Load() {
+		r.s.log.Error("broker registration lost: lease expired or etcd unreachable", "broker", r.id, "lease", int64(r.lease))
+		close(r.lost)
+	}
+}
+
+// Lost is closed if the lease ended without Close.
+func (r *registration) Lost() <-chan struct{} { return r.lost }
+
+// Revision is the revision the registration key was created at.
+func (r *registration) Revision() int64 { return r.rev }
+
+// Close stops the keep-alives and revokes the lease, which deletes the
+// broker key at once.
+func (r *registration) Close() error {
+	r.once.Do(func() {
+		r.closing.Store(true)
+		r.cancel()
+		<-r.done
+		r.err = r.s.revoke(r.lease)
+		r.s.mu.Lock()
+		delete(r.s.regs, r)
+		r.s.mu.Unlock()
+	})
+	return r.err
+}

@@ -1,0 +1,83 @@
+package etcdstore
+
+import (
+	"strconv"
+	"strings"
+)
+
+// DefaultPrefix is the key prefix used when Open is given "".
+const DefaultPrefix = "/strata"
+
+// Key layout below the prefix (see doc.go for the values).
+const (
+	clusterIDKey   = "cluster/id"
+	topicsDir      = "topics/"
+	partitionsDir  = "partitions/"
+	brokersDir     = "brokers/ids/"
+	producerIDsKey = "producer-ids/next"
+)
+
+// keys builds and parses every key the store uses; nothing else in the
+// package spells a key.
+type keys struct {
+	root string // prefix + "/"; watching root never matches a sibling prefix
+}
+
+func newKeys(prefix string) keys {
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	return keys{root: strings.TrimRight(prefix, "/") + "/"}
+}
+
+func (k keys) clusterID() string        { return k.root + clusterIDKey }
+func (k keys) producerIDs() string      { return k.root + producerIDsKey }
+func (k keys) topic(name string) string { return k.root + topicsDir + name }
+func (k keys) partitions(topic string) string {
+	return k.root + partitionsDir + topic + "/"
+}
+func (k keys) partition(topic string, p int32) string {
+	return k.partitions(topic) + strconv.FormatInt(int64(p), 10)
+}
+func (k keys) broker(id int32) string { return k.root + brokersDir + strconv.FormatInt(int64(id), 10) }
+
+// keyKind classifies a key found under the root.
+type keyKind uint8
+
+const (
+	keyOther keyKind = iota // cluster id, producer ids, anything unknown
+	keyTopic
+	keyPartition
+	keyBroker
+)
+
+// parse classifies key and extracts its topic name and number (partition
+// index or broker id). Malformed keys come back as keyOther.
+func (k keys) parse(key string) (kind keyKind, topic string, n int32) {
+	rest, ok := strings.CutPrefix(key, k.root)
+	if !ok {
+		return keyOther, "", 0
+	}
+	if name, ok := strings.CutPrefix(rest, topicsDir); ok && name != "" && !strings.Contains(name, "/") {
+		return keyTopic, name, 0
+	}
+	if tp, ok := strings.CutPrefix(rest, partitionsDir); ok {
+		i := strings.LastIndexByte(tp, '/')
+		if i <= 0 {
+			return keyOther, "", 0
+		}
+		p, err := strconv.ParseInt(tp[i+1:], 10, 32)
+		if err != nil || p < 0 {
+			return keyOther, "", 0
+		}
+		return keyPartition, tp[:i], int32(p)
+	}
+	if ids, ok := strings.CutPrefix(rest, brokersDir); ok {
+		id, err := strconv.ParseInt(ids, 10, 32)
+		if err != nil || id < 0 {
+			return keyOther, "", 0
+		}
+		return keyBroker, "", int32(id)
+	}
+	return keyOther, "", 0
+}

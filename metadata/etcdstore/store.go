@@ -1,0 +1,158 @@
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/strata-broker/strata/metadata"
+)
+
+// dialTimeout bounds establishing the first connection to etcd.
+const dialTimeout = 5 * time.Second
+
+// maxCASAttempts bounds the read-compare-swap loops under contention.
+const maxCASAttempts = 64
+
+// Store is the etcd-backed metadata store. It implements metadata.Store.
+type Store struct {
+	cli       *clientv3.Client
+	keys      keys
+	log       *slog.Logger
+	clusterID string
+	cache     *metadata.Cache
+
+	stopWatch context.CancelFunc
+	watchDone chan struct{}
+
+	closed atomic.Bool
+	mu     sync.Mutex                 // guards regs
+	regs   map[*registration]struct{} // open broker registrations
+}
+
+var _ metadata.Store = (*Store)(nil)
+
+// Open connects to etcd at endpoints, creates the cluster id if this is a
+// new cluster, loads the cache and starts its watch. prefix "" means
+// DefaultPrefix; log nil means slog.Default(). ctx bounds only the start.
+func Open(ctx context.Context, endpoints []string, prefix string, log *slog.Logger) (*Store, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	log = log.With("component", "etcdstore")
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:   endpoints,
+		DialTimeout: dialTimeout,
+		Logger:      newZapLogger(log, zapcore.WarnLevel),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("etcdstore: connect %v: %w", endpoints, err)
+	}
+	s := &Store{
+		cli:   cli,
+		keys:  newKeys(prefix),
+		log:   log,
+		cache: metadata.NewCache(),
+		regs:  make(map[*registration]struct{}),
+	}
+	if err := s.ensureClusterID(ctx); err != nil {
+		_ = cli.Close()
+		return nil, err
+	}
+	rev, err := s.load(ctx)
+	if err != nil {
+		_ = cli.Close()
+		return nil, err
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	s.stopWatch, s.watchDone = cancel, make(chan struct{})
+	go s.watchLoop(wctx, rev)
+	return s, nil
+}
+
+// ensureClusterID reads the cluster id, creating it in the same txn if
+// this is the first start of the cluster.
+func (s *Store) ensureClusterID(ctx context.Context) error {
+	key, fresh := s.keys.clusterID(), metadata.NewTopicID().String()
+	resp, err := s.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, fresh)).
+		Else(clientv3.OpGet(key)).
+		Commit()
+	if err != nil {
+		return fmt.Errorf("etcdstore: ensure cluster id: %w", err)
+	}
+	if resp.Succeeded {
+		s.clusterID = fresh
+		s.log.Info("created cluster id", "cluster_id", fresh)
+		return nil
+	}
+	kvs := resp.Responses[0].GetResponseRange().GetKvs()
+	if len(kvs) == 0 {
+		return fmt.Errorf("etcdstore: ensure cluster id: key %s vanished", key)
+	}
+	s.clusterID = string(kvs[0].Value)
+	return nil
+}
+
+// ClusterID is the id created on the cluster's first start (22 base64url
+// characters, the form Kafka uses).
+func (s *Store) ClusterID() string { return s.clusterID }
+
+// Cache is the watch-fed view of everything under the prefix. It is
+// loaded before Open returns.
+func (s *Store) Cache() *metadata.Cache { return s.cache }
+
+// Client exposes the underlying etcd client, for packages (such as the
+// controller's election) that need etcd primitives beyond this store.
+func (s *Store) Client() *clientv3.Client { return s.cli }
+
+// Close withdraws open broker registrations, stops the watch, closes the
+// cache and the connection. Idempotent.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.mu.Lock()
+	regs := make([]*registration, 0, len(s.regs))
+	for r := range s.regs {
+		regs = append(regs, r)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, r := range regs {
+		errs = append(errs, r.Close())
+	}
+	s.stopWatch()
+	<-s.watchDone
+	s.cache.Close()
+	if err := s.cli.Close(); err != nil && !errors.Is(err, context.Canceled) {
+		errs = append(errs, fmt.Errorf("etcdstore: close client: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// checkOpen fails fast once the store is closed.
+func (s *Store) checkOpen(op string) error {
+	if s.closed.Load() {
+		return fmt.Errorf("etcdstore: %s: %w", op, metadata.ErrClosed)
+	}
+	return nil
+}
+
+// visible waits until the store's own cache has applied rev, so that a
+// write followed by a cache read sees the write. See metadata.Topics for
+// what an error here means.
+func (s *Store) visible(ctx context.Context, op string, rev int64) (int64, error) {
+	if err := s.cache.WaitRevision(ctx, rev); err != nil {
+		return rev, fmt.Errorf("etcdstore: %s committed at revision %d, cache not caught up: %w", op, rev, err)
+	}
+	return rev, nil
+}

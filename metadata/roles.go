@@ -1,0 +1,88 @@
+package metadata
+
+import (
+	"context"
+	"time"
+)
+
+// Every mutating method returns the store revision its write committed at.
+// Implementations also wait until their own Cache has applied that revision
+// before returning, so a caller that writes and then reads its Cache sees
+// its write. If that wait is cut short by ctx, the method returns the
+// revision together with an error wrapping ctx.Err(): the write is
+// committed, only its visibility is unconfirmed (a Kafka handler answers
+// REQUEST_TIMED_OUT, and a retry finds e.g. ErrTopicExists). Another
+// process's cache can be synchronised with Cache.WaitRevision(ctx, rev).
+
+// Topics creates, deletes and reconfigures topics.
+type Topics interface {
+	// CreateTopic atomically writes the topic and all its partitions; a
+	// zero t.ID is replaced by NewTopicID(). Fails with ErrTopicExists,
+	// ErrInvalidTopic or ErrInvalidPartitions.
+	CreateTopic(ctx context.Context, t Topic) (rev int64, err error)
+	// DeleteTopic atomically removes the topic and its partitions.
+	// Fails with ErrUnknownTopic.
+	DeleteTopic(ctx context.Context, name string) (rev int64, err error)
+	// AddPartitions adds the partitions parts (indexes n..n+k-1 where n is
+	// the current count) atomically. Fails with ErrInvalidPartitions when
+	// the count moved on meanwhile or parts is malformed, ErrUnknownTopic
+	// when the topic is gone.
+	AddPartitions(ctx context.Context, topic string, parts map[int32]PartitionState) (rev int64, err error)
+	// SetTopicConfigs replaces the topic's whole override map (nil or
+	// empty clears it). Fails with ErrUnknownTopic.
+	SetTopicConfigs(ctx context.Context, topic string, configs map[string]string) (rev int64, err error)
+}
+
+// Partitions changes one partition's leader, ISR or replicas.
+type Partitions interface {
+	// CompareAndSetPartition stores next only if the stored state still
+	// has PartitionEpoch == prevPartitionEpoch (ErrStaleEpoch otherwise).
+	// next must pass ValidateTransition (ErrInvalidPartitions);
+	// ErrUnknownTopic if the partition does not exist.
+	CompareAndSetPartition(ctx context.Context, topic string, partition, prevPartitionEpoch int32, next PartitionState) (rev int64, err error)
+}
+
+// Brokers registers live brokers.
+type Brokers interface {
+	// RegisterBroker publishes b for as long as the returned Registration
+	// is open and the process keeps it alive; if the process dies the
+	// registration vanishes after ttl. Fails with ErrBrokerRegistered if a
+	// live registration already holds b.ID (a restarted broker retries
+	// until its old registration expires).
+	RegisterBroker(ctx context.Context, b Broker, ttl time.Duration) (Registration, error)
+}
+
+// Registration is a live broker registration.
+type Registration interface {
+	// Lost is closed when the registration ended without Close (the
+	// store could not keep it alive and it expired): the broker must stop
+	// acting as a cluster member or register again.
+	Lost() <-chan struct{}
+	// Revision is the store revision the registration was written at.
+	Revision() int64
+	// Close withdraws the registration at once. Idempotent.
+	Close() error
+}
+
+// ProducerIDs hands out producer ids that are unique across brokers and
+// restarts.
+type ProducerIDs interface {
+	// AllocateProducerIDs reserves the block [first, first+n) for the
+	// caller; n must be positive.
+	AllocateProducerIDs(ctx context.Context, n int64) (first int64, err error)
+}
+
+// Store is everything a broker needs from the metadata store.
+type Store interface {
+	Topics
+	Partitions
+	Brokers
+	ProducerIDs
+	// ClusterID is the cluster's id, created once and then fixed.
+	ClusterID() string
+	// Cache is the watch-fed view of the store's content.
+	Cache() *Cache
+	// Close stops the watch, withdraws open registrations and releases
+	// the connection.
+	Close() error
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-broker/strata/perf"
+)
+
+func TestMedianSkipsFailedRuns(t *testing.T) {
+	m := metrics[0] // produce MB/s
+	run := func(mbps float64, err error) runResult {
+		return runResult{produce: perf.Result{Bytes: int64(mbps * (1 << 20)), Elapsed: time.Second}, err: err}
+	}
+	runs := []runResult{run(10, nil), run(1000, errors.New("x")), run(30, nil), run(20, nil)}
+	if v, ok := median(runs, m); !ok || v != 20 {
+		t.Fatalf("odd median = %v, %v; want 20", v, ok)
+	}
+	if v, ok := median(runs[:3], m); !ok || v != 20 {
+		t.Fatalf("even median = %v, %v; want 20", v, ok)
+	}
+	if _, ok := median(runs[1:2], m); ok {
+		t.Fatal("median of failed runs only should not be ok")
+	}
+}
+
+func TestPrintTable(t *testing.T) {
+	res := func(mb float64) runResult {
+		b := int64(mb * (1 << 20))
+		return runResult{
+			produce: perf.Result{Records: 1, Bytes: b, Elapsed: time.Second, LatencyP50: time.Millisecond, LatencyP99: 2 * time.Millisecond},
+			consume: perf.Result{Records: 1, Bytes: b, Elapsed: time.Second / 2},
+		}
+	}
+	var out bytes.Buffer
+	printTable(&out, map[string][]runResult{"strata": {res(300)}, "kfake": {res(100)}})
+	s := out.String()
+	for _, want := range []string{"produce MB/s", "3.00x", "meets", "≥ 1.5x", "produce p99 ms"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("table lacks %q:\n%s", want, s)
+		}
+	}
+	out.Reset()
+	printTable(&out, map[string][]runResult{"strata": {{err: errors.New("boom")}}})
+	if s := out.String(); !strings.Contains(s, "error") || strings.Contains(s, "meets") {
+		t.Errorf("table of a failed strata run:\n%s", s)
+	}
+}
+
+func TestParseFlagsAndProfilePath(t *testing.T) {
+	o, err := parseFlags([]string{"-records", "10", "-systems", "kfake"})
+	if err != nil || o.records != 10 || len(o.systems) != 1 || o.rounds != 3 {
+		t.Fatalf("parseFlags = %+v, %v", o, err)
+	}
+	for _, bad := range [][]string{{"-systems", "nope"}, {"-records", "0"}, {"-rounds", "0"}, {"x"}} {
+		if _, err := parseFlags(bad); err == nil {
+			t.Errorf("parseFlags(%q) succeeded", bad)
+		}
+	}
+	if got := profilePath("/tmp/cpu.pprof", "produce"); got != "/tmp/cpu-produce.pprof" {
+		t.Errorf("profilePath = %q", got)
+	}
+}
+
+func TestRunOnceKfake(t *testing.T) {
+	o, err := parseFlags([]string{"-records", "2000", "-record-size", "100", "-systems", "kfake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r := runOnce(ctx, "kfake", 0, o)
+	if r.err != nil || r.produce.Records != 2000 || r.consume.Records != 2000 {
+		t.Fatalf("runOnce: %+v", r)
+	}
+}

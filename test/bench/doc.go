@@ -1,0 +1,23 @@
+// Command bench (`make bench`, i.e. `go run ./test/bench`) runs one
+// produce-then-consume workload with package perf against two systems side
+// by side and prints a comparison table:
+//
+//   - strata: a single-node broker started in this process (broker.New,
+//     embedded etcd, log dirs in a temporary directory, listener on a free
+//     loopback port);
+//   - kfake: franz-go's in-memory fake cluster, a yardstick that does no I/O.
+//
+// The workload is franz-go, 1 KiB records, no compression, acks=all,
+// 4 partitions; by default 300,000 records (≈ 293 MB) per phase. Each round
+// starts both systems fresh, in alternating order, and the table reports the
+// median over rounds because the machine is noisy. With -cpuprofile the
+// strata phases of the first round are CPU-profiled (client and broker
+// share the process, so focus on broker packages when reading it).
+//
+// The bench never asserts timings: it prints, and exits non-zero only when a
+// run fails (an error, or fewer records acknowledged or read than asked).
+//
+// Concurrency: main runs everything sequentially; the only extra goroutine
+// is the in-process broker's Run, stopped by cancelling its context and
+// waited for before the next run starts.
+package main

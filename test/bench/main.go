@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/strata-broker/strata/perf"
+)
+
+// benchOptions are the command-line settings of one bench invocation.
+type benchOptions struct {
+	records      int64
+	recordSize   int
+	partitions   int
+	rounds       int
+	linger       time.Duration
+	phaseTimeout time.Duration
+	systems      []string
+	cpuprofile   string
+	dir          string
+	keep         bool
+	verbose      bool
+}
+
+// runResult is one system's produce and consume results in one round.
+type runResult struct {
+	round   int
+	produce perf.Result
+	consume perf.Result
+	err     error
+}
+
+const topic = "bench"
+
+func main() {
+	opts, err := parseFlags(os.Args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	fmt.Printf("bench: %d records × %d B (%.0f MB), %d partitions, acks=all, no compression, linger %s, %d round(s), GOMAXPROCS %d, %s\n",
+		opts.records, opts.recordSize, float64(opts.records)*float64(opts.recordSize)/(1<<20),
+		opts.partitions, opts.linger, opts.rounds, runtime.GOMAXPROCS(0), runtime.Version())
+	results := map[string][]runResult{}
+	failed := false
+	for round := range opts.rounds {
+		order := slices.Clone(opts.systems)
+		if round%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, name := range order {
+			r := runOnce(ctx, name, round, opts)
+			results[name] = append(results[name], r)
+			if r.err != nil {
+				failed = true
+				fmt.Printf("round %d %-6s ERROR: %v\n", round+1, name, r.err)
+			}
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	fmt.Println()
+	printTable(os.Stdout, results)
+	if failed {
+		os.Exit(1)
+	}
+}
+
+// parseFlags reads the command line into benchOptions.
+func parseFlags(args []string) (benchOptions, error) {
+	var o benchOptions
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.Int64Var(&o.records, "records", 300_000, "records per produce phase")
+	fs.IntVar(&o.recordSize, "record-size", 1024, "value bytes per record")
+	fs.IntVar(&o.partitions, "partitions", 4, "partitions of the bench topic")
+	fs.IntVar(&o.rounds, "rounds", 3, "rounds; each runs every system once, in alternating order")
+	fs.DurationVar(&o.linger, "linger", perf.DefaultLinger, "producer linger (negative = none)")
+	fs.DurationVar(&o.phaseTimeout, "phase-timeout", 90*time.Second, "bound on each produce or consume phase")
+	systems := fs.String("systems", "strata,kfake", "comma-separated systems to run (strata, kfake)")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write CPU profiles of round 1's strata phases to FILE-produce.EXT and FILE-consume.EXT")
+	fs.StringVar(&o.dir, "dir", "", "parent of strata's temporary data directory (default: the system temp dir)")
+	fs.BoolVar(&o.keep, "keep", false, "keep strata's data directory")
+	fs.BoolVar(&o.verbose, "v", false, "log strata at info level (default: warnings only)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	for s := range strings.SplitSeq(*systems, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		if starters[s] == nil {
+			return o, fmt.Errorf("bench: unknown system %q (want strata, kfake)", s)
+		}
+		o.systems = append(o.systems, s)
+	}
+	switch {
+	case fs.NArg() > 0:
+		return o, fmt.Errorf("bench: unexpected arguments %q", fs.Args())
+	case len(o.systems) == 0:
+		return o, errors.New("bench: no systems to run")
+	case o.records <= 0 || o.recordSize <= 0 || o.partitions <= 0:
+		return o, errors.New("bench: -records, -record-size and -partitions must be positive")
+	case o.rounds <= 0 || o.rounds > 100:
+		return o, errors.New("bench: -rounds must be in 1..100")
+	case o.phaseTimeout <= 0:
+		return o, errors.New("bench: -phase-timeout must be positive")
+	}
+	return o, nil
+}
+
+// runOnce starts a fresh instance of system name, produces then consumes
+// the workload, and stops it again.
+func runOnce(ctx context.Context, name string, round int, o benchOptions) (r runResult) {
+	r.round = round
+	sys, err := starters[name](ctx, o)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	defer func() {
+		r.err = errors.Join(r.err, sys.stop())
+		runtime.GC() // free the finished run's memory before the next one
+	}()
+	profile := o.cpuprofile != "" && name == "strata" && round == 0
+	// A phase gets its own bound plus slack to flush and shut down.
+	pctx, cancel := context.WithTimeout(ctx, o.phaseTimeout+30*time.Second)
+	defer cancel()
+
+	r.produce, r.err = profiled(profile, o.cpuprofile, "produce", func() (perf.Result, error) {
+		return perf.Produce(pctx, perf.ProduceOptions{
+			Brokers: sys.brokers, Topic: topic, RecordSize: o.recordSize, Records: o.records,
+			Duration: o.phaseTimeout, Partitions: o.partitions, ReplicationFactor: 1, Linger: o.linger,
+		})
+	})
+	fmt.Printf("round %d %-6s %s\n", round+1, name, r.produce)
+	if r.err != nil {
+		return r
+	}
+	if r.produce.Records < o.records {
+		r.err = fmt.Errorf("bench: produce acknowledged %d of %d records within %s", r.produce.Records, o.records, o.phaseTimeout)
+		return r
+	}
+	r.consume, r.err = profiled(profile, o.cpuprofile, "consume", func() (perf.Result, error) {
+		return perf.Consume(pctx, perf.ConsumeOptions{
+			Brokers: sys.brokers, Topic: topic, Records: r.produce.Records, Duration: o.phaseTimeout,
+		})
+	})
+	fmt.Printf("round %d %-6s %s\n", round+1, name, r.consume)
+	if r.err == nil && r.consume.Records < r.produce.Records {
+		r.err = fmt.Errorf("bench: consume read %d of %d records within %s", r.consume.Records, r.produce.Records, o.phaseTimeout)
+	}
+	return r
+}
+
+// profiled runs fn, CPU-profiling it into a file named after base and
+// phase when on is set.
+func profiled(on bool, base, phase string, fn func() (perf.Result, error)) (perf.Result, error) {
+	if !on {
+		return fn()
+	}
+	path := profilePath(base, phase)
+	f, err := os.Create(path)
+	if err != nil {
+		return perf.Result{}, fmt.Errorf("bench: cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return perf.Result{}, errors.Join(fmt.Errorf("bench: cpu profile: %w", err), f.Close())
+	}
+	res, err := fn()
+	pprof.StopCPUProfile()
+	if cerr := f.Close(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("bench: cpu profile %s: %w", path, cerr))
+	}
+	fmt.Printf("bench: wrote %s CPU profile to %s\n", phase, path)
+	return res, err
+}
+
+// profilePath turns ("cpu.pprof", "produce") into "cpu-produce.pprof".
+func profilePath(base, phase string) string {
+	ext := filepath.Ext(base)
+	return strings.TrimSuffix(base, ext) + "-" + phase + ext
+}

@@ -1,0 +1,229 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	buildDir  string // temp dir holding the built binary; removed by Main
+	binPath   string
+	buildErr  error
+)
+
+// Main runs the package's tests and then removes the strata binary built
+// for them. Call it from TestMain: func TestMain(m *testing.M) { harness.Main(m) }.
+func Main(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// Binary returns the path of the strata binary, building ./cmd/strata of
+// this module the first time it is called in the test binary's life.
+func Binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() { binPath, buildErr = build() })
+	if buildErr != nil {
+		t.Fatalf("harness: %v", buildErr)
+	}
+	return binPath
+}
+
+func build() (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	buildDir, err = os.MkdirTemp("", "strata-e2e-bin-")
+	if err != nil {
+		return "", fmt.Errorf("build strata: temp dir: %w", err)
+	}
+	out := filepath.Join(buildDir, "strata")
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = "/usr/local/go/bin/go"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, goTool, "build", "-o", out, "./cmd/strata")
+	cmd.Dir = root
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/strata in %s: %w\n%s", root, err, msg)
+	}
+	return out, nil
+}
+
+// moduleRoot walks up from the working directory to the directory holding go.mod.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("find module root: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("find module root: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Process is a Strata broker running as a child process of the real binary.
+type Process struct {
+	t         testing.TB
+	dir       string
+	confPath  string
+	logPath   string
+	overrides map[string]string
+	addr      string
+	cmd       *exec.Cmd
+	exited    chan struct{} // closed when cmd has been waited for
+	waitErr   error         // valid once exited is closed
+	tailShown bool
+}
+
+// StartProcess builds the binary if needed, writes a properties file with
+// BaseConfig on a free loopback port and a data directory in t.TempDir(),
+// starts `strata serve --config FILE --set k=v…` with overrides as --set
+// flags, and waits until the broker answers. The process is stopped when the
+// test ends.
+func StartProcess(t testing.TB, overrides map[string]string) *Process {
+	t.Helper()
+	bin := Binary(t)
+	dir := t.TempDir()
+	port := FreePort(t)
+	p := &Process{
+		t:         t,
+		dir:       dir,
+		confPath:  filepath.Join(dir, "server.properties"),
+		logPath:   filepath.Join(dir, "broker.log"),
+		overrides: maps.Clone(overrides),
+		addr:      "127.0.0.1:" + strconv.Itoa(port),
+	}
+	var conf strings.Builder
+	base := BaseConfig(filepath.Join(dir, "data"), port)
+	for _, k := range slices.Sorted(maps.Keys(base)) {
+		fmt.Fprintf(&conf, "%s=%s\n", k, base[k])
+	}
+	if err := os.WriteFile(p.confPath, []byte(conf.String()), 0o644); err != nil {
+		t.Fatalf("harness: write broker config: %v", err)
+	}
+	t.Cleanup(func() {
+		p.Stop()
+		if t.Failed() && !p.tailShown {
+			p.tailShown = true
+			t.Logf("broker process log tail (%s):\n%s", p.logPath, logTail(p.logPath, 60))
+		}
+	})
+	p.start(bin)
+	return p
+}
+
+// Addr is the host:port of the broker's Kafka listener (stable across restarts).
+func (p *Process) Addr() string { return p.addr }
+
+// Dir is the broker's data directory (log.dirs).
+func (p *Process) Dir() string { return filepath.Join(p.dir, "data") }
+
+// Running reports whether the process is alive as far as the harness knows.
+func (p *Process) Running() bool {
+	if p.cmd == nil {
+		return false
+	}
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+func (p *Process) start(bin string) {
+	p.t.Helper()
+	args := []string{"serve", "--config", p.confPath}
+	for _, k := range slices.Sorted(maps.Keys(p.overrides)) {
+		args = append(args, "--set", k+"="+p.overrides[k])
+	}
+	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		p.t.Fatalf("harness: open process log: %v", err)
+	}
+	fmt.Fprintf(logf, "=== harness: %s %s ===\n", bin, strings.Join(args, " "))
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		p.t.Fatalf("harness: start %s: %v", bin, err)
+	}
+	exited := make(chan struct{})
+	p.cmd, p.exited = cmd, exited
+	go func() {
+		p.waitErr = cmd.Wait()
+		logf.Close()
+		close(exited)
+	}()
+	if err := waitReady(p.addr, exited, startTimeout); err != nil {
+		p.t.Fatalf("harness: %v\nbroker log:\n%s", err, logTail(p.logPath, 40))
+	}
+}
+
+// Kill9 sends SIGKILL to the broker and waits for it to die.
+func (p *Process) Kill9() {
+	p.t.Helper()
+	if !p.Running() {
+		p.t.Fatalf("harness: Kill9 on a broker process that is not running")
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		p.t.Fatalf("harness: SIGKILL broker pid %d: %v", p.cmd.Process.Pid, err)
+	}
+	<-p.exited
+}
+
+// Stop sends SIGTERM and waits for a clean exit, failing the test if the
+// broker exits non-zero or needs SIGKILL after 30 s. Stopping a dead
+// process does nothing.
+func (p *Process) Stop() {
+	p.t.Helper()
+	if !p.Running() {
+		return
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		p.t.Errorf("harness: SIGTERM broker pid %d: %v", p.cmd.Process.Pid, err)
+	}
+	select {
+	case <-p.exited:
+		if p.waitErr != nil {
+			p.t.Errorf("harness: broker process exited after SIGTERM: %v", p.waitErr)
+		}
+	case <-time.After(30 * time.Second):
+		p.t.Errorf("harness: broker pid %d ignored SIGTERM for 30s; killing it", p.cmd.Process.Pid)
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.exited
+	}
+}
+
+// Restart stops the broker if it is still running (cleanly) and starts it
+// again on the same configuration, directories and port.
+func (p *Process) Restart() {
+	p.t.Helper()
+	p.Stop()
+	p.start(Binary(p.t))
+}

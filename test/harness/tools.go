@@ -1,0 +1,110 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Paths of the external clients. Debian's python3-kafka is installed for the
+// system interpreter only, so a pyenv python3 on PATH would not do.
+const (
+	KcatPath    = "/usr/bin/kcat"
+	PythonPath  = "/usr/bin/python3"
+	toolTimeout = 60 * time.Second
+)
+
+// FreePort returns a loopback TCP port that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("harness: find free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Kcat runs kcat with args and returns its standard output. The test fails
+// if kcat is missing, exits non-zero or runs longer than a minute.
+func Kcat(t testing.TB, args ...string) string {
+	t.Helper()
+	return KcatStdin(t, "", args...)
+}
+
+// KcatStdin is Kcat with stdin fed from in (for `kcat -P`).
+func KcatStdin(t testing.TB, in string, args ...string) string {
+	t.Helper()
+	requireFile(t, KcatPath, "kcat (apt-get install kcat)")
+	return runTool(t, in, KcatPath, args...)
+}
+
+var (
+	pythonKafkaOnce sync.Once
+	pythonKafkaErr  error
+)
+
+// Python runs script with /usr/bin/python3 -c, passing args as sys.argv[1:],
+// and returns its standard output. The test fails if python3 or its kafka
+// module is missing, or the script fails or times out.
+func Python(t testing.TB, script string, args ...string) string {
+	t.Helper()
+	requireFile(t, PythonPath, "python3")
+	pythonKafkaOnce.Do(func() {
+		out, err := exec.Command(PythonPath, "-c", "import kafka").CombinedOutput()
+		if err != nil {
+			pythonKafkaErr = fmt.Errorf("%w: %s", err, out)
+		}
+	})
+	if pythonKafkaErr != nil {
+		t.Fatalf("harness: python3 cannot import kafka (apt-get install python3-kafka): %v", pythonKafkaErr)
+	}
+	return runTool(t, "", PythonPath, append([]string{"-c", script}, args...)...)
+}
+
+func requireFile(t testing.TB, path, what string) {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("harness: %s is required at %s: %v", what, path, err)
+	}
+}
+
+// runTool runs name with a timeout and fails the test with stderr on error.
+func runTool(t testing.TB, stdin, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), toolTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("harness: %s %q timed out after %v\nstdout:\n%s\nstderr:\n%s", name, args, toolTimeout, stdout.String(), stderr.String())
+	}
+	if err != nil {
+		t.Fatalf("harness: %s %q: %v\nstdout:\n%s\nstderr:\n%s", name, args, err, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+// logTail returns the last n lines of the file at path (best effort).
+func logTail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", path, err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,297 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/strata-broker/strata/tier/record"
+	"github.com/strata-broker/strata/tier/segment"
+)
+
+// AppendOptions are the leader's parameters for one append.
+type AppendOptions struct {
+	// LeaderEpoch is stamped into every batch's PartitionLeaderEpoch.
+	LeaderEpoch int32
+	// LogAppendTime replaces the batches' timestamps with the append time
+	// (message.timestamp.type=LogAppendTime).
+	LogAppendTime bool
+	// Now is the append time in ms; 0 means the log's clock.
+	Now int64
+}
+
+// AppendResult reports where an append landed.
+type AppendResult struct {
+	FirstOffset    int64
+	LastOffset     int64
+	LogAppendTime  int64 // -1 unless LogAppendTime was requested
+	LogStartOffset int64
+	// Duplicate: the batch was a retry of one already in the log; nothing
+	// was appended and the offsets are those of the original.
+	Duplicate bool
+}
+
+// AppendAsLeader assigns offsets from the log end to the batches (and the
+// leader epoch, and the append time when asked), checks them against the
+// idempotent-producer state and appends them. Validation (framing, CRC,
+// producer sequence and epoch) is all-or-nothing: an error appends
+// nothing. A retried batch is answered with Duplicate and its original
+// offsets. Producer errors wrap producer.ErrOutOfOrderSequence or
+// producer.ErrInvalidProducerEpoch; framing errors record.ErrCorrupt.
+func (l *Log) AppendAsLeader(batches []record.Batch, o AppendOptions) (AppendResult, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.usable(); err != nil {
+		return AppendResult{}, err
+	}
+	now := l.cfg.Now().UnixMilli()
+	appendTime := int64(-1)
+	if o.LogAppendTime {
+		appendTime = o.Now
+		if appendTime == 0 {
+			appendTime = now
+		}
+	}
+	res := AppendResult{FirstOffset: l.leo.Load(), LastOffset: l.leo.Load() - 1,
+		LogAppendTime: appendTime, LogStartOffset: l.logStart.Load()}
+	pending := l.producers.Begin()
+	next := res.FirstOffset
+	for i, b := range batches {
+		if err := checkBatch(b); err != nil {
+			return AppendResult{}, fmt.Errorf("append batch %d: %w", i, err)
+		}
+		count := int64(b.LastOffsetDelta()) + 1
+		if b.ProducerID() >= 0 && !b.IsControl() {
+			m := headerMeta(segment.ParseHeader(b))
+			m.FirstOffset, m.LastOffset = next, next+count-1
+			if o.LogAppendTime {
+				m.MaxTimestamp = appendTime
+			}
+			dup, err := pending.Check(m)
+			if err != nil {
+				return AppendResult{}, fmt.Errorf("append batch %d: %w", i, err)
+			}
+			if dup != nil {
+				res.FirstOffset, res.LastOffset, res.Duplicate = dup.FirstOffset, dup.LastOffset, true
+				if o.LogAppendTime {
+					res.LogAppendTime = dup.MaxTimestamp
+				}
+				return res, nil
+			}
+			pending.Update(m)
+		}
+		next += count
+	}
+	for _, b := range batches {
+		b.SetBaseOffset(l.leo.Load())
+		b.SetPartitionLeaderEpoch(o.LeaderEpoch)
+		if o.LogAppendTime {
+			b.SetLogAppendTime(appendTime)
+		}
+		if err := l.appendLocked(b, now); err != nil {
+			return AppendResult{}, err
+		}
+	}
+	pending.Commit()
+	res.LastOffset = l.leo.Load() - 1
+	return res, l.maybeFlush(now)
+}
+
+// AppendAsFollower appends batches copied from the leader, keeping their
+// offsets, epochs and timestamps; the producer state follows them without
+// checks. The first batch must start at or after the log end and each
+// batch after the previous one (ErrUnexpectedOffset otherwise); nothing is
+// appended when any batch is invalid.
+func (l *Log) AppendAsFollower(batches []record.Batch) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.usable(); err != nil {
+		return err
+	}
+	next := l.leo.Load()
+	for i, b := range batches {
+		if err := checkBatch(b); err != nil {
+			return fmt.Errorf("append batch %d as follower: %w", i, err)
+		}
+		if b.BaseOffset() < next {
+			return fmt.Errorf("append batch %d as follower: base offset %d below %d: %w", i, b.BaseOffset(), next, ErrUnexpectedOffset)
+		}
+		next = b.LastOffset() + 1
+	}
+	now := l.cfg.Now().UnixMilli()
+	for _, b := range batches {
+		if err := l.appendLocked(b, now); err != nil {
+			return err
+		}
+		if b.ProducerID() >= 0 && !b.IsControl() {
+			l.producers.Update(headerMeta(segment.ParseHeader(b)))
+		}
+	}
+	return l.maybeFlush(now)
+}
+
+// checkBatch verifies what the log relies on: one whole v2 batch with a
+// good CRC (so recovery will keep it) and a sane offset range.
+func checkBatch(b record.Batch) error {
+	if n, count := record.ValidPrefix(b); n != len(b) || count != 1 {
+		return fmt.Errorf("not one intact v2 batch: %w", record.ErrCorrupt)
+	}
+	if b.LastOffsetDelta() < 0 {
+		return fmt.Errorf("negative last offset delta %d: %w", b.LastOffsetDelta(), record.ErrInvalidRecord)
+	}
+	return nil
+}
+
+// appendLocked rolls if needed and writes one batch to the active segment.
+// A write error fails the log. Caller holds mu.
+func (l *Log) appendLocked(b record.Batch, nowMs int64) error {
+	if err := l.maybeRoll(b, nowMs); err != nil {
+		l.failed = fmt.Errorf("local: log %s failed: %w", l.dir, err)
+		return l.failed
+	}
+	if err := l.active().Append(b); err != nil {
+		l.failed = fmt.Errorf("local: log %s failed: %w", l.dir, err)
+		return l.failed
+	}
+	if l.firstAppendMs == 0 {
+		l.firstAppendMs = nowMs
+	}
+	l.leo.Store(b.LastOffset() + 1)
+	return nil
+}
+
+// maybeRoll starts a new segment at the batch's base offset when the
+// active one would grow past SegmentBytes, is older than SegmentMs, or
+// cannot index the batch's offsets. An empty active segment is never
+// rolled for size or age. Caller holds mu.
+func (l *Log) maybeRoll(b record.Batch, nowMs int64) error {
+	active := l.active()
+	size := active.Size()
+	switch {
+	case b.LastOffset()-active.BaseOffset() > math.MaxUint32:
+	case size > 0 && size+int64(len(b)) > l.cfg.SegmentBytes:
+	case size > 0 && l.firstAppendMs != 0 && nowMs-l.firstAppendMs > l.cfg.SegmentMs:
+	default:
+		return nil
+	}
+	return l.roll(b.BaseOffset(), nowMs)
+}
+
+// roll seals the active segment and starts one at base (an empty active
+// segment is replaced instead), snapshots the producer state at base and
+// asks the flusher to make the sealed segment durable. Caller holds mu.
+func (l *Log) roll(base, nowMs int64) error {
+	old := l.active()
+	if old.Size() == 0 {
+		if old.BaseOffset() == base {
+			return nil
+		}
+		if err := old.Delete(); err != nil {
+			return err
+		}
+		l.segs = l.segs[:len(l.segs)-1]
+	} else if err := old.Seal(); err != nil {
+		return err
+	}
+	s, err := segment.Create(l.dir, base, l.segmentOptions())
+	if err != nil {
+		return err
+	}
+	l.segs = append(l.segs, s)
+	l.firstAppendMs = 0
+	if n := l.producers.ExpireBefore(nowMs - l.cfg.ProducerIDExpirationMs); n > 0 {
+		l.logger.Debug("expired idle producers", "count", n)
+	}
+	if err := l.takeSnapshot(base); err != nil {
+		// The snapshot only shortens the next recovery; keep going.
+		l.logger.Warn("cannot snapshot producer state at roll", "offset", base, "err", err)
+	}
+	l.rollTarget = base
+	select {
+	case l.flushReq <- struct{}{}:
+	default:
+	}
+	l.logger.Debug("rolled segment", "base", base)
+	return nil
+}
+
+// maybeFlush applies the flush policy after an append. Caller holds mu.
+func (l *Log) maybeFlush(nowMs int64) error {
+	if l.leo.Load()-l.recoveryPoint >= l.cfg.FlushIntervalMessages ||
+		nowMs-l.lastFlushMs >= l.cfg.FlushIntervalMs {
+		return l.flushLocked()
+	}
+	return nil
+}
+
+// flushLocked fdatasyncs the segments that may hold unflushed data and
+// advances the recovery point to the log end. Caller holds mu.
+func (l *Log) flushLocked() error {
+	for _, s := range l.segs {
+		if s.NextOffset() <= l.recoveryPoint && s != l.active() {
+			continue
+		}
+		if err := s.Flush(); err != nil {
+			return err
+		}
+	}
+	if err := segment.SyncDir(l.dir); err != nil {
+		return err
+	}
+	l.recoveryPoint = l.leo.Load()
+	l.lastFlushMs = l.cfg.Now().UnixMilli()
+	return l.writeCheckpoint()
+}
+
+// rollFlusher makes rolled segments durable off the append path (Kafka
+// flushes a rolled segment asynchronously too) and then advances the
+// recovery point to the new segment's base.
+func (l *Log) rollFlusher() {
+	defer l.wg.Done()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-l.flushReq:
+		}
+		if err := l.flushRolled(); err != nil {
+			l.logger.Warn("cannot flush rolled segments", "err", err)
+		}
+	}
+}
+
+// flushRolled flushes the sealed segments below the roll target without
+// holding mu during the syncs.
+func (l *Log) flushRolled() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	target, gen := l.rollTarget, l.truncations
+	var segs []*segment.Segment
+	for _, s := range l.segs {
+		if s.BaseOffset() < target && s.NextOffset() > l.recoveryPoint {
+			segs = append(segs, s)
+		}
+	}
+	l.mu.Unlock()
+	for _, s := range segs {
+		if err := s.Flush(); err != nil {
+			if errors.Is(err, segment.ErrClosed) {
+				return nil // deleted or truncated away meanwhile
+			}
+			return err
+		}
+	}
+	if err := segment.SyncDir(l.dir); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed || gen != l.truncations || target <= l.recoveryPoint {
+		return nil
+	}
+	l.recoveryPoint = target
+	return l.writeCheckpoint()
+}

@@ -1,0 +1,83 @@
+package local
+
+import (
+	"errors"
+	"math"
+	"time"
+)
+
+// Sentinel errors.
+var (
+	// ErrOffsetOutOfRange: a read or deletion outside [LogStartOffset,
+	// LogEndOffset] (Kafka's OFFSET_OUT_OF_RANGE).
+	ErrOffsetOutOfRange = errors.New("local: offset out of range")
+	// ErrClosed: the log was closed or deleted.
+	ErrClosed = errors.New("local: log closed")
+	// ErrUnexpectedOffset: a follower batch whose offsets do not follow the
+	// log end (Kafka's UnexpectedAppendOffsetException).
+	ErrUnexpectedOffset = errors.New("local: batch offset does not follow the log end")
+)
+
+// Defaults applied to zero Config fields (Kafka's broker defaults).
+const (
+	DefaultSegmentBytes           = 1 << 30
+	DefaultSegmentMs              = 7 * 24 * 60 * 60 * 1000
+	DefaultIndexIntervalBytes     = 4096
+	DefaultProducerIDExpirationMs = 24 * 60 * 60 * 1000
+)
+
+// Config tunes a partition log; zero fields take the defaults above, and
+// the two flush intervals default to "never" (the OS page cache and
+// replication provide durability, as in Kafka).
+type Config struct {
+	// SegmentBytes: roll before the active segment would exceed this size
+	// (segment.bytes). Capped at 2 GiB-1 so positions fit the index.
+	SegmentBytes int64
+	// SegmentMs: roll when the active segment's first batch was appended
+	// this long ago by the wall clock (segment.ms).
+	SegmentMs int64
+	// IndexIntervalBytes: log bytes between offset index entries
+	// (index.interval.bytes).
+	IndexIntervalBytes int
+	// FlushIntervalMessages: fdatasync once this many messages (offsets)
+	// are unflushed (flush.messages).
+	FlushIntervalMessages int64
+	// FlushIntervalMs: fdatasync on an append when the last flush is this
+	// old (flush.ms). Checked on append only; an idle log is flushed by the
+	// next roll, Flush or Close.
+	FlushIntervalMs int64
+	// ProducerIDExpirationMs: idempotent producers whose newest batch is
+	// older than this are forgotten when a segment rolls
+	// (producer.id.expiration.ms).
+	ProducerIDExpirationMs int64
+	// Now is the wall clock (roll and flush timing, default append time);
+	// nil means time.Now. Tests inject a fake clock.
+	Now func() time.Time
+}
+
+// withDefaults returns c with zero fields replaced by the defaults.
+func (c Config) withDefaults() Config {
+	if c.SegmentBytes <= 0 {
+		c.SegmentBytes = DefaultSegmentBytes
+	}
+	c.SegmentBytes = min(c.SegmentBytes, math.MaxInt32)
+	if c.SegmentMs <= 0 {
+		c.SegmentMs = DefaultSegmentMs
+	}
+	if c.IndexIntervalBytes <= 0 {
+		c.IndexIntervalBytes = DefaultIndexIntervalBytes
+	}
+	if c.FlushIntervalMessages <= 0 {
+		c.FlushIntervalMessages = math.MaxInt64
+	}
+	if c.FlushIntervalMs <= 0 {
+		c.FlushIntervalMs = math.MaxInt64
+	}
+	if c.ProducerIDExpirationMs <= 0 {
+		c.ProducerIDExpirationMs = DefaultProducerIDExpirationMs
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}

@@ -1,0 +1,54 @@
+// Package local is the hot local log of one partition: a directory of
+// segments (tier/segment) with one offset space, modelled on Kafka's
+// LocalLog and the local half of UnifiedLog. It assigns offsets on the
+// leader, keeps followers' offsets, rolls segments by size, age and offset
+// range, reads whole batches as file regions, answers timestamp look-ups,
+// truncates for replication, moves the log start for DeleteRecords and
+// retention, and recovers after a crash. The idempotent-producer state
+// (tier/producer) lives here, under the same lock as the appends it checks.
+//
+// Directory layout (one directory per partition):
+//
+//	<base:020>.log .index .timeindex   segments (see tier/segment)
+//	<offset:020>.snapshot              producer state after every batch below
+//	                                   offset: taken at each roll (offset = new
+//	                                   segment's base) and at Close; the 2
+//	                                   newest are kept
+//	partition.checkpoint               text: log start offset and recovery
+//	                                   point, rewritten atomically
+//	clean-shutdown                     empty marker written last by Close
+//
+// Durability: by default nothing is fdatasynced on append (Kafka's
+// defaults; the page cache and replication carry durability).
+// FlushIntervalMessages / FlushIntervalMs make appends flush synchronously.
+// A roll hands the sealed segment to a background flusher goroutine, which
+// syncs it without the lock and then advances the recovery point to the
+// new segment's base. Every flush rewrites the checkpoint.
+//
+// Recovery (Open): with the clean-shutdown marker the segments are loaded
+// without scanning (index files are still checked and rebuilt when
+// damaged) and the marker is removed. Without it, every segment that may
+// hold offsets at or after the checkpointed recovery point is scanned with
+// segment.Recover, which truncates a torn or corrupt tail; if that happens
+// before the last segment the later segments are deleted. A half-written
+// batch is therefore never served. The producer state is then loaded from
+// the newest snapshot at or below the recovery point and brought up to the
+// log end by replaying batch headers after it. The wall clock of the active
+// segment's first append (for SegmentMs) is not persisted; it restarts at
+// Open.
+//
+// Concurrency: Log.mu (a sync.RWMutex) guards the segment list, the
+// producer state, the recovery point and the roll/flush bookkeeping.
+// Appends, rolls, truncations, DeleteRecordsBefore, Flush, SetConfig,
+// Close and Delete hold it exclusively; Read, OffsetForTimestamp,
+// MaxTimestamp and Segments share it, and Read holds it only to find the
+// segment and compute the Slice: the caller writes the Slice out and
+// releases it without any lock (the file stays open until Release, even if
+// the segment is deleted meanwhile). LogEndOffset and LogStartOffset are
+// atomics, readable without the lock. Lock order: Log.mu before a
+// Segment's own lock. The Log owns one goroutine, the roll flusher, started
+// by Open and stopped by Close and Delete; it holds Log.mu only to pick the
+// segments and to advance the recovery point, never during an fdatasync.
+// After a failed write or truncation the log is failed: appends and
+// truncations return the same error until it is reopened.
+package local

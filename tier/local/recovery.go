@@ -1,0 +1,178 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/strata-broker/strata/tier/segment"
+)
+
+// Files of a partition directory besides the segments and snapshots.
+const (
+	cleanShutdownFile = "clean-shutdown"
+	checkpointFile    = "partition.checkpoint"
+)
+
+// writeCheckpoint atomically writes the checkpoint file:
+//
+//	strata-partition-checkpoint 1
+//	log-start-offset <n>
+//	recovery-point <n>
+func writeCheckpoint(dir string, logStart, recoveryPoint int64) error {
+	body := fmt.Sprintf("strata-partition-checkpoint 1\nlog-start-offset %d\nrecovery-point %d\n", logStart, recoveryPoint)
+	if err := segment.WriteFileAtomic(filepath.Join(dir, checkpointFile), []byte(body)); err != nil {
+		return fmt.Errorf("write checkpoint: %w", err)
+	}
+	return nil
+}
+
+// readCheckpoint reads the checkpoint file; ok is false when it is missing
+// or unreadable (then everything is recovered from scratch).
+func readCheckpoint(dir string) (logStart, recoveryPoint int64, ok bool) {
+	data, err := os.ReadFile(filepath.Join(dir, checkpointFile))
+	if err != nil {
+		return 0, 0, false
+	}
+	n, err := fmt.Sscanf(string(data), "strata-partition-checkpoint 1\nlog-start-offset %d\nrecovery-point %d\n", &logStart, &recoveryPoint)
+	if err != nil || n != 2 || logStart < 0 || recoveryPoint < 0 {
+		return 0, 0, false
+	}
+	return logStart, recoveryPoint, true
+}
+
+// recover loads the directory into l: checkpoint, marker, segments (with
+// the recovery scan when the shutdown was not clean), log start and end,
+// and the producer state. Called by Open only.
+func (l *Log) recover() error {
+	markerPath := filepath.Join(l.dir, cleanShutdownFile)
+	clean := false
+	if _, err := os.Stat(markerPath); err == nil {
+		clean = true
+		// From here on a crash must trigger recovery again.
+		if err := os.Remove(markerPath); err != nil {
+			return fmt.Errorf("remove clean-shutdown marker: %w", err)
+		}
+		if err := segment.SyncDir(l.dir); err != nil {
+			return err
+		}
+	}
+	logStart, checkpointRP, ok := readCheckpoint(l.dir)
+	if !ok {
+		clean = false // without a recovery point nothing is known to be intact
+	}
+	bases, err := l.listSegmentFiles()
+	if err != nil {
+		return err
+	}
+	if err := l.loadSegments(bases, clean, checkpointRP); err != nil {
+		return err
+	}
+	if len(l.segs) == 0 {
+		s, err := segment.Create(l.dir, logStart, l.segmentOptions())
+		if err != nil {
+			return err
+		}
+		l.segs = append(l.segs, s)
+	}
+	for _, s := range l.segs[:len(l.segs)-1] {
+		if err := s.Seal(); err != nil {
+			return err
+		}
+	}
+	leo := l.active().NextOffset()
+	l.leo.Store(leo)
+	l.logStart.Store(min(max(logStart, l.segs[0].BaseOffset()), leo))
+	// Recovered segments were fdatasynced by the scan; loaded ones were
+	// below the old recovery point.
+	l.recoveryPoint = leo
+	now := l.cfg.Now().UnixMilli()
+	l.lastFlushMs = now
+	if l.active().Size() > 0 {
+		// The first append's time is not persisted; restart the roll clock.
+		l.firstAppendMs = now
+	}
+	snapshotLimit := checkpointRP
+	if clean {
+		snapshotLimit = leo
+	}
+	if err := l.loadProducerState(snapshotLimit); err != nil {
+		return err
+	}
+	if err := l.writeCheckpoint(); err != nil {
+		return err
+	}
+	l.logger.Debug("opened log", "clean", clean, "segments", len(l.segs), "logStart", l.logStart.Load(), "logEnd", leo)
+	return nil
+}
+
+// listSegmentFiles returns the base offsets of the .log files, sorted, and
+// removes leftovers: temporary files and indexes without a log.
+func (l *Log) listSegmentFiles() ([]int64, error) {
+	entries, err := os.ReadDir(l.dir)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", l.dir, err)
+	}
+	var bases []int64
+	indexes := map[int64][]string{}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasSuffix(name, ".tmp") {
+			_ = os.Remove(filepath.Join(l.dir, name))
+			continue
+		}
+		base, suffix, ok := segment.ParseFileName(name)
+		switch {
+		case !ok:
+		case suffix == segment.LogSuffix:
+			bases = append(bases, base)
+		case suffix == segment.IndexSuffix || suffix == segment.TimeIndexSuffix:
+			indexes[base] = append(indexes[base], name)
+		}
+	}
+	slices.Sort(bases)
+	for base, names := range indexes {
+		if _, found := slices.BinarySearch(bases, base); !found {
+			for _, name := range names {
+				_ = os.Remove(filepath.Join(l.dir, name))
+			}
+		}
+	}
+	return bases, nil
+}
+
+// loadSegments opens the segments. Unless the shutdown was clean, every
+// segment that may hold offsets at or after the recovery point is scanned;
+// if a scan truncates a segment that is not the last, the later segments
+// are deleted, since the log is broken there.
+func (l *Log) loadSegments(bases []int64, clean bool, recoveryPoint int64) error {
+	opts := l.segmentOptions()
+	for i, base := range bases {
+		s, err := segment.Open(l.dir, base, opts)
+		if err != nil {
+			return err
+		}
+		l.segs = append(l.segs, s)
+		last := i == len(bases)-1
+		if clean || (!last && bases[i+1] <= recoveryPoint) {
+			continue
+		}
+		truncated, err := s.Recover()
+		if err != nil {
+			return err
+		}
+		if truncated > 0 && !last {
+			l.logger.Warn("log corrupt before its last segment; deleting the later segments",
+				"segment", base, "deleted", len(bases)-i-1)
+			var errs []error
+			for _, later := range bases[i+1:] {
+				errs = append(errs, segment.RemoveFiles(l.dir, later))
+			}
+			return errors.Join(errs...)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,49 @@
+// Package producer keeps the idempotent-producer state of one partition, so
+// that the log can reject out-of-order or fenced batches and answer a
+// retried batch with the offsets it was first written at, as Kafka's
+// ProducerStateManager does.
+//
+// For every producer id the state holds the current epoch and the metadata
+// of its last [MaxCachedBatches] batches (first/last sequence, first/last
+// offset, max timestamp). [State.Check] classifies an incoming batch:
+//
+//   - same epoch and a (FirstSeq, LastSeq) equal to a cached batch: a
+//     duplicate; the cached metadata is returned and nothing is appended;
+//   - epoch lower than the current one: [ErrInvalidProducerEpoch];
+//   - higher epoch: the batch must start at sequence 0;
+//   - same epoch: FirstSeq must follow the last sequence (MaxInt32 wraps
+//     to 0), else [ErrOutOfOrderSequence];
+//   - unknown producer id: accepted whatever its first sequence. The
+//     producer may have expired from the state (see [State.ExpireBefore]),
+//     or its batches may lie below the log start; Kafka 2.5+ (KIP-360)
+//     accepts such producers the same way instead of answering
+//     UNKNOWN_PRODUCER_ID.
+//
+// Batches without a producer (ProducerID -1) are never checked; the log
+// skips them before calling this package.
+//
+// A multi-batch append is checked through a [Pending] overlay, so that
+// batches of one producer inside the append are checked against each other
+// and the state changes only when the whole append is written.
+//
+// Snapshots: the log writes the state to "<offset:020>.snapshot" when a
+// segment rolls and on Close; a snapshot at offset N reflects every batch
+// below N. Byte layout (big-endian):
+//
+//	0  version    uint16   1
+//	2  crc        uint32   CRC-32C (Castagnoli) of every byte after this field
+//	6  producers  uint32   number of producer entries, sorted by producer id
+//	then per producer:
+//	   producerId int64 | epoch int16 | batches uint8 (1..5)
+//	   then per batch, oldest first:
+//	   firstSeq int32 | lastSeq int32 | firstOffset int64 | lastOffset int64 | maxTimestamp int64
+//
+// Snapshots are written to a temporary file, synced and renamed into place.
+//
+// Concurrency: a State is not safe for concurrent use. It belongs to one
+// partition log (tier/local.Log), whose mutex serializes every call.
+//
+// Transactions are not implemented yet; the per-producer entry and the
+// snapshot format are where ongoing-transaction state (first offset of the
+// open transaction, coordinator epoch) will be added, see the TODO on entry.
+package producer

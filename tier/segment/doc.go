@@ -1,0 +1,52 @@
+// Package segment stores one segment of a partition log: a contiguous run
+// of offsets in a .log file of raw v2 record batches plus two sparse
+// indexes, in Kafka's on-disk layout. The partition log (tier/local) keeps
+// a list of segments, appends to the last one and rolls to a new one; the
+// remote uploader ships sealed segments' files as they are.
+//
+// Files, named by the base offset as 20 zero-padded digits:
+//
+//	<base>.log        batches exactly as appended (offsets already assigned)
+//	<base>.index      offset index: entries of 8 bytes, big-endian
+//	                  relativeOffset uint32 | position uint32
+//	<base>.timeindex  time index: entries of 12 bytes, big-endian
+//	                  timestamp int64 | relativeOffset uint32
+//
+// Relative offsets are offset-base. As in Kafka, an offset index entry is
+// added for a batch when more than IndexIntervalBytes of log were appended
+// since the previous entry; it maps the batch's LAST offset to the batch's
+// position (the first batch of a segment is implicitly at position 0). A
+// time index entry (max timestamp so far, last offset of the batch that
+// first reached it) is added at the same points when the max timestamp has
+// grown since the last entry, and once more when the segment is sealed or
+// closed. Entries strictly increase, so look-ups are binary searches over
+// the entries, which are kept in memory; the files are written lazily (on
+// Flush, Seal and Close) and are rebuilt from the log when they are
+// missing, torn (size not a multiple of the entry size), not increasing or
+// pointing past the end of the log.
+//
+// Reads: Read finds the nearest offset index entry at or below the target,
+// then walks batch headers forward (one buffered read covers many small
+// batches) to the batch holding the target, and returns a [Slice] — a file
+// region, ready for sendfile — of whole batches: at least one, more while
+// they fit maxBytes, never past the caller's maxPosition (the log passes
+// the position of its high watermark). Timestamp look-ups start from the
+// time index the same way.
+//
+// Recovery: [Segment.Recover] scans the whole .log, keeps the longest
+// prefix of intact batches (record.ValidPrefix: framing, magic, CRC;
+// plus increasing offsets), truncates the rest and rebuilds the indexes.
+// [Open] runs it by itself when the indexes are unusable.
+//
+// Concurrency: a Segment is safe for concurrent use. Its RWMutex guards the
+// in-memory state (size, next offset, index entries, flags); Append,
+// TruncateTo, Recover, Seal and Close take it exclusively, reads share it.
+// The owning log's lock, when held, is always taken first. A write never
+// becomes visible before it completes: size advances only after the whole
+// batch was written, and reads never look past size. The .log file is
+// reference-counted: the segment holds one reference and every outstanding
+// Slice another, so Close and Delete defer closing the descriptor until
+// the last Slice is released (deleted files stay readable through it).
+// After a failed write the segment is failed: every later append returns
+// the same error.
+package segment

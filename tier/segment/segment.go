@@ -1,0 +1,408 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"sync"
+
+	"github.com/strata-broker/strata/tier/record"
+)
+
+// Sentinel errors.
+var (
+	// ErrClosed: the segment was closed or deleted.
+	ErrClosed = errors.New("segment: closed")
+	// ErrSealed: an append to a sealed segment.
+	ErrSealed = errors.New("segment: sealed")
+	// ErrOffsetOrder: a batch whose base offset is below the segment's next
+	// offset (or its base).
+	ErrOffsetOrder = errors.New("segment: offset out of order")
+	// ErrFull: the batch's offsets or bytes do not fit the 32-bit relative
+	// offsets and positions of the indexes; the log must roll.
+	ErrFull = errors.New("segment: segment full")
+	// ErrCorrupt: the .log file does not hold whole batches where it should.
+	ErrCorrupt = errors.New("segment: corrupt log data")
+)
+
+// DefaultIndexIntervalBytes is Kafka's index.interval.bytes default.
+const DefaultIndexIntervalBytes = 4096
+
+// Options tune a segment.
+type Options struct {
+	// IndexIntervalBytes is how many log bytes lie between offset index
+	// entries; 0 means DefaultIndexIntervalBytes.
+	IndexIntervalBytes int
+	// Logger receives recovery warnings; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Segment is one segment of a partition log: its .log file and two sparse
+// indexes. See the package doc for the layout and concurrency model.
+type Segment struct {
+	dir      string
+	base     int64
+	interval int64
+	log      *slog.Logger
+
+	mu     sync.RWMutex
+	file   *fileRef
+	ix     indexes
+	size   int64 // bytes of whole batches in the .log file
+	next   int64 // offset after the last batch
+	maxTs  int64 // largest batch MaxTimestamp, -1 when empty
+	maxOff int64 // last offset of the first batch that reached maxTs
+	// sinceIndex counts log bytes appended since the last offset index entry.
+	sinceIndex int64
+	sealed     bool
+	closed     bool
+	err        error // sticky: a failed write fails every later append
+}
+
+func newSegment(dir string, base int64, opts Options) *Segment {
+	s := &Segment{dir: dir, base: base, interval: int64(opts.IndexIntervalBytes), log: opts.Logger,
+		next: base, maxTs: -1, maxOff: -1}
+	if s.interval <= 0 {
+		s.interval = DefaultIndexIntervalBytes
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	return s
+}
+
+// Create makes a new empty segment at base in dir, replacing any files of
+// that name.
+func Create(dir string, base int64, opts Options) (*Segment, error) {
+	if base < 0 {
+		return nil, fmt.Errorf("create segment %d: negative base offset: %w", base, ErrOffsetOrder)
+	}
+	s := newSegment(dir, base, opts)
+	path := s.LogPath()
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create segment %s: %w", path, err)
+	}
+	s.file = newFileRef(f)
+	// Damaged or missing index files do not matter: they are emptied.
+	if s.ix, err = openIndexes(dir, base); s.ix.off != nil {
+		err = s.ix.reset()
+	}
+	if err != nil {
+		if s.ix.off != nil {
+			_ = s.ix.close()
+		}
+		_ = f.Close()
+		return nil, fmt.Errorf("create segment %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Open opens the existing segment at base in dir without scanning its log:
+// it loads the indexes and reads the batch headers after the last offset
+// index entry to find the next offset. Missing or damaged index files, or
+// a tail that does not frame, are rebuilt by Recover.
+func Open(dir string, base int64, opts Options) (*Segment, error) {
+	s := newSegment(dir, base, opts)
+	path := s.LogPath()
+	f, err := os.OpenFile(path, os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open segment %s: %w", path, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("open segment %s: %w", path, err)
+	}
+	s.file, s.size = newFileRef(f), st.Size()
+	s.ix, err = openIndexes(dir, base)
+	if s.ix.off == nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("open segment %s: %w", path, err)
+	}
+	if errors.Is(err, errMissingIndex) && s.size == 0 {
+		err = nil // a new segment whose index files were never written
+	}
+	if err == nil {
+		err = s.ix.check(s.size)
+	}
+	if err == nil {
+		err = s.scanTail()
+	}
+	if err != nil {
+		s.log.Warn("segment indexes unusable, rebuilding from the log", "segment", path, "err", err)
+		if _, err := s.Recover(); err != nil {
+			_ = s.Close()
+			return nil, fmt.Errorf("open segment %s: %w", path, err)
+		}
+	}
+	return s, nil
+}
+
+// scanTail derives next, maxTs, maxOff and sinceIndex from the indexes and
+// the batch headers after the last offset index entry. Caller holds mu (or
+// owns the segment exclusively).
+func (s *Segment) scanTail() error {
+	start := int64(0)
+	s.next, s.maxTs, s.maxOff = s.base, -1, -1
+	if e, ok := s.ix.off.last(); ok {
+		start = int64(e.pos)
+	}
+	if e, ok := s.ix.time.last(); ok {
+		s.maxTs, s.maxOff = e.ts, s.base+int64(e.rel)
+	}
+	sc := newScanner(s.file.f, start, s.size)
+	for {
+		h, err := sc.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.checkOrder(h.BaseOffset, h.LastOffset); err != nil {
+			return err
+		}
+		s.next = h.LastOffset + 1
+		if h.MaxTimestamp > s.maxTs {
+			s.maxTs, s.maxOff = h.MaxTimestamp, h.LastOffset
+		}
+	}
+	s.sinceIndex = s.size - start
+	if e, ok := s.ix.time.last(); ok && s.base+int64(e.rel) >= s.next {
+		return fmt.Errorf("time index entry at offset %d past the log end %d: %w", s.base+int64(e.rel), s.next, errBadIndex)
+	}
+	if e, ok := s.ix.off.last(); ok && s.base+int64(e.rel) >= s.next {
+		return fmt.Errorf("offset index entry at offset %d past the log end %d: %w", s.base+int64(e.rel), s.next, errBadIndex)
+	}
+	return nil
+}
+
+// checkOrder verifies that a batch [base, last] may follow the segment's
+// current content.
+func (s *Segment) checkOrder(base, last int64) error {
+	if base < s.next || last < base {
+		return fmt.Errorf("batch [%d, %d] after next offset %d: %w", base, last, s.next, ErrOffsetOrder)
+	}
+	if last-s.base > math.MaxUint32 {
+		return fmt.Errorf("batch last offset %d too far from base %d: %w", last, s.base, ErrFull)
+	}
+	return nil
+}
+
+// Append writes one batch whose offsets are already assigned. The batch
+// must start at or after NextOffset; its bytes are written unchanged.
+func (s *Segment) Append(b record.Batch) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return ErrClosed
+	case s.err != nil:
+		return s.err
+	case s.sealed:
+		return fmt.Errorf("append to segment %d: %w", s.base, ErrSealed)
+	}
+	if err := s.checkOrder(b.BaseOffset(), b.LastOffset()); err != nil {
+		return fmt.Errorf("append to segment %d: %w", s.base, err)
+	}
+	if s.size+int64(len(b)) > math.MaxUint32 {
+		return fmt.Errorf("append %d bytes to segment %d of %d bytes: %w", len(b), s.base, s.size, ErrFull)
+	}
+	if _, err := s.file.f.WriteAt(b, s.size); err != nil {
+		s.err = fmt.Errorf("append to segment %s: %w", s.LogPath(), err)
+		if terr := s.file.f.Truncate(s.size); terr != nil {
+			s.err = errors.Join(s.err, terr)
+		}
+		return s.err
+	}
+	s.track(parseHeader(b, s.size))
+	return nil
+}
+
+// track accounts for a batch now present at h.Pos: size, next offset,
+// max timestamp and the sparse index entries (Kafka's rule: an entry for
+// the batch that follows more than interval bytes since the last one).
+func (s *Segment) track(h BatchHeader) {
+	if h.MaxTimestamp > s.maxTs {
+		s.maxTs, s.maxOff = h.MaxTimestamp, h.LastOffset
+	}
+	if s.sinceIndex > s.interval {
+		s.ix.off.add(offsetEntry{rel: uint32(h.LastOffset - s.base), pos: uint32(h.Pos)})
+		s.maybeAddTimeEntry()
+		s.sinceIndex = 0
+	}
+	s.sinceIndex += h.Size
+	s.size = h.Pos + h.Size
+	s.next = h.LastOffset + 1
+}
+
+// maybeAddTimeEntry records the max timestamp so far if it is newer than
+// the last time index entry.
+func (s *Segment) maybeAddTimeEntry() {
+	if s.maxOff < 0 {
+		return
+	}
+	if e, ok := s.ix.time.last(); ok && e.ts >= s.maxTs {
+		return
+	}
+	s.ix.time.add(timeEntry{ts: s.maxTs, rel: uint32(s.maxOff - s.base)})
+}
+
+// Flush persists the index entries and fdatasyncs the .log and index
+// files. The syncs run under the read lock, so reads proceed meanwhile.
+func (s *Segment) Flush() error {
+	s.mu.Lock()
+	err := ErrClosed
+	if !s.closed {
+		err = s.ix.persist(false)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("flush segment %s: %w", s.LogPath(), err)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return fmt.Errorf("flush segment %s: %w", s.LogPath(), ErrClosed)
+	}
+	err = errors.Join(datasync(s.file.f), datasync(s.ix.off.f), datasync(s.ix.time.f))
+	if err != nil {
+		return fmt.Errorf("flush segment %s: %w", s.LogPath(), err)
+	}
+	return nil
+}
+
+// Seal marks the segment read-only (the log rolled past it) and adds the
+// final time index entry, so a reopened segment knows its max timestamp.
+func (s *Segment) Seal() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.maybeAddTimeEntry()
+	s.sealed = true
+	if err := s.ix.persist(false); err != nil {
+		return fmt.Errorf("seal segment %s: %w", s.LogPath(), err)
+	}
+	return nil
+}
+
+// Close persists the indexes and releases the segment's reference to its
+// .log file; outstanding Slices keep the file open until released.
+func (s *Segment) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.maybeAddTimeEntry()
+	err := errors.Join(s.ix.persist(false), s.ix.close(), s.file.release())
+	if err != nil {
+		return fmt.Errorf("close segment %s: %w", s.LogPath(), err)
+	}
+	return nil
+}
+
+// Delete closes the segment and removes its files. Outstanding Slices can
+// still be read: the open file survives its name.
+func (s *Segment) Delete() error {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		_ = s.ix.close()
+		_ = s.file.release()
+	}
+	s.mu.Unlock()
+	return RemoveFiles(s.dir, s.base)
+}
+
+// RemoveFiles removes the files of the segment at base in dir, for
+// segments that are not open; missing files are not an error.
+func RemoveFiles(dir string, base int64) error {
+	var errs []error
+	for _, suffix := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+		errs = append(errs, removeIfExists(FileName(dir, base, suffix)))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("remove segment %d: %w", base, err)
+	}
+	return nil
+}
+
+// TruncateTo removes every batch whose last offset is ≥ offset (so a batch
+// holding offset goes entirely, as in Kafka) and unseals the segment. It
+// returns the number of bytes removed.
+func (s *Segment) TruncateTo(offset int64) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, ErrClosed
+	}
+	s.sealed = false
+	pos, err := s.position(offset, s.size)
+	if err != nil || pos >= s.size {
+		return 0, err
+	}
+	removed := s.size - pos
+	if err := s.file.f.Truncate(pos); err != nil {
+		s.err = fmt.Errorf("truncate segment %s: %w", s.LogPath(), err)
+		return 0, s.err
+	}
+	s.size = pos
+	keepOff := s.ix.off.search(func(e offsetEntry) bool { return int64(e.pos) < pos })
+	keepTime := s.ix.time.search(func(e timeEntry) bool { return s.base+int64(e.rel) < offset })
+	if err := errors.Join(s.ix.off.truncate(keepOff), s.ix.time.truncate(keepTime), s.scanTail()); err != nil {
+		s.err = fmt.Errorf("truncate segment %s: %w", s.LogPath(), err)
+		return removed, s.err
+	}
+	return removed, nil
+}
+
+// BaseOffset is the offset the segment starts at (its file name).
+func (s *Segment) BaseOffset() int64 { return s.base }
+
+// NextOffset is the offset after the segment's last batch (BaseOffset when
+// empty).
+func (s *Segment) NextOffset() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.next
+}
+
+// Size is the .log file's size in bytes.
+func (s *Segment) Size() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.size
+}
+
+// MaxTimestamp is the largest batch MaxTimestamp in the segment, -1 when
+// it is empty.
+func (s *Segment) MaxTimestamp() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.maxTs
+}
+
+// Sealed reports whether the segment was sealed (no appends until a
+// truncation reopens it).
+func (s *Segment) Sealed() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.sealed
+}
+
+// LogPath is the path of the .log file.
+func (s *Segment) LogPath() string { return FileName(s.dir, s.base, LogSuffix) }
+
+// IndexPath is the path of the offset index file.
+func (s *Segment) IndexPath() string { return FileName(s.dir, s.base, IndexSuffix) }
+
+// TimeIndexPath is the path of the time index file.
+func (s *Segment) TimeIndexPath() string { return FileName(s.dir, s.base, TimeIndexSuffix) }
