@@ -46,8 +46,11 @@ loop:
 	for {
 		frame, err := wire.ReadFrame(br, s.cfg.SocketRequestMaxBytes)
 		if err != nil {
-			if !errors.Is(err, io.EOF) && ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
+			switch {
+			case errors.Is(err, wire.ErrFrameTooLarge), errors.Is(err, wire.ErrMalformed):
 				log.Warn("closing connection: bad request frame", "err", err)
+			case !errors.Is(err, io.EOF) && ctx.Err() == nil && !errors.Is(err, net.ErrClosed):
+				log.Debug("connection read failed", "err", err)
 			}
 			break
 		}

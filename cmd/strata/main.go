@@ -30,6 +30,7 @@ type command struct {
 // commands lists every subcommand; adding one is adding one line.
 var commands = []command{
 	{"serve", "run a broker: strata serve --config server.properties [--set key=value]...", runServe},
+	{"perf", "load generator: strata perf produce|consume --brokers host:port [flags]", runPerf},
 	{"config", "print the effective configuration as a properties file", runConfig},
 	{"version", "print the version", runVersion},
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -21,6 +22,10 @@ const (
 	// Keep one hour of history for watches to resume from; older
 	// revisions are compacted away so the database does not grow forever.
 	embeddedCompactionRetention = "1h"
+	// A single member has no peers to lose, so short raft ticks cost
+	// nothing but make the first election (and so start-up) quick.
+	embeddedTickMs     = 50
+	embeddedElectionMs = 500
 )
 
 // Embedded is a single-member etcd server running inside this process,
@@ -28,6 +33,7 @@ const (
 type Embedded struct {
 	e         *embed.Etcd
 	endpoints []string
+	mute      *atomic.Bool // silences etcd's logs once Close began
 	once      sync.Once
 }
 
@@ -41,6 +47,7 @@ func StartEmbedded(dir string, log *slog.Logger) (*Embedded, error) {
 		log = slog.Default()
 	}
 	log = log.With("component", "etcd")
+	mute := new(atomic.Bool)
 	local := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
 	cfg := embed.NewConfig()
 	cfg.Name = embeddedName
@@ -52,8 +59,9 @@ func StartEmbedded(dir string, log *slog.Logger) (*Embedded, error) {
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	cfg.Logger = "zap"
 	cfg.LogLevel = "warn"
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(newZapLogger(log, zapcore.WarnLevel))
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(newZapLogger(log, zapcore.WarnLevel, mute))
 	cfg.EnableGRPCGateway = false
+	cfg.TickMs, cfg.ElectionMs = embeddedTickMs, embeddedElectionMs
 	cfg.MaxTxnOps = embeddedMaxTxnOps
 	cfg.MaxRequestBytes = embeddedMaxRequestBytes
 	cfg.AutoCompactionMode = embed.CompactorModePeriodic
@@ -68,13 +76,15 @@ func StartEmbedded(dir string, log *slog.Logger) (*Embedded, error) {
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
+		mute.Store(true)
 		e.Close()
 		return nil, fmt.Errorf("etcdstore: start embedded etcd in %s: %w", dir, err)
 	case <-timer.C:
+		mute.Store(true)
 		e.Close()
 		return nil, fmt.Errorf("etcdstore: start embedded etcd in %s: not ready after %s", dir, embeddedStartTimeout)
 	}
-	m := &Embedded{e: e}
+	m := &Embedded{e: e, mute: mute}
 	for _, l := range e.Clients {
 		m.endpoints = append(m.endpoints, "http://"+l.Addr().String())
 	}
@@ -89,5 +99,8 @@ func (m *Embedded) Err() <-chan error { return m.e.Err() }
 
 // Close stops the server and waits for it to release dir. Idempotent.
 func (m *Embedded) Close() {
-	m.once.Do(m.e.Close)
+	m.once.Do(func() {
+		m.mute.Store(true)
+		m.e.Close()
+	})
 }

@@ -50,7 +50,7 @@ func Open(ctx context.Context, endpoints []string, prefix string, log *slog.Logg
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   endpoints,
 		DialTimeout: dialTimeout,
-		Logger:      newZapLogger(log, zapcore.WarnLevel),
+		Logger:      newZapLogger(log, zapcore.WarnLevel, nil),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("etcdstore: connect %v: %w", endpoints, err)

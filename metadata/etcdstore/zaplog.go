@@ -5,15 +5,26 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
 
+// benignWarnings are etcd warnings that say nothing useful about the
+// embedded, loopback-only server; they are logged at debug level.
+var benignWarnings = map[string]bool{
+	"Running http and grpc server on single port. This is not recommended for production.": true,
+	"check file permission":                        true,
+	"simple token is not cryptographically signed": true,
+}
+
 // newZapLogger returns a zap logger (what etcd's server and client want)
-// that forwards entries at or above min to log.
-func newZapLogger(log *slog.Logger, min zapcore.Level) *zap.Logger {
-	return zap.New(&slogCore{log: log, min: min})
+// that forwards entries at or above min to log. While mute is set (it may
+// be nil) everything is dropped: the embedded server sets it on Close,
+// when etcd reports every closed listener as an error.
+func newZapLogger(log *slog.Logger, min zapcore.Level, mute *atomic.Bool) *zap.Logger {
+	return zap.New(&slogCore{log: log, min: min, mute: mute})
 }
 
 // slogCore is a zapcore.Core writing to a slog.Logger. Fields added with
@@ -21,13 +32,16 @@ func newZapLogger(log *slog.Logger, min zapcore.Level) *zap.Logger {
 type slogCore struct {
 	log    *slog.Logger
 	min    zapcore.Level
+	mute   *atomic.Bool
 	fields []zapcore.Field
 }
 
-func (c *slogCore) Enabled(l zapcore.Level) bool { return l >= c.min }
+func (c *slogCore) Enabled(l zapcore.Level) bool {
+	return l >= c.min && (c.mute == nil || !c.mute.Load())
+}
 
 func (c *slogCore) With(fields []zapcore.Field) zapcore.Core {
-	return &slogCore{log: c.log, min: c.min, fields: slices.Concat(c.fields, fields)}
+	return &slogCore{log: c.log, min: c.min, mute: c.mute, fields: slices.Concat(c.fields, fields)}
 }
 
 func (c *slogCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
@@ -38,6 +52,14 @@ func (c *slogCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Che
 }
 
 func (c *slogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
+	level := slogLevel(e.Level)
+	if benignWarnings[e.Message] {
+		level = slog.LevelDebug
+	}
+	ctx := context.Background()
+	if !c.log.Enabled(ctx, level) {
+		return nil
+	}
 	enc := zapcore.NewMapObjectEncoder()
 	for _, f := range c.fields {
 		f.AddTo(enc)
@@ -52,7 +74,7 @@ func (c *slogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 	for _, k := range slices.Sorted(maps.Keys(enc.Fields)) {
 		attrs = append(attrs, slog.Any(k, enc.Fields[k]))
 	}
-	c.log.LogAttrs(context.Background(), slogLevel(e.Level), e.Message, attrs...)
+	c.log.LogAttrs(ctx, level, e.Message, attrs...)
 	return nil
 }
 

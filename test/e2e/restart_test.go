@@ -96,7 +96,8 @@ func TestRestartKeepsDataConfigsAndIDs(t *testing.T) {
 // is in the log exactly once at its acked offset, with no duplicates and
 // per-partition produce order kept.
 func TestKill9DuringIdempotentProduce(t *testing.T) {
-	p := harness.StartProcess(t, nil)
+	// A short session lets the restarted broker re-register once the dead one's lease lapses.
+	p := harness.StartProcess(t, map[string]string{"broker.session.timeout.ms": "3000"})
 	const topic, partitions, total, killAfter = "crash", 3, 20000, 4000
 	harness.CreateTopic(t, harness.NewAdmin(t, p.Addr()), topic, partitions, nil)
 

@@ -76,6 +76,7 @@ func decode(buf []byte) (*State, error) {
 		return nil, fmt.Errorf("%d producers cannot fit in %d bytes: %w", n, len(rest), ErrCorruptSnapshot)
 	}
 	s := &State{producers: make(map[int64]*entry, n)}
+	prev := int64(-1)
 	for i := uint32(0); i < n; i++ {
 		if len(rest) < producerBytes {
 			return nil, fmt.Errorf("producer %d truncated: %w", i, ErrCorruptSnapshot)
@@ -87,9 +88,10 @@ func decode(buf []byte) (*State, error) {
 		if nb < 1 || nb > MaxCachedBatches || len(rest) < nb*batchBytes {
 			return nil, fmt.Errorf("producer %d: bad batch count %d: %w", pid, nb, ErrCorruptSnapshot)
 		}
-		if _, dup := s.producers[pid]; dup || pid < 0 {
-			return nil, fmt.Errorf("producer id %d repeated or negative: %w", pid, ErrCorruptSnapshot)
+		if pid < 0 || pid <= prev {
+			return nil, fmt.Errorf("producer id %d negative or not after %d: %w", pid, prev, ErrCorruptSnapshot)
 		}
+		prev = pid
 		e.batches = make([]BatchMeta, nb, MaxCachedBatches)
 		for j := range e.batches {
 			e.batches[j] = BatchMeta{

@@ -24,9 +24,8 @@ import (
 // rather than with kgo.DefaultDecompressor, whose bound is fixed at 2 GiB.
 const MaxDecompressedBytes = 128 << 20
 
-// maxDecompressed is the bound in force for gzip, lz4 and snappy; a
-// variable only so that tests can exercise it with small inputs. zstd
-// decoders are built with MaxDecompressedBytes.
+// maxDecompressed is the bound in force: MaxDecompressedBytes, a variable
+// only so that tests can exercise it with small inputs.
 var maxDecompressed = MaxDecompressedBytes
 
 // xerialMagic starts snappy data framed the way the Java client writes it:
@@ -42,19 +41,23 @@ var (
 	zstdReaders = sync.Pool{New: newZstdDecoder}
 )
 
-// zstdDecoder owns a decoder that is closed when the pool drops it.
-type zstdDecoder struct{ dec *zstd.Decoder }
+// zstdDecoder owns a decoder, built for the bound max, that is closed when
+// the pool drops it.
+type zstdDecoder struct {
+	dec *zstd.Decoder
+	max int
+}
 
 func newZstdDecoder() any {
 	dec, err := zstd.NewReader(nil,
 		zstd.WithDecoderConcurrency(1),
 		zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxMemory(MaxDecompressedBytes),
-		zstd.WithDecoderMaxWindow(MaxDecompressedBytes))
+		zstd.WithDecoderMaxMemory(uint64(maxDecompressed)),
+		zstd.WithDecoderMaxWindow(uint64(max(maxDecompressed, zstd.MinWindowSize))))
 	if err != nil {
-		return err // options are constant; reported by decompress
+		return err // options are valid constants; reported by decompress
 	}
-	z := &zstdDecoder{dec: dec}
+	z := &zstdDecoder{dec: dec, max: maxDecompressed}
 	runtime.AddCleanup(z, func(d *zstd.Decoder) { d.Close() }, dec)
 	return z
 }
@@ -124,6 +127,10 @@ func decompressGzip(src []byte) ([]byte, error) {
 func decompressZstd(src []byte) ([]byte, error) {
 	v := zstdReaders.Get()
 	z, ok := v.(*zstdDecoder)
+	if ok && z.max != maxDecompressed { // the bound changed (tests)
+		v = newZstdDecoder()
+		z, ok = v.(*zstdDecoder)
+	}
 	if !ok {
 		return nil, fmt.Errorf("zstd decoder: %v", v)
 	}

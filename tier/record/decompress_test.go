@@ -55,9 +55,10 @@ func TestXerialSnappyBatch(t *testing.T) {
 func TestDeclaredHugeSizesAreRefusedCheaply(t *testing.T) {
 	huge := binary.AppendUvarint(nil, MaxDecompressedBytes+1)
 	xhuge := append(bytes.Clone(xerialMagic), 0, 0, 0, 1, 0, 0, 0, 1)
+	half := binary.AppendUvarint(nil, MaxDecompressedBytes/2) // blocks that only declare a size
 	for range 3 {
-		xhuge = binary.BigEndian.AppendUint32(xhuge, uint32(len(huge)-4+4))
-		xhuge = append(xhuge, binary.AppendUvarint(nil, MaxDecompressedBytes/2)...)
+		xhuge = binary.BigEndian.AppendUint32(xhuge, uint32(len(half)))
+		xhuge = append(xhuge, half...)
 	}
 	// A zstd frame header declaring a 1 TiB single-segment frame.
 	zhuge := binary.LittleEndian.AppendUint32(nil, 0xFD2FB528)
@@ -83,8 +84,10 @@ func TestDeclaredHugeSizesAreRefusedCheaply(t *testing.T) {
 			t.Errorf("%s: %v allocations", tc.name, allocs)
 		}
 	}
-	if _, err := decompress(Snappy, huge); !errors.Is(err, ErrTooLarge) {
-		t.Errorf("snappy: want ErrTooLarge, got %v", err)
+	for _, src := range [][]byte{huge, xhuge} {
+		if _, err := decompress(Snappy, src); !errors.Is(err, ErrTooLarge) {
+			t.Errorf("snappy: want ErrTooLarge, got %v", err)
+		}
 	}
 }
 
@@ -105,17 +108,17 @@ func zstdRLEBomb(out int) []byte {
 }
 
 func TestStreamingBombsStop(t *testing.T) {
-	bomb := zstdRLEBomb(MaxDecompressedBytes + 1<<20)
+	// Lower the bound to test with small data.
+	defer func(old int) { maxDecompressed = old }(maxDecompressed)
+	maxDecompressed = 1 << 20
+
+	bomb := zstdRLEBomb(maxDecompressed + 128<<10)
 	if _, err := decompress(Zstd, bomb); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("zstd bomb of %d bytes: %v", len(bomb), err)
 	}
-	if out, err := decompress(Zstd, zstdRLEBomb(1<<20)); err != nil || len(out) != 1<<20 {
-		t.Fatalf("zstd RLE frame under the bound: %d bytes, %v", len(out), err)
+	if out, err := decompress(Zstd, zstdRLEBomb(maxDecompressed)); err != nil || len(out) != maxDecompressed {
+		t.Fatalf("zstd RLE frame at the bound: %d bytes, %v", len(out), err)
 	}
-
-	// The stream codecs share one bound; lower it to test with small data.
-	defer func(old int) { maxDecompressed = old }(maxDecompressed)
-	maxDecompressed = 1 << 20
 	writers := []struct {
 		c  Codec
 		mk func(io.Writer) io.WriteCloser

@@ -1,11 +1,28 @@
 package record
 
-import ("testing";"time")
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
 
-func TestZZTime(t *testing.T) {
-	for _, n := range []int{8 << 20, 32 << 20, 64 << 20} {
+func TestZZCorpus(t *testing.T) {
+	files, _ := filepath.Glob("/tmp/fz/*")
+	for _, f := range files {
+		raw, _ := os.ReadFile(f)
+		lines := strings.Split(string(raw), "\n")
+		s := strings.TrimSuffix(strings.TrimPrefix(lines[1], "[]byte("), ")")
+		data, err := strconv.Unquote(s)
+		if err != nil { t.Fatal(err) }
 		start := time.Now()
-		out, err := decompress(Zstd, zstdRLEBomb(n))
-		t.Log(n, len(out), err, time.Since(start))
+		b := Batch(data)
+		err = Validate(b, ValidateOptions{RequireKeys: true, MaxBatchBytes: 1 << 20, AllowControl: true})
+		_, rerr := b.Records()
+		if d := time.Since(start); d > 50*time.Millisecond {
+			t.Logf("%s: %v codec %v err %v rerr %v", filepath.Base(f), d, b.Codec(), err, rerr)
+		}
 	}
 }

@@ -6,9 +6,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// datasync flushes f's data (and the metadata needed to read it, such as
+// fdatasync flushes f's data (and the metadata needed to read it, such as
 // its size) to stable storage with fdatasync(2).
-func datasync(f *os.File) error {
+func fdatasync(f *os.File) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err

@@ -96,3 +96,7 @@ func removeIfExists(path string) error {
 	}
 	return nil
 }
+
+// datasync is the sync used for segment files; tests that do not exercise
+// durability (the fuzz target) swap in a no-op to run faster.
+var datasync = fdatasync

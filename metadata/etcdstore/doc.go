@@ -1,0 +1,49 @@
+// Package etcdstore keeps Strata's control-plane metadata in etcd and
+// implements metadata.Store on it. StartEmbedded runs a single-member etcd
+// inside the process for single-node deployments and tests; a cluster
+// points Open at a real etcd.
+//
+// # Key layout
+//
+// All keys live under a prefix (default "/strata", see keys.go, the only
+// place keys are spelled):
+//
+//	<prefix>/cluster/id             cluster id, 22 base64url chars; created once by a txn
+//	<prefix>/topics/<name>          {"id":"<base64url topic id>","configs":{"k":"v"}} (overrides only)
+//	<prefix>/partitions/<name>/<p>  {"replicas":[1,2],"leader":1,"leaderEpoch":0,"partitionEpoch":0,"isr":[1,2]}
+//	<prefix>/brokers/ids/<id>       {"id":1,"host":"h","port":9092,"rack":"r"}, attached to the broker's lease
+//	<prefix>/producer-ids/next      next free producer id, decimal
+//
+// Topic names cannot contain '/', so every key parses unambiguously.
+// Values are JSON; unknown fields are ignored so fields can be added.
+//
+// # Atomicity
+//
+// CreateTopic is one txn (topic key absent → put topic and all
+// partitions), DeleteTopic one txn (topic present → delete topic and the
+// partitions/<name>/ range). A txn holds one op per partition, so an
+// external etcd needs --max-txn-ops above the largest partition count
+// (the embedded server allows 16384). AddPartitions, SetTopicConfigs,
+// CompareAndSetPartition and AllocateProducerIDs read, then write in a txn
+// guarded by the key's create revision (topic incarnation) or mod
+// revision. Broker keys are ephemeral: a lease with keep-alives, like
+// ZooKeeper's /brokers/ids.
+//
+// # Visibility
+//
+// Every mutating method returns the etcd revision of its write and, before
+// returning, waits until this Store's Cache applied that revision; "create
+// topic, then read the cache" therefore sees the topic. Other Stores
+// catch up with Cache().WaitRevision(ctx, rev).
+//
+// # Concurrency
+//
+// Store methods are safe for concurrent use. Goroutines owned by a Store:
+// one watch loop (watch.go) that is the only writer of the Cache — it lists
+// the prefix at revision R, watches from R+1, applies each revision's
+// events as one Cache.Apply, and re-lists with backoff when the watch
+// breaks (compaction, lost leader); and one keep-alive drainer per open
+// broker registration (brokers.go). Store.mu guards only the set of open
+// registrations; Store.Close withdraws them, stops the watch and closes
+// the client. Close Stores before the Embedded server they talk to.
+package etcdstore
