@@ -73,7 +73,7 @@ lint: ## gofmt, go vet, staticcheck
 	unformatted=$$(gofmt -l $$files); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	@if ! [ -x "$(STATICCHECK)" ] || ! "$(STATICCHECK)" -version | grep -q "$(STATICCHECK_VERSION)"; then \
+	@if ! [ -x "$(STATICCHECK)" ] || ! "$(STATICCHECK)" -version | grep -qF "($(patsubst v%,%,$(STATICCHECK_VERSION)))"; then \
 		echo "installing staticcheck $(STATICCHECK_VERSION)"; \
 		GOFLAGS= $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); \
 	fi

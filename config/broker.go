@@ -144,7 +144,7 @@ func Load(path string, overrides []string) (*Broker, error) {
 		props, err := readProperties(f)
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, fmt.Errorf("config: %s: %w", path, err)
 		}
 		for _, p := range props {
 			static[p.key] = p.value

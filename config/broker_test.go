@@ -264,7 +264,7 @@ log.retention.hours=1
 		{"node.id=1\n", []string{"node.id=x"}, `config: node.id: invalid integer "x" [--set]`},
 		{"", []string{"node.id"}, `config: --set "node.id": want key=value`},
 		{"", []string{"=1"}, `config: --set "=1": want key=value`},
-		{"a=\\u00", nil, `server.properties: config: line 1: key "a": malformed \u escape`},
+		{"a=\\u00", nil, `/server.properties: line 1: key "a": malformed \u escape`},
 	}
 	for _, tc := range tests {
 		if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {

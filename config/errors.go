@@ -26,6 +26,7 @@ type KeyError struct {
 	Origin string // where the key came from ("server.properties:12", "--set"), if known
 }
 
+// Error renders the message described on KeyError.
 func (e *KeyError) Error() string {
 	var s string
 	if e.Err == ErrUnknownKey {

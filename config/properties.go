@@ -27,7 +27,7 @@ type property struct {
 func ParseProperties(r io.Reader) (map[string]string, error) {
 	props, err := readProperties(r)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("config: %w", err)
 	}
 	m := make(map[string]string, len(props))
 	for _, p := range props {
@@ -68,18 +68,18 @@ func readProperties(r io.Reader) ([]property, error) {
 		p, err := splitProperty(logical.String())
 		logical.Reset()
 		if err != nil {
-			return nil, fmt.Errorf("config: line %d: %w", start, err)
+			return nil, fmt.Errorf("line %d: %w", start, err)
 		}
 		p.line = start
 		out = append(out, p)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("config: read properties: %w", err)
+		return nil, fmt.Errorf("read: %w", err)
 	}
 	if logical.Len() > 0 { // continuation at end of input: Java keeps what it has
 		p, err := splitProperty(logical.String())
 		if err != nil {
-			return nil, fmt.Errorf("config: line %d: %w", start, err)
+			return nil, fmt.Errorf("line %d: %w", start, err)
 		}
 		p.line = start
 		out = append(out, p)

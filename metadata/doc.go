@@ -5,6 +5,18 @@
 // every layer may depend on it; metadata/etcdstore is the etcd
 // implementation.
 //
+// # Writes and visibility
+//
+// Every mutating Store method returns the store revision its write
+// committed at. Implementations also wait until their own Cache has
+// applied that revision before returning, so a caller that writes and then
+// reads its Cache sees its write. If that wait is cut short by ctx, the
+// method returns the revision together with an error wrapping ctx.Err():
+// the write is committed, only its visibility is unconfirmed (a Kafka
+// handler answers REQUEST_TIMED_OUT, and a retry finds e.g.
+// ErrTopicExists). Another process's cache is synchronised with
+// Cache.WaitRevision(ctx, rev).
+//
 // # Cache
 //
 // Cache is the in-memory view every broker reads from. A store feeds it with

@@ -5,15 +5,6 @@ import (
 	"time"
 )
 
-// Every mutating method returns the store revision its write committed at.
-// Implementations also wait until their own Cache has applied that revision
-// before returning, so a caller that writes and then reads its Cache sees
-// its write. If that wait is cut short by ctx, the method returns the
-// revision together with an error wrapping ctx.Err(): the write is
-// committed, only its visibility is unconfirmed (a Kafka handler answers
-// REQUEST_TIMED_OUT, and a retry finds e.g. ErrTopicExists). Another
-// process's cache can be synchronised with Cache.WaitRevision(ctx, rev).
-
 // Topics creates, deletes and reconfigures topics.
 type Topics interface {
 	// CreateTopic atomically writes the topic and all its partitions; a

@@ -134,7 +134,11 @@ func (r *registration) Close() error {
 		r.closing.Store(true)
 		r.cancel()
 		<-r.done
-		r.err = r.s.revoke(r.lease)
+		select {
+		case <-r.lost: // the lease is gone (or going): nothing to revoke
+		default:
+			r.err = r.s.revoke(r.lease)
+		}
 		r.s.mu.Lock()
 		delete(r.s.regs, r)
 		r.s.mu.Unlock()

@@ -167,3 +167,13 @@ func TestWriteAfterCloseFails(t *testing.T) {
 		t.Fatal("WaitRevision on a closed cache succeeded")
 	}
 }
+
+// TestOpenUnreachableFails: Open gives up when its ctx ends.
+func TestOpenUnreachableFails(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if s, err := Open(ctx, []string{"http://127.0.0.1:1"}, "", testLogger()); err == nil {
+		s.Close()
+		t.Fatal("Open of an unreachable etcd succeeded")
+	}
+}

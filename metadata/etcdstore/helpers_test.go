@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,9 +47,19 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// prefixFor gives each test its own key space on the shared server.
+// prefixes remembers each running test's prefix; seq makes prefixes
+// unique also across -count repetitions on the one shared server.
+var (
+	prefixes sync.Map // *testing.T → string
+	seq      atomic.Int64
+)
+
+// prefixFor gives each test its own key space on the shared server; all
+// stores a test opens share it.
 func prefixFor(t *testing.T) string {
-	return "/test/" + strings.ReplaceAll(t.Name(), "/", "_")
+	fresh := fmt.Sprintf("/test/%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), seq.Add(1))
+	p, _ := prefixes.LoadOrStore(t, fresh)
+	return p.(string)
 }
 
 // openStore opens a store on the shared server under the test's prefix.

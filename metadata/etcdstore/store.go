@@ -47,10 +47,11 @@ func Open(ctx context.Context, endpoints []string, prefix string, log *slog.Logg
 		log = slog.Default()
 	}
 	log = log.With("component", "etcdstore")
+	// The client logs every retry at warn; only its errors are news.
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   endpoints,
 		DialTimeout: dialTimeout,
-		Logger:      newZapLogger(log, zapcore.WarnLevel, nil),
+		Logger:      newZapLogger(log, zapcore.ErrorLevel, nil),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("etcdstore: connect %v: %w", endpoints, err)

@@ -148,7 +148,7 @@ func TestSmallSegmentsRoll(t *testing.T) {
 	adm := b.Admin()
 	const topic, n = "small-segments", 3000
 	harness.CreateTopic(t, adm, topic, 1, map[string]string{"segment.bytes": "16384"})
-	cl := b.Client(kgo.ProducerBatchMaxBytes(4096))
+	cl := b.Client(kgo.ProducerBatchMaxBytes(4096), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	rng := rand.New(rand.NewPCG(3, 4))
 	base := time.Now().Truncate(time.Millisecond)
 	var recs []*kgo.Record

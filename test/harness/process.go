@@ -180,9 +180,11 @@ func (p *Process) start(bin string) {
 		logf.Close()
 		close(exited)
 	}()
+	began := time.Now()
 	if err := waitReady(p.addr, exited, startTimeout); err != nil {
 		p.t.Fatalf("harness: %v\nbroker log:\n%s", err, logTail(p.logPath, 40))
 	}
+	p.t.Logf("harness: broker pid %d ready at %s after %v", cmd.Process.Pid, p.addr, time.Since(began).Round(time.Millisecond))
 }
 
 // Kill9 sends SIGKILL to the broker and waits for it to die.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/strata-broker/strata/tier/producer"
 	"github.com/strata-broker/strata/tier/record"
 	"github.com/strata-broker/strata/tier/segment"
 )
@@ -54,7 +55,10 @@ func (l *Log) AppendAsLeader(batches []record.Batch, o AppendOptions) (AppendRes
 	}
 	res := AppendResult{FirstOffset: l.leo.Load(), LastOffset: l.leo.Load() - 1,
 		LogAppendTime: appendTime, LogStartOffset: l.logStart.Load()}
+	// Check every batch first (all-or-nothing), staging the producer
+	// updates so batches of one producer are checked against each other.
 	pending := l.producers.Begin()
+	metas := make([]*producer.BatchMeta, len(batches))
 	next := res.FirstOffset
 	for i, b := range batches {
 		if err := checkBatch(b); err != nil {
@@ -79,10 +83,13 @@ func (l *Log) AppendAsLeader(batches []record.Batch, o AppendOptions) (AppendRes
 				return res, nil
 			}
 			pending.Update(m)
+			metas[i] = &m
 		}
 		next += count
 	}
-	for _, b := range batches {
+	// The state itself is updated batch by batch, so that a roll in the
+	// middle of the append snapshots exactly the batches below it.
+	for i, b := range batches {
 		b.SetBaseOffset(l.leo.Load())
 		b.SetPartitionLeaderEpoch(o.LeaderEpoch)
 		if o.LogAppendTime {
@@ -91,8 +98,10 @@ func (l *Log) AppendAsLeader(batches []record.Batch, o AppendOptions) (AppendRes
 		if err := l.appendLocked(b, now); err != nil {
 			return AppendResult{}, err
 		}
+		if metas[i] != nil {
+			l.producers.Update(*metas[i])
+		}
 	}
-	pending.Commit()
 	res.LastOffset = l.leo.Load() - 1
 	return res, l.maybeFlush(now)
 }

@@ -65,13 +65,19 @@ func plain(n int, ts int64) record.Batch {
 	return record.NewBatch(record.BuildOptions{FirstTimestamp: ts}, recs...)
 }
 
-// idem builds a batch of n records of an idempotent producer.
+// idem builds a batch of n records of an idempotent producer, stamped with
+// the real time (producer expiration looks at batch timestamps).
 func idem(pid int64, epoch int16, seq int32, n int) record.Batch {
+	return idemAt(pid, epoch, seq, n, time.Now().UnixMilli())
+}
+
+// idemAt is idem with the given create time.
+func idemAt(pid int64, epoch int16, seq int32, n int, ts int64) record.Batch {
 	recs := make([]record.Record, n)
 	for i := range recs {
 		recs[i] = record.Record{Value: fmt.Appendf(nil, "p%d-%d-%d", pid, seq, i)}
 	}
-	return record.NewBatch(record.BuildOptions{FirstTimestamp: 5000, Idempotent: true,
+	return record.NewBatch(record.BuildOptions{FirstTimestamp: ts, Idempotent: true,
 		ProducerID: pid, ProducerEpoch: epoch, BaseSequence: seq}, recs...)
 }
 

@@ -107,6 +107,8 @@ func (l *Log) replay(state *producer.State, from int64) (int, error) {
 				return n, err
 			}
 			n++
+			// TODO(transactions): control batches will end the producer's
+			// ongoing transaction here; for now they carry no state.
 			if h.ProducerID >= 0 && !h.Control {
 				state.Update(headerMeta(h))
 			}

@@ -149,25 +149,21 @@ func (l *Log) listSegmentFiles() ([]int64, error) {
 // if a scan truncates a segment that is not the last, the later segments
 // are deleted, since the log is broken there.
 func (l *Log) loadSegments(bases []int64, clean bool, recoveryPoint int64) error {
-	opts := l.segmentOptions()
 	for i, base := range bases {
 		st, err := os.Stat(segment.FileName(l.dir, base, segment.LogSuffix))
 		if err != nil {
 			return fmt.Errorf("stat segment: %w", err)
 		}
-		// Open rebuilds a segment whose tail does not frame by itself, so
-		// truncation is measured against the size before opening.
+		// Open also rebuilds damaged segments by itself, so truncation is
+		// measured against the size before opening.
+		last := i == len(bases)-1
+		opts := l.segmentOptions()
+		opts.Recover = !clean && (last || bases[i+1] > recoveryPoint)
 		s, err := segment.Open(l.dir, base, opts)
 		if err != nil {
 			return err
 		}
 		l.segs = append(l.segs, s)
-		last := i == len(bases)-1
-		if !clean && (last || bases[i+1] > recoveryPoint) {
-			if _, err := s.Recover(); err != nil {
-				return err
-			}
-		}
 		if s.Size() < st.Size() && !last {
 			l.logger.Warn("log corrupt before its last segment; deleting the later segments",
 				"segment", base, "deleted", len(bases)-i-1)

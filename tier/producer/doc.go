@@ -24,7 +24,8 @@
 //
 // A multi-batch append is checked through a [Pending] overlay, so that
 // batches of one producer inside the append are checked against each other
-// and the state changes only when the whole append is written.
+// before anything is written; the log then updates the State batch by
+// batch as it writes them.
 //
 // Snapshots: the log writes the state to "<offset:020>.snapshot" when a
 // segment rolls and on Close; a snapshot at offset N reflects every batch

@@ -166,8 +166,9 @@ func (s *State) ExpireBefore(ts int64) int {
 }
 
 // Pending stages the effects of the batches of one append, so that later
-// batches of the append are checked against earlier ones and the State
-// changes only on Commit.
+// batches of the append are checked against earlier ones before anything
+// is written. It never changes the State: the log calls State.Update for
+// each batch once it is written.
 type Pending struct {
 	s       *State
 	changed map[int64]*entry
@@ -207,12 +208,4 @@ func (p *Pending) Update(m BatchMeta) {
 		p.changed[m.ProducerID] = e
 	}
 	e.update(m)
-}
-
-// Commit applies the staged batches to the State.
-func (p *Pending) Commit() {
-	for pid, e := range p.changed {
-		p.s.producers[pid] = e
-	}
-	p.changed = nil
 }

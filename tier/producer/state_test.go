@@ -87,11 +87,7 @@ func TestPending(t *testing.T) {
 		t.Fatalf("staged retry: %+v", dup)
 	}
 	if last, _ := s.Last(1); last.LastSeq != 0 || s.Len() != 1 {
-		t.Fatalf("state changed before commit: %+v", last)
-	}
-	p.Commit()
-	if last, _ := s.Last(1); last.LastSeq != 2 || s.Len() != 2 {
-		t.Fatalf("after commit: %+v, %d producers", last, s.Len())
+		t.Fatalf("staging changed the state: %+v", last)
 	}
 }
 

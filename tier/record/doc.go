@@ -7,16 +7,22 @@
 // as Kafka does on produce (magic, framing, CRC-32C, record count, size,
 // keys for compacted topics); [Split] frames the concatenated batches of a
 // produce request or a log region; [ValidPrefix] finds the intact part of a
-// torn log file during recovery. [Batch.Records] decompresses (through
-// franz-go's kgo decompressor) and parses the records, for the few callers
-// that need them: the compaction cleaner, coordinators, tools. [Build] and
-// [NewBatch] encode batches, for the cleaner, tests and tools.
+// torn log file during recovery. [Batch.Records] decompresses and parses the
+// records, for the few callers that need them: the compaction cleaner,
+// coordinators, tools. [Build] and [NewBatch] encode batches (compressing
+// with franz-go's kgo compressors), for the cleaner, tests and tools.
+//
+// Decompression uses the codec libraries kgo itself uses (klauspost/compress,
+// pierrec/lz4) directly, with every codec bounded by [MaxDecompressedBytes]
+// and declared sizes checked before anything is allocated for them:
+// kgo.DefaultDecompressor would let a few bytes of snappy or zstd from a
+// client claim 2 GiB.
 //
 // Concurrency: a Batch has no state beyond its bytes. Reading accessors on
 // one Batch from several goroutines is safe as long as nobody calls a setter
 // at the same time; setters must be serialized by the caller (in the broker
 // the owning partition log's lock does this). Package-level compressors and
-// the decompressor are pooled and safe for concurrent use.
+// decompressors are pooled and safe for concurrent use.
 //
 // Byte layout of a batch (big-endian; offsets in bytes):
 //

@@ -29,7 +29,9 @@ type Header struct {
 const minRecordSize = 7
 
 // Records decompresses the batch if needed and parses its records. The
-// batch's framing is checked but not its CRC (see Validate).
+// batch's framing is checked but not its CRC (see Validate). Malformed
+// records are ErrCorrupt; records decompressing beyond MaxDecompressedBytes
+// are ErrTooLarge.
 func (b Batch) Records() ([]Record, error) {
 	if err := checkFrame(b); err != nil {
 		return nil, err
@@ -43,15 +45,8 @@ func (b Batch) Records() ([]Record, error) {
 		return nil, err
 	}
 	recs := make([]Record, n)
-	for i := range recs {
-		used, err := parseRecord(data, &recs[i], true)
-		if err != nil {
-			return nil, fmt.Errorf("record %d of %d: %w", i, n, err)
-		}
-		data = data[used:]
-	}
-	if len(data) != 0 {
-		return nil, fmt.Errorf("%d bytes after the last of %d records: %w", len(data), n, ErrCorrupt)
+	if err := parseRecords(data, n, recs, false); err != nil {
+		return nil, err
 	}
 	return recs, nil
 }
@@ -74,15 +69,20 @@ func checkCount(data []byte, n int32) error {
 	return nil
 }
 
-// scanRecords checks, without allocating, that data holds exactly n
-// well-formed records and, with requireKeys, that none has a null key.
-func scanRecords(data []byte, n int32, requireKeys bool) error {
+// parseRecords checks that data holds exactly n well-formed records and,
+// with requireKeys, that none has a null key. With out (len n) it decodes
+// the records into out; without, it allocates nothing.
+func parseRecords(data []byte, n int32, out []Record, requireKeys bool) error {
 	if err := checkCount(data, n); err != nil {
 		return err
 	}
-	var rec Record
+	var scratch Record
 	for i := int32(0); i < n; i++ {
-		used, err := parseRecord(data, &rec, false)
+		rec := &scratch
+		if out != nil {
+			rec = &out[i]
+		}
+		used, err := parseRecord(data, rec, out != nil)
 		if err != nil {
 			return fmt.Errorf("record %d of %d: %w", i, n, err)
 		}

@@ -77,7 +77,7 @@ func Validate(b Batch, o ValidateOptions) error {
 	if err != nil {
 		return err
 	}
-	return scanRecords(data, n, o.RequireKeys)
+	return parseRecords(data, n, nil, o.RequireKeys)
 }
 
 // CheckCRC reports ErrCorrupt when the stored CRC does not match the

@@ -38,6 +38,9 @@ type Options struct {
 	IndexIntervalBytes int
 	// Logger receives recovery warnings; nil means slog.Default().
 	Logger *slog.Logger
+	// Recover makes Open scan the log with Recover instead of trusting it
+	// (after an unclean shutdown).
+	Recover bool
 }
 
 // Segment is one segment of a partition log: its .log file and two sparse
@@ -101,10 +104,11 @@ func Create(dir string, base int64, opts Options) (*Segment, error) {
 	return s, nil
 }
 
-// Open opens the existing segment at base in dir without scanning its log:
-// it loads the indexes and reads the batch headers after the last offset
-// index entry to find the next offset. Missing or damaged index files, or
-// a tail that does not frame, are rebuilt by Recover.
+// Open opens the existing segment at base in dir. Without opts.Recover it
+// does not scan the log: it loads the indexes and reads the batch headers
+// after the last offset index entry to find the next offset; missing or
+// damaged index files, or a tail that does not frame, make it run Recover.
+// With opts.Recover it always runs Recover.
 func Open(dir string, base int64, opts Options) (*Segment, error) {
 	s := newSegment(dir, base, opts)
 	path := s.LogPath()
@@ -129,11 +133,13 @@ func Open(dir string, base int64, opts Options) (*Segment, error) {
 	if err == nil {
 		err = s.ix.check(s.size)
 	}
-	if err == nil {
+	if err == nil && !opts.Recover {
 		err = s.scanTail()
 	}
-	if err != nil {
-		s.log.Warn("segment indexes unusable, rebuilding from the log", "segment", path, "err", err)
+	if err != nil || opts.Recover {
+		if err != nil {
+			s.log.Warn("segment indexes unusable, rebuilding from the log", "segment", path, "err", err)
+		}
 		if _, err := s.Recover(); err != nil {
 			_ = s.Close()
 			return nil, fmt.Errorf("open segment %s: %w", path, err)
@@ -146,10 +152,10 @@ func Open(dir string, base int64, opts Options) (*Segment, error) {
 // the batch headers after the last offset index entry. Caller holds mu (or
 // owns the segment exclusively).
 func (s *Segment) scanTail() error {
-	start := int64(0)
+	start, wantLast := int64(0), int64(-1)
 	s.next, s.maxTs, s.maxOff = s.base, -1, -1
 	if e, ok := s.ix.off.last(); ok {
-		start = int64(e.pos)
+		start, wantLast = int64(e.pos), s.base+int64(e.rel)
 	}
 	if e, ok := s.ix.time.last(); ok {
 		s.maxTs, s.maxOff = e.ts, s.base+int64(e.rel)
@@ -165,6 +171,9 @@ func (s *Segment) scanTail() error {
 		}
 		if err := s.checkOrder(h.BaseOffset, h.LastOffset); err != nil {
 			return err
+		}
+		if wantLast >= 0 && h.Pos == start && h.LastOffset != wantLast {
+			return fmt.Errorf("offset index names offset %d for the batch at %d ending at %d: %w", wantLast, start, h.LastOffset, errBadIndex)
 		}
 		s.next = h.LastOffset + 1
 		if h.MaxTimestamp > s.maxTs {
