@@ -59,4 +59,3 @@ func (e *Env) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsRequ
 	}
 	return e.Partitions.Sync()
 }
-

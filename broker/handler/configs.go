@@ -46,10 +46,7 @@ func (e *Env) alterTopicConfigs(ctx context.Context, topic string, next map[stri
 	if _, ok := e.Cache.Topic(topic); !ok {
 		return metadata.ErrUnknownTopic
 	}
-	if err := config.ValidateTopicConfigs(next); err != nil {
-		return err
-	}
-	if _, err := e.Cfg.ResolveTopic(next); err != nil {
+	if err := e.Cfg.ValidateTopic(next); err != nil {
 		return err
 	}
 	if validateOnly {

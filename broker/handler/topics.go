@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
 )
 
@@ -32,10 +31,7 @@ func (e *Env) createTopic(ctx context.Context, spec topicSpec, validateOnly bool
 	if err := metadata.ValidateTopicName(spec.name); err != nil {
 		return metadata.Topic{}, err
 	}
-	if err := config.ValidateTopicConfigs(spec.configs); err != nil {
-		return metadata.Topic{}, err
-	}
-	if _, err := e.Cfg.ResolveTopic(spec.configs); err != nil {
+	if err := e.Cfg.ValidateTopic(spec.configs); err != nil {
 		return metadata.Topic{}, err
 	}
 	parts, err := e.place(spec, 0)

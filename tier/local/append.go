@@ -234,18 +234,21 @@ func (l *Log) maybeFlush(nowMs int64) error {
 }
 
 // flushLocked fdatasyncs the segments that may hold unflushed data and
-// advances the recovery point to the log end. Caller holds mu.
+// advances the recovery point to the log end. A failed sync fails the log:
+// the kernel may have dropped the dirty pages. Caller holds mu.
 func (l *Log) flushLocked() error {
 	for _, s := range l.segs {
 		if s.NextOffset() <= l.recoveryPoint && s != l.active() {
 			continue
 		}
 		if err := s.Flush(); err != nil {
-			return err
+			l.failed = fmt.Errorf("local: log %s failed: %w", l.dir, err)
+			return l.failed
 		}
 	}
 	if err := segment.SyncDir(l.dir); err != nil {
-		return err
+		l.failed = fmt.Errorf("local: log %s failed: %w", l.dir, err)
+		return l.failed
 	}
 	l.recoveryPoint = l.leo.Load()
 	l.lastFlushMs = l.cfg.Now().UnixMilli()
@@ -285,19 +288,26 @@ func (l *Log) flushRolled() error {
 		}
 	}
 	l.mu.Unlock()
+	var err error
 	for _, s := range segs {
-		if err := s.Flush(); err != nil {
-			if errors.Is(err, segment.ErrClosed) {
-				return nil // deleted or truncated away meanwhile
-			}
-			return err
+		if err = s.Flush(); err != nil {
+			break
 		}
 	}
-	if err := segment.SyncDir(l.dir); err != nil {
-		return err
+	if err == nil {
+		err = segment.SyncDir(l.dir)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if errors.Is(err, segment.ErrClosed) {
+		return nil // deleted or truncated away meanwhile
+	}
+	if err != nil {
+		if !l.closed {
+			l.failed = fmt.Errorf("local: log %s failed: %w", l.dir, err)
+		}
+		return err
+	}
 	if l.closed || gen != l.truncations || target <= l.recoveryPoint {
 		return nil
 	}

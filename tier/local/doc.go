@@ -49,6 +49,6 @@
 // Segment's own lock. The Log owns one goroutine, the roll flusher, started
 // by Open and stopped by Close and Delete; it holds Log.mu only to pick the
 // segments and to advance the recovery point, never during an fdatasync.
-// After a failed write or truncation the log is failed: appends and
+// After a failed write, sync or truncation the log is failed: appends and
 // truncations return the same error until it is reopened.
 package local

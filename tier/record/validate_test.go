@@ -181,3 +181,18 @@ func TestValidPrefix(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkValidate(b *testing.B) {
+	for _, c := range []Codec{None, Zstd} {
+		batch := keyed(c)
+		b.Run(c.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(batch)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := Validate(batch, ValidateOptions{RequireKeys: true, MaxBatchBytes: 1 << 20}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -4,11 +4,18 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"testing"
 
 	"github.com/strata-broker/strata/tier/record"
 )
+
+// TestMain silences the recovery warnings the tests provoke on purpose.
+func TestMain(m *testing.M) {
+	slog.SetDefault(slog.New(slog.DiscardHandler))
+	os.Exit(m.Run())
+}
 
 // testBatch builds a batch of n records at base whose timestamps start at ts
 // and grow by one per record.
