@@ -2,6 +2,7 @@ package handler
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/strata-broker/strata/tier/record"
@@ -12,9 +13,10 @@ import (
 // Produce: v3-13
 //
 // Behavior:
-// * Each partition's records are split into v2 batches and every batch is
-//   validated (magic, lengths, CRC-32C, record count, max.message.bytes,
-//   keys on compacted topics) before anything of that partition is appended.
+// * Each partition carries exactly one v2 batch (as Kafka requires from
+//   v3), validated (magic, lengths, CRC-32C, record count, max.message.bytes,
+//   keys on compacted topics) before it is appended; zstd before v7 is
+//   UNSUPPORTED_COMPRESSION_TYPE.
 // * Offsets are assigned without re-encoding the records; with
 //   message.timestamp.type=LogAppendTime the batch timestamps and CRC are
 //   rewritten.
@@ -56,14 +58,16 @@ func handleProduce(_ context.Context, env *Env, req *Request) (Result, error) {
 			}
 			cfg := p.Config()
 			batches, err := record.Split(rp.Records)
-			if err == nil && len(batches) == 0 {
-				err = record.ErrCorrupt
+			if err == nil && len(batches) != 1 {
+				err = fmt.Errorf("%w: produce v3+ carries exactly one batch per partition, got %d", record.ErrInvalidRecord, len(batches))
 			}
-			for _, b := range batches {
-				if err != nil {
-					break
-				}
-				err = record.Validate(b, record.ValidateOptions{MaxBatchBytes: int(cfg.MaxMessageBytes), RequireKeys: cfg.Compact})
+			if err == nil && r.Version < 7 && batches[0].Codec() == record.Zstd {
+				sp.ErrorCode = kerr.UnsupportedCompressionType.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
+			if err == nil {
+				err = record.Validate(batches[0], record.ValidateOptions{MaxBatchBytes: int(cfg.MaxMessageBytes), RequireKeys: cfg.Compact})
 			}
 			if err == nil {
 				res, aerr := p.Append(batches, now)

@@ -23,7 +23,7 @@ func errorCode(err error) int16 {
 	case errors.Is(err, record.ErrInvalidRecord):
 		return kerr.InvalidRecord.Code
 	case errors.Is(err, record.ErrUnsupportedMagic):
-		return kerr.UnsupportedForMessageFormat.Code
+		return kerr.InvalidRecord.Code // Kafka: magic < 2 in produce v3+
 	case errors.Is(err, record.ErrCorrupt):
 		return kerr.CorruptMessage.Code
 	case errors.Is(err, producer.ErrOutOfOrderSequence):
