@@ -1,0 +1,277 @@
+package group
+
+import (
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/strata-broker/strata/config"
+	"github.com/strata-broker/strata/tier/local"
+	"github.com/strata-broker/strata/tier/record"
+	"github.com/strata-broker/strata/tier/segment"
+)
+
+// newMemberJoinTimeout bounds how long a new member's parked JoinGroup
+// keeps it in the group without heartbeats (Kafka's
+// GroupCoordinator.NewMemberJoinTimeoutMs).
+const newMemberJoinTimeout = 5 * time.Minute
+
+// Config is the coordinator's share of the broker configuration.
+type Config struct {
+	InitialRebalanceDelay  time.Duration // group.initial.rebalance.delay.ms
+	MinSessionTimeout      time.Duration // group.min.session.timeout.ms
+	MaxSessionTimeout      time.Duration // group.max.session.timeout.ms
+	MaxSize                int           // group.max.size
+	OffsetsRetention       time.Duration // offsets.retention.minutes
+	RetentionCheckInterval time.Duration // offsets.retention.check.interval.ms
+	MaxMetadataBytes       int           // offset.metadata.max.bytes (4096)
+}
+
+// ConfigFrom takes the group settings of a broker configuration.
+func ConfigFrom(b *config.Broker) Config {
+	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+	return Config{
+		InitialRebalanceDelay:  ms(b.GroupInitialRebalanceDelayMs),
+		MinSessionTimeout:      ms(b.GroupMinSessionTimeoutMs),
+		MaxSessionTimeout:      ms(b.GroupMaxSessionTimeoutMs),
+		MaxSize:                int(b.GroupMaxSize),
+		OffsetsRetention:       time.Duration(b.OffsetsRetentionMinutes) * time.Minute,
+		RetentionCheckInterval: ms(b.OffsetsRetentionCheckIntervalMs),
+		MaxMetadataBytes:       4096,
+	}
+}
+
+// Log is what the coordinator needs of a __consumer_offsets partition it
+// leads; *partition.Partition implements it. On a single broker an
+// appended batch is committed.
+type Log interface {
+	Append(batches []record.Batch, now int64) (local.AppendResult, error)
+	Read(offset int64, maxBytes int) (segment.Slice, error)
+	LogStartOffset() int64
+	HighWatermark() int64
+}
+
+// Coordinator is the group coordinator of one broker: it owns the groups
+// of the __consumer_offsets partitions this broker leads.
+type Coordinator struct {
+	cfg Config
+	log *slog.Logger
+	clk clock
+
+	mu            sync.RWMutex
+	closed        bool
+	numPartitions int32 // partitions of __consumer_offsets; 0 while it does not exist
+	shards        map[int32]*shard
+}
+
+// shard is one led __consumer_offsets partition and its groups.
+type shard struct {
+	index int32
+	epoch int32
+	log   Log
+	stop  chan struct{} // closed when the shard is resigned
+
+	// Guarded by Coordinator.mu.
+	loaded bool
+	groups map[string]*Group
+}
+
+// New returns a coordinator that leads no partition yet; see Elect, or Run
+// to follow the metadata.
+func New(cfg Config, log *slog.Logger) *Coordinator {
+	if log == nil {
+		log = slog.Default()
+	}
+	if cfg.MaxSize <= 0 {
+		cfg.MaxSize = math.MaxInt32
+	}
+	if cfg.MaxMetadataBytes <= 0 {
+		cfg.MaxMetadataBytes = 4096
+	}
+	return &Coordinator{cfg: cfg, log: log, clk: realClock{}, shards: map[int32]*shard{}}
+}
+
+// SetPartitionCount records how many partitions __consumer_offsets has
+// (0: it does not exist), which decides every group's partition.
+func (c *Coordinator) SetPartitionCount(n int32) {
+	c.mu.Lock()
+	c.numPartitions = n
+	c.mu.Unlock()
+}
+
+// Elect makes this broker the coordinator of partition index at leader
+// epoch epoch: the partition is loaded in the background, and its groups
+// answer ErrLoadInProgress until that is done. Electing the same epoch and
+// log again does nothing; a new epoch or log reloads.
+func (c *Coordinator) Elect(index, epoch int32, l Log) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	old := c.shards[index]
+	if old != nil && old.epoch == epoch && old.log == l {
+		c.mu.Unlock()
+		return
+	}
+	sh := &shard{index: index, epoch: epoch, log: l, stop: make(chan struct{}), groups: map[string]*Group{}}
+	c.shards[index] = sh
+	c.mu.Unlock()
+	if old != nil {
+		c.unload(old)
+	}
+	c.log.Info("loading group coordinator partition", "partition", index, "epoch", epoch)
+	go c.load(sh)
+}
+
+// Resign gives up partition index: its groups are dropped from memory and
+// their waiting requests answered with ErrNotCoordinator.
+func (c *Coordinator) Resign(index int32) {
+	c.mu.Lock()
+	sh := c.shards[index]
+	delete(c.shards, index)
+	c.mu.Unlock()
+	if sh != nil {
+		c.log.Info("resigned group coordinator partition", "partition", index)
+		c.unload(sh)
+	}
+}
+
+// Led returns the partitions this broker coordinates and their epochs.
+func (c *Coordinator) Led() map[int32]int32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make(map[int32]int32, len(c.shards))
+	for i, sh := range c.shards {
+		out[i] = sh.epoch
+	}
+	return out
+}
+
+// Loaded reports whether partition index is led here and fully loaded.
+func (c *Coordinator) Loaded(index int32) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	sh := c.shards[index]
+	return sh != nil && sh.loaded
+}
+
+// Close resigns every partition and refuses further requests with
+// ErrCoordinatorNotAvailable. Call it before the partitions' logs close.
+func (c *Coordinator) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	shards := c.shards
+	c.shards = map[int32]*shard{}
+	c.mu.Unlock()
+	for _, sh := range shards {
+		c.unload(sh)
+	}
+	return nil
+}
+
+// unload stops a detached shard's groups.
+func (c *Coordinator) unload(sh *shard) {
+	close(sh.stop)
+	c.mu.Lock()
+	groups := sh.groups
+	sh.groups = map[string]*Group{}
+	c.mu.Unlock()
+	for _, g := range groups {
+		g.mu.Lock()
+		g.drop(ErrNotCoordinator)
+		g.mu.Unlock()
+	}
+}
+
+// lookup finds the named group, creating an Empty one when create is set.
+// It returns (nil, nil) for a missing group that is not to be created.
+func (c *Coordinator) lookup(name string, create bool) (*Group, error) {
+	c.mu.RLock()
+	g, sh, err := c.find(name)
+	c.mu.RUnlock()
+	if err != nil || g != nil || !create {
+		return g, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g, sh, err = c.find(name)
+	if err != nil || g != nil {
+		return g, err
+	}
+	g = newGroup(c, sh, name)
+	sh.groups[name] = g
+	return g, nil
+}
+
+// find locates the group's shard and the group in it. c.mu must be held.
+func (c *Coordinator) find(name string) (*Group, *shard, error) {
+	if c.closed {
+		return nil, nil, ErrCoordinatorNotAvailable
+	}
+	if c.numPartitions <= 0 {
+		return nil, nil, ErrNotCoordinator
+	}
+	sh := c.shards[PartitionFor(name, c.numPartitions)]
+	switch {
+	case sh == nil:
+		return nil, nil, ErrNotCoordinator
+	case !sh.loaded:
+		return nil, nil, ErrLoadInProgress
+	}
+	return sh.groups[name], sh, nil
+}
+
+// withGroup runs fn on the named group with its lock held. A missing group
+// is created when create is set, else ErrGroupNotFound is returned. A group
+// removed between lookup and lock is looked up again.
+func (c *Coordinator) withGroup(name string, create bool, fn func(*Group) error) error {
+	for range 3 {
+		g, err := c.lookup(name, create)
+		if err != nil {
+			return err
+		}
+		if g == nil {
+			return ErrGroupNotFound
+		}
+		g.mu.Lock()
+		if g.removed {
+			g.mu.Unlock()
+			continue
+		}
+		err = fn(g)
+		g.mu.Unlock()
+		return err
+	}
+	return ErrCoordinatorNotAvailable
+}
+
+// forget removes a group that has turned Dead from its shard. The group's
+// lock is held by the caller (lock order: Group.mu → Coordinator.mu).
+func (c *Coordinator) forget(g *Group) {
+	c.mu.Lock()
+	if g.sh.groups[g.name] == g {
+		delete(g.sh.groups, g.name)
+	}
+	c.mu.Unlock()
+}
+
+// groups returns every group of the loaded shards, and whether some led
+// shard is still loading.
+func (c *Coordinator) allGroups() ([]*Group, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []*Group
+	loading := false
+	for _, sh := range c.shards {
+		if !sh.loaded {
+			loading = true
+			continue
+		}
+		for _, g := range sh.groups {
+			out = append(out, g)
+		}
+	}
+	return out, loading
+}
