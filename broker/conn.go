@@ -42,9 +42,14 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	}()
 
 	br := bufio.NewReaderSize(c, 64<<10)
+	// spare is a frame buffer free for reuse: only a produce request's
+	// frame is, once handled, since no other state keeps its bytes (kmsg
+	// decodes byte fields as views of the frame).
+	var spare []byte
 loop:
 	for {
-		frame, err := wire.ReadFrame(br, s.cfg.SocketRequestMaxBytes)
+		frame, err := wire.ReadFrame(br, s.cfg.SocketRequestMaxBytes, spare)
+		spare = nil
 		if err != nil {
 			switch {
 			case errors.Is(err, wire.ErrFrameTooLarge), errors.Is(err, wire.ErrMalformed):
@@ -60,8 +65,12 @@ loop:
 		case <-ctx.Done():
 			break loop
 		}
-		if async := s.dispatch(ctx, frame, p, log); !async && p.err != nil {
+		async := s.dispatch(ctx, frame, p, log)
+		if !async && p.err != nil {
 			break
+		}
+		if !async && frame[0] == 0 && frame[1] == 0 { // api key 0: Produce
+			spare = frame
 		}
 	}
 	close(queue)

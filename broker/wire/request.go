@@ -27,8 +27,9 @@ type Header struct {
 }
 
 // ReadFrame reads one size-prefixed frame from r. The size is checked against
-// maxSize before any buffer is allocated.
-func ReadFrame(r io.Reader, maxSize int32) ([]byte, error) {
+// maxSize before any buffer is allocated. When buf has room, the frame is
+// read into it instead of a new buffer.
+func ReadFrame(r io.Reader, maxSize int32, buf []byte) ([]byte, error) {
 	var sz [4]byte
 	if _, err := io.ReadFull(r, sz[:]); err != nil {
 		return nil, err
@@ -40,7 +41,11 @@ func ReadFrame(r io.Reader, maxSize int32) ([]byte, error) {
 	if n > maxSize {
 		return nil, fmt.Errorf("%w: %d > %d", ErrFrameTooLarge, n, maxSize)
 	}
-	buf := make([]byte, n)
+	if int32(cap(buf)) >= n {
+		buf = buf[:n]
+	} else {
+		buf = make([]byte, n)
+	}
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return nil, fmt.Errorf("read frame body: %w", err)
 	}

@@ -27,7 +27,7 @@ func TestParseRoundTrip(t *testing.T) {
 		topic.Topic = kmsg.StringPtr("orders")
 		req.Topics = append(req.Topics, topic)
 		framed := encodeRequest(req, 42, "cli")
-		frame, err := ReadFrame(bytes.NewReader(framed), 1<<20)
+		frame, err := ReadFrame(bytes.NewReader(framed), 1<<20, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +51,7 @@ func TestParseRoundTrip(t *testing.T) {
 func TestReadFrameTooLarge(t *testing.T) {
 	var b [4]byte
 	binary.BigEndian.PutUint32(b[:], 1<<30)
-	_, err := ReadFrame(bytes.NewReader(b[:]), 1024)
+	_, err := ReadFrame(bytes.NewReader(b[:]), 1024, nil)
 	if !errors.Is(err, ErrFrameTooLarge) {
 		t.Fatalf("got %v", err)
 	}
@@ -121,7 +121,7 @@ func TestFetchRegionsOverTCP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := ReadFrame(c, 1<<30)
+		got, err := ReadFrame(c, 1<<30, nil)
 		c.Close()
 		ln.Close()
 		if err != nil {

@@ -259,7 +259,9 @@ func TestTopicConfigs(t *testing.T) {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
-	set := func(k, v string) kadm.AlterConfig { return kadm.AlterConfig{Op: kadm.SetConfig, Name: k, Value: kadm.StringPtr(v)} }
+	set := func(k, v string) kadm.AlterConfig {
+		return kadm.AlterConfig{Op: kadm.SetConfig, Name: k, Value: kadm.StringPtr(v)}
+	}
 
 	resps, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{
 		set("segment.bytes", "16384"),

@@ -58,8 +58,8 @@ func TestRestartKeepsDataConfigsAndIDs(t *testing.T) {
 		}
 	}
 	harness.CreateTopic(t, adm, "restart-deleted", 1, nil)
-	if _, err := adm.DeleteTopic(testCtx(t), "restart-deleted"); err != nil {
-		t.Fatalf("delete topic: %v", err)
+	if r, err := adm.DeleteTopic(testCtx(t), "restart-deleted"); err != nil || r.Err != nil {
+		t.Fatalf("delete topic: %v %v", err, r.Err)
 	}
 	produceSync(t, b.Client(kgo.RecordPartitioner(kgo.ManualPartitioner())), all...)
 
