@@ -137,3 +137,14 @@ func TestMessageTooLarge(t *testing.T) {
 		t.Errorf("kgo produce of 3000 bytes to a 2048-byte topic: %v, want MESSAGE_TOO_LARGE", err)
 	}
 }
+
+// TestProduceToMissingPartition checks UNKNOWN_TOPIC_OR_PARTITION for a
+// partition the topic does not have.
+func TestProduceToMissingPartition(t *testing.T) {
+	b := harness.Start(t, nil)
+	id := harness.CreateTopic(t, b.Admin(), "one-partition", 1, nil)
+	batch := buildBatch(batchSpec{ProducerID: -1, FirstTs: time.Now().UnixMilli(), Records: []rawRecord{{Value: []byte("nowhere")}}})
+	if pr := produceRaw(t, b.Client(), "one-partition", id, 5, batch); pr.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("produce to partition 5 of 1: error %v, want UNKNOWN_TOPIC_OR_PARTITION", kerr.ErrorForCode(pr.ErrorCode))
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -149,4 +150,40 @@ func TestFetchLongPoll(t *testing.T) {
 		t.Fatalf("fetch with max wait 5s returned after %v although a record was produced at ~300ms", r.elapsed)
 	}
 	t.Logf("parked fetch returned after %v", r.elapsed)
+}
+
+// TestLogAppendTime checks message.timestamp.type=LogAppendTime: the broker
+// stamps the batch with its own clock and consumers see that timestamp.
+func TestLogAppendTime(t *testing.T) {
+	b := harness.Start(t, nil)
+	const topic = "log-append-time"
+	harness.CreateTopic(t, b.Admin(), topic, 1, map[string]string{"message.timestamp.type": "LogAppendTime"})
+	old := time.Now().Add(-24 * time.Hour).Truncate(time.Millisecond)
+	before := time.Now().Truncate(time.Millisecond)
+	produceSync(t, b.Client(), &kgo.Record{Topic: topic, Value: []byte("stamped"), Timestamp: old})
+	after := time.Now()
+	got := harness.ReadAll(t, b.Addr(), topic)[0]
+	if len(got) != 1 {
+		t.Fatalf("read %d records, want 1", len(got))
+	}
+	r := got[0]
+	if r.Attrs.TimestampType() != 1 || r.Timestamp.Before(before) || r.Timestamp.After(after) {
+		t.Errorf("timestamp %v (type %d), want the broker's append time in [%v, %v] (type 1)", r.Timestamp, r.Attrs.TimestampType(), before, after)
+	}
+}
+
+// TestFetchOutOfRange checks OFFSET_OUT_OF_RANGE for a fetch past the end.
+func TestFetchOutOfRange(t *testing.T) {
+	b := harness.Start(t, nil)
+	const topic = "out-of-range"
+	id := harness.CreateTopic(t, b.Admin(), topic, 1, nil)
+	cl := b.Client()
+	produceSync(t, cl, &kgo.Record{Topic: topic, Value: []byte("only")})
+	fp, err := fetchRaw(testCtx(t), cl, topic, id, 0, 100, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fp.ErrorCode != kerr.OffsetOutOfRange.Code || fp.HighWatermark != 1 {
+		t.Errorf("fetch at 100 of a 1-record log: error %v, high watermark %d; want OFFSET_OUT_OF_RANGE, 1", kerr.ErrorForCode(fp.ErrorCode), fp.HighWatermark)
+	}
 }

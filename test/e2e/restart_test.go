@@ -91,14 +91,15 @@ func TestRestartKeepsDataConfigsAndIDs(t *testing.T) {
 }
 
 // TestKill9DuringIdempotentProduce streams 20k records with an idempotent
-// acks=all producer into the real binary, SIGKILLs it mid-stream, restarts
-// it, lets the producer finish, and checks that every acknowledged record
-// is in the log exactly once at its acked offset, with no duplicates and
-// per-partition produce order kept.
+// acks=all producer into the real binary, SIGKILLs it twice mid-stream
+// (restarting it each time), lets the producer finish, and checks that
+// every acknowledged record is in the log exactly once at its acked offset,
+// with no duplicates and per-partition produce order kept.
 func TestKill9DuringIdempotentProduce(t *testing.T) {
 	// A short session lets the restarted broker re-register once the dead one's lease lapses.
 	p := harness.StartProcess(t, map[string]string{"broker.session.timeout.ms": "3000"})
-	const topic, partitions, total, killAfter = "crash", 3, 20000, 4000
+	const topic, partitions, total = "crash", 3, 20000
+	killAt := []int64{4000, 12000}
 	harness.CreateTopic(t, harness.NewAdmin(t, p.Addr()), topic, partitions, nil)
 
 	cl := harness.NewClient(t, p.Addr(),
@@ -107,18 +108,12 @@ func TestKill9DuringIdempotentProduce(t *testing.T) {
 		kgo.MaxBufferedRecords(2000),
 		kgo.RecordDeliveryTimeout(60*time.Second),
 	)
-	type ack struct {
-		partition int32
-		offset    int64
-	}
 	var (
-		mu      sync.Mutex
-		acked   = map[int]ack{}
-		failed  = map[int]error{}
-		nAcked  atomic.Int64
-		killNow = make(chan struct{})
-		once    sync.Once
-		wg      sync.WaitGroup
+		mu     sync.Mutex
+		acked  = map[int]int64{} // record index → acked offset
+		failed = map[int]error{}
+		nAcked atomic.Int64
+		wg     sync.WaitGroup
 	)
 	ctx := testCtx(t)
 	wg.Add(total)
@@ -133,21 +128,25 @@ func TestKill9DuringIdempotentProduce(t *testing.T) {
 					failed[i] = err
 					return
 				}
-				acked[i] = ack{r.Partition, r.Offset}
-				if nAcked.Add(1) == killAfter {
-					once.Do(func() { close(killNow) })
-				}
+				acked[i] = r.Offset
+				nAcked.Add(1)
 			})
 		}
 	}()
-	select {
-	case <-killNow:
-	case <-ctx.Done():
-		t.Fatalf("only %d records acked before the deadline", nAcked.Load())
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for _, at := range killAt {
+		for nAcked.Load() < at {
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				t.Fatalf("only %d records acked before the deadline, waiting for %d", nAcked.Load(), at)
+			}
+		}
+		p.Kill9()
+		t.Logf("killed broker after %d acks", nAcked.Load())
+		p.Restart()
 	}
-	p.Kill9()
-	t.Logf("killed broker after %d acks", nAcked.Load())
-	p.Restart()
 
 	waited := make(chan struct{})
 	go func() { wg.Wait(); close(waited) }()
@@ -163,8 +162,13 @@ func TestKill9DuringIdempotentProduce(t *testing.T) {
 		t.Logf("e.g. record %d failed: %v", i, err)
 		break
 	}
+	checkCrashLog(t, harness.ReadAll(t, p.Addr(), topic), acked)
+}
 
-	got := harness.ReadAll(t, p.Addr(), topic)
+// checkCrashLog checks a log of "%06d" record indexes: no index twice,
+// increasing within each partition, and every acked index at its offset.
+func checkCrashLog(t *testing.T, got map[int32][]*kgo.Record, acked map[int]int64) {
+	t.Helper()
 	seen := map[int]int64{} // record index → offset
 	for part, recs := range got {
 		last := -1
@@ -184,16 +188,16 @@ func TestKill9DuringIdempotentProduce(t *testing.T) {
 		}
 	}
 	missing := 0
-	for i, a := range acked {
-		off, ok := seen[i]
+	for i, off := range acked {
+		got, ok := seen[i]
 		switch {
 		case !ok:
 			missing++
 			if missing <= 5 {
-				t.Errorf("acked record %d (partition %d offset %d) is missing", i, a.partition, a.offset)
+				t.Errorf("acked record %d (offset %d) is missing", i, off)
 			}
-		case off != a.offset:
-			t.Errorf("acked record %d: acked at offset %d, found at %d", i, a.offset, off)
+		case got != off:
+			t.Errorf("acked record %d: acked at offset %d, found at %d", i, off, got)
 		}
 	}
 	if missing > 0 {

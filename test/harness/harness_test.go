@@ -55,3 +55,20 @@ func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+func TestMain(m *testing.M) { Main(m) }
+
+// TestProcessRestartAndKill9 exercises the real binary: graceful restart,
+// SIGKILL and restart after the crash, on a stable address.
+func TestProcessRestartAndKill9(t *testing.T) {
+	p := StartProcess(t, map[string]string{"broker.session.timeout.ms": "3000"})
+	p.Restart()
+	p.Kill9()
+	if p.Running() {
+		t.Fatal("process still running after Kill9")
+	}
+	p.Restart()
+	if err := Ping(context.Background(), p.Addr()); err != nil {
+		t.Fatalf("ping after crash restart: %v", err)
+	}
+}

@@ -27,7 +27,6 @@ const startTimeout = 60 * time.Second
 // Broker is a Strata broker running inside the test process.
 type Broker struct {
 	t         testing.TB
-	dir       string            // root of everything the broker writes
 	settings  map[string]string // config keys passed to config.Parse
 	logPath   string
 	logFile   *os.File
@@ -47,7 +46,7 @@ type Broker struct {
 func Start(t testing.TB, overrides map[string]string) *Broker {
 	t.Helper()
 	dir := t.TempDir()
-	b := &Broker{t: t, dir: dir, logPath: filepath.Join(dir, "broker.log")}
+	b := &Broker{t: t, logPath: filepath.Join(dir, "broker.log")}
 	b.settings = BaseConfig(filepath.Join(dir, "data"), 0)
 	maps.Copy(b.settings, overrides)
 	f, err := os.OpenFile(b.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
