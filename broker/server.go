@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/strata-broker/strata/broker/group"
 	"github.com/strata-broker/strata/broker/handler"
 	"github.com/strata-broker/strata/broker/partition"
 	"github.com/strata-broker/strata/config"
@@ -86,6 +87,12 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		}
 	}()
 
+	ld, err := openLogDir(s.cfg.LogDirs[0], s.cfg.NodeID)
+	if err != nil {
+		return err
+	}
+	cleanups = append(cleanups, ld.close)
+
 	endpoints := s.cfg.EtcdEndpoints
 	if len(endpoints) == 0 {
 		emb, err := etcdstore.StartEmbedded(filepath.Join(s.cfg.LogDirs[0], "etcd"), s.log)
@@ -102,6 +109,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	cleanups = append(cleanups, store.Close)
 
 	self := handler.SelfBroker(s.cfg, s.addr)
+	self.Incarnation = ld.incarnation
 	reg, err := s.register(ctx, store, self)
 	if err != nil {
 		return err
@@ -116,16 +124,19 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		s.log.Error("open partitions", "err", err)
 	}
 	cleanups = append(cleanups, parts.Close)
+	groups := group.New(group.ConfigFrom(s.cfg), s.log)
+	cleanups = append(cleanups, groups.Close) // runs before parts.Close
 
 	s.reg = prometheus.NewRegistry()
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.reg.MustRegister(newPartitionCollector(parts))
-	s.env = &handler.Env{Cfg: s.cfg, Store: store, Cache: store.Cache(), Partitions: parts, Log: s.log, Metrics: handler.NewMetrics(s.reg), Self: self}
+	s.env = &handler.Env{Cfg: s.cfg, Store: store, Cache: store.Cache(), Partitions: parts, Groups: groups, Log: s.log, Metrics: handler.NewMetrics(s.reg), Self: self}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() { parts.Run(ctx) })
+	wg.Go(func() { groups.Run(ctx, s.cfg.NodeID, store.Cache(), parts) })
 	if s.cfg.MetricsListener != "" {
 		stop, err := s.serveMetrics()
 		if err != nil {

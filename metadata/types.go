@@ -221,6 +221,11 @@ type Broker struct {
 	Host string
 	Port int32
 	Rack string
+	// Incarnation identifies the broker's log directory (a random token
+	// kept there). A broker restarted on the same directory after a crash
+	// may take over a registration that still carries its incarnation,
+	// instead of waiting for the dead process's lease to expire.
+	Incarnation string
 }
 
 // Addr returns host:port.

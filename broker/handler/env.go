@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/strata-broker/strata/broker/group"
 	"github.com/strata-broker/strata/broker/partition"
 	"github.com/strata-broker/strata/broker/wire"
 	"github.com/strata-broker/strata/config"
@@ -21,6 +22,7 @@ type Env struct {
 	Store      *etcdstore.Store
 	Cache      *metadata.Cache
 	Partitions *partition.Manager
+	Groups     *group.Coordinator // the consumer-group coordinator
 	Log        *slog.Logger
 	Metrics    *Metrics
 	// Self is this broker as clients should reach it.

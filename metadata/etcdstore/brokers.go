@@ -52,7 +52,15 @@ func (s *Store) RegisterBroker(ctx context.Context, b metadata.Broker, ttl time.
 		s.revoke(lease.ID)
 		holder := "unknown"
 		if kvs := resp.Responses[0].GetResponseRange().GetKvs(); len(kvs) > 0 {
-			if old, err := decodeBroker(kvs[0].Value); err == nil {
+			old, err := decodeBroker(kvs[0].Value)
+			if err == nil && b.Incarnation != "" && old.Incarnation == b.Incarnation && !reclaimed(ctx) {
+				// Our own log directory's earlier process: it is gone (the
+				// directory is locked by us), so take its place at once.
+				s.revoke(clientv3.LeaseID(kvs[0].Lease))
+				s.log.Info("took over the registration of this broker's previous process", "broker", b.ID)
+				return s.RegisterBroker(context.WithValue(ctx, reclaimKey{}, true), b, ttl)
+			}
+			if err == nil {
 				holder = old.Addr()
 			}
 		}
@@ -145,3 +153,9 @@ func (r *registration) Close() error {
 	})
 	return r.err
 }
+
+// reclaimKey marks a registration retried after revoking the lease of this
+// broker's previous incarnation, so the takeover is tried only once.
+type reclaimKey struct{}
+
+func reclaimed(ctx context.Context) bool { return ctx.Value(reclaimKey{}) != nil }

@@ -85,3 +85,32 @@ func TestBrokerLeaseExpiry(t *testing.T) {
 	})
 	t.Logf("broker expired %v after its keep-alives stopped", time.Since(start))
 }
+
+// TestRegisterBrokerTakesOverOwnIncarnation: a broker restarted on the same
+// log directory (same incarnation) replaces its crashed predecessor's
+// registration at once; a different incarnation still has to wait.
+func TestRegisterBrokerTakesOverOwnIncarnation(t *testing.T) {
+	crashed, restarted := openStore(t), openStore(t)
+	ctx := testCtx(t)
+	b := metadata.Broker{ID: 3, Host: "127.0.0.1", Port: 9092, Incarnation: "dir-a"}
+	old, err := crashed.RegisterBroker(ctx, b, 30*time.Second)
+	if err != nil {
+		t.Fatalf("RegisterBroker: %v", err)
+	}
+	other := b
+	other.Incarnation = "dir-b"
+	if _, err := restarted.RegisterBroker(ctx, other, 30*time.Second); !errors.Is(err, metadata.ErrBrokerRegistered) {
+		t.Fatalf("other incarnation: %v, want ErrBrokerRegistered", err)
+	}
+	if _, err := restarted.RegisterBroker(ctx, b, 30*time.Second); err != nil {
+		t.Fatalf("same incarnation: %v", err)
+	}
+	select {
+	case <-old.Lost():
+	case <-ctx.Done():
+		t.Fatal("the predecessor's registration was not lost")
+	}
+	if got, ok := restarted.Cache().Broker(3); !ok || got != b {
+		t.Fatalf("broker = %+v, %v", got, ok)
+	}
+}

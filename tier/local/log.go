@@ -31,6 +31,7 @@ type Log struct {
 	rollTarget    int64  // the async flusher may advance the recovery point to it
 	truncations   uint64 // bumped by every truncation, so a stale async flush is ignored
 	failed        error  // sticky: after a failed write every append fails the same way
+	cleanerPoint  CleanerPoint
 	closed        bool
 
 	leo      atomic.Int64 // log end offset, readable without mu
@@ -54,6 +55,10 @@ type SegmentInfo struct {
 	LogPath       string
 	IndexPath     string
 	TimeIndexPath string
+
+	// seg identifies the segment for ReadSegment and ReplaceSegments: a
+	// segment truncated, deleted or replaced meanwhile is a different one.
+	seg *segment.Segment
 }
 
 // Open opens (creating if needed) the partition log in dir and recovers
@@ -125,6 +130,7 @@ func (l *Log) Segments() []SegmentInfo {
 			LogPath:       s.LogPath(),
 			IndexPath:     s.IndexPath(),
 			TimeIndexPath: s.TimeIndexPath(),
+			seg:           s,
 		})
 	}
 	return out

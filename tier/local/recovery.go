@@ -64,6 +64,10 @@ func (l *Log) recover() error {
 	if !ok {
 		clean = false // without a recovery point nothing is known to be intact
 	}
+	if err := l.completeSwaps(); err != nil {
+		return err
+	}
+	l.cleanerPoint = readCleanerPoint(l.dir)
 	bases, err := l.listSegmentFiles()
 	if err != nil {
 		return err

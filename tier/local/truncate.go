@@ -94,6 +94,9 @@ func (l *Log) TruncateTo(offset int64) error {
 		l.failed = fmt.Errorf("local: log %s failed: truncate to %d: %w", l.dir, offset, err)
 		return l.failed
 	}
+	if err := l.clampCleanerPoint(leo); err != nil {
+		return err
+	}
 	return l.writeCheckpoint()
 }
 
@@ -138,5 +141,8 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	l.logStart.Store(offset)
 	l.recoveryPoint = offset
 	l.firstAppendMs = 0
+	if err := l.clampCleanerPoint(offset); err != nil {
+		return err
+	}
 	return l.writeCheckpoint()
 }

@@ -166,14 +166,15 @@ type indexes struct {
 	time *indexFile[timeEntry]
 }
 
-// openIndexes opens both index files of the segment at base. A damaged
-// file is reported with errBadIndex and both files left open.
-func openIndexes(dir string, base int64) (indexes, error) {
-	off, err := openIndexFile(FileName(dir, base, IndexSuffix), offsetEntrySize, encodeOffsetEntry, decodeOffsetEntry)
+// openIndexes opens both index files of the segment at base, whose names
+// carry the extra suffix. A damaged file is reported with errBadIndex and
+// both files left open.
+func openIndexes(dir string, base int64, extra string) (indexes, error) {
+	off, err := openIndexFile(FileName(dir, base, IndexSuffix+extra), offsetEntrySize, encodeOffsetEntry, decodeOffsetEntry)
 	if off == nil {
 		return indexes{}, err
 	}
-	tim, terr := openIndexFile(FileName(dir, base, TimeIndexSuffix), timeEntrySize, encodeTimeEntry, decodeTimeEntry)
+	tim, terr := openIndexFile(FileName(dir, base, TimeIndexSuffix+extra), timeEntrySize, encodeTimeEntry, decodeTimeEntry)
 	if tim == nil {
 		_ = off.close()
 		return indexes{}, terr

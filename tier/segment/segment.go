@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/strata-broker/strata/tier/record"
 )
@@ -41,6 +42,11 @@ type Options struct {
 	// Recover makes Open scan the log with Recover instead of trusting it
 	// (after an unclean shutdown).
 	Recover bool
+	// FileSuffix is appended to the name of each of the segment's files
+	// ("" for a live segment). The log cleaner writes a segment as
+	// ".cleaned", renames it to ".swap" and finally to its plain name; see
+	// [Segment.RenameSuffix].
+	FileSuffix string
 }
 
 // Segment is one segment of a partition log: its .log file and two sparse
@@ -50,6 +56,7 @@ type Segment struct {
 	base     int64
 	interval int64
 	log      *slog.Logger
+	suffix   atomic.Pointer[string] // extra file-name suffix (Options.FileSuffix)
 
 	mu     sync.RWMutex
 	file   *fileRef
@@ -68,6 +75,7 @@ type Segment struct {
 func newSegment(dir string, base int64, opts Options) *Segment {
 	s := &Segment{dir: dir, base: base, interval: int64(opts.IndexIntervalBytes), log: opts.Logger,
 		next: base, maxTs: -1, maxOff: -1}
+	s.suffix.Store(&opts.FileSuffix)
 	if s.interval <= 0 {
 		s.interval = DefaultIndexIntervalBytes
 	}
@@ -91,7 +99,7 @@ func Create(dir string, base int64, opts Options) (*Segment, error) {
 	}
 	s.file = newFileRef(f)
 	// Damaged or missing index files do not matter: they are emptied.
-	if s.ix, err = openIndexes(dir, base); s.ix.off != nil {
+	if s.ix, err = openIndexes(dir, base, opts.FileSuffix); s.ix.off != nil {
 		err = s.ix.reset()
 	}
 	if err != nil {
@@ -122,7 +130,7 @@ func Open(dir string, base int64, opts Options) (*Segment, error) {
 		return nil, fmt.Errorf("open segment %s: %w", path, err)
 	}
 	s.file, s.size = newFileRef(f), st.Size()
-	s.ix, err = openIndexes(dir, base)
+	s.ix, err = openIndexes(dir, base, opts.FileSuffix)
 	if s.ix.off == nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("open segment %s: %w", path, err)
@@ -328,15 +336,18 @@ func (s *Segment) Delete() error {
 		_ = s.file.release()
 	}
 	s.mu.Unlock()
-	return RemoveFiles(s.dir, s.base)
+	return removeFiles(s.dir, s.base, *s.suffix.Load())
 }
 
 // RemoveFiles removes the files of the segment at base in dir, for
 // segments that are not open; missing files are not an error.
-func RemoveFiles(dir string, base int64) error {
+func RemoveFiles(dir string, base int64) error { return removeFiles(dir, base, "") }
+
+// removeFiles is RemoveFiles for files named with an extra suffix.
+func removeFiles(dir string, base int64, extra string) error {
 	var errs []error
 	for _, suffix := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
-		errs = append(errs, removeIfExists(FileName(dir, base, suffix)))
+		errs = append(errs, removeIfExists(FileName(dir, base, suffix+extra)))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("remove segment %d: %w", base, err)
@@ -408,10 +419,13 @@ func (s *Segment) Sealed() bool {
 }
 
 // LogPath is the path of the .log file.
-func (s *Segment) LogPath() string { return FileName(s.dir, s.base, LogSuffix) }
+func (s *Segment) LogPath() string { return s.path(LogSuffix) }
 
 // IndexPath is the path of the offset index file.
-func (s *Segment) IndexPath() string { return FileName(s.dir, s.base, IndexSuffix) }
+func (s *Segment) IndexPath() string { return s.path(IndexSuffix) }
 
 // TimeIndexPath is the path of the time index file.
-func (s *Segment) TimeIndexPath() string { return FileName(s.dir, s.base, TimeIndexSuffix) }
+func (s *Segment) TimeIndexPath() string { return s.path(TimeIndexSuffix) }
+
+// path is the current path of the segment file of the given kind.
+func (s *Segment) path(kind string) string { return FileName(s.dir, s.base, kind+*s.suffix.Load()) }

@@ -1,0 +1,84 @@
+// Package group is the consumer-group coordinator of the classic group
+// protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
+// OffsetFetch, DescribeGroups, ListGroups, DeleteGroups, OffsetDelete),
+// modelled on Kafka's GroupCoordinator and GroupMetadataManager. It is
+// assignor-agnostic: it relays the members' protocol metadata to the
+// leader and the leader's assignment to the members. The Kafka protocol
+// itself stays in broker/handler; this package speaks Go types and returns
+// the sentinel errors of errors.go, which the handlers map to error codes.
+//
+// # Ownership and durability
+//
+// Groups live in the internal topic __consumer_offsets. The coordinator of
+// a group is the leader of partition PartitionFor(group, N) =
+// abs(javaHashCode(group)) % N, N being the topic's partition count. Run
+// follows the metadata: when this broker leads a partition (or its leader
+// epoch changes) the coordinator loads it in the background, replaying the
+// log from its start; until that ends the partition's groups answer
+// ErrLoadInProgress. Partitions led elsewhere answer ErrNotCoordinator.
+//
+// Every state change that must survive a restart is appended to the
+// group's partition before it takes effect, in Kafka's record layout (kmsg
+// types), each key opening with an int16 version:
+//
+//	key v0/v1 OffsetCommitKey{group, topic, partition} → OffsetCommitValue
+//	          v3 {offset, leader epoch, metadata, commit time}, or v1 with
+//	          an expire time for commits that set a retention (v2-v4);
+//	          null value = offset deleted
+//	key v2    GroupMetadataKey{group} → GroupMetadataValue v3 {protocol
+//	          type, generation, protocol, leader, state time, members with
+//	          instance id, timeouts, subscription and assignment};
+//	          null value = group deleted
+//
+// The group record is written when the leader's assignment arrives (then
+// the group turns Stable), when a rebalance leaves the group Empty, and
+// when a static member is replaced without a rebalance. Offset commits of
+// one request go into one batch. A restarted broker restores Stable groups
+// with their members and generation, so running consumers keep going
+// without a rebalance if they heartbeat within their session timeout.
+// Offsets of Empty groups expire offsets.retention.minutes after the
+// group emptied (ExpireOffsets, run by Run every
+// offsets.retention.check.interval.ms); a group left Empty without offsets
+// is removed and gets a tombstone.
+//
+// # State machine
+//
+// Empty → PreparingRebalance → CompletingRebalance → Stable, and back to
+// PreparingRebalance on any membership or metadata change; Dead once
+// removed. JoinGroup (v4+ dynamic members first get MEMBER_ID_REQUIRED and
+// an id to come back with) parks the member until the join phase ends:
+// when every member has rejoined, else after the largest rebalance timeout
+// (dynamic members that did not rejoin are dropped). A group leaving Empty
+// first waits group.initial.rebalance.delay.ms, extended while new members
+// arrive. SyncGroup parks followers until the leader sends the assignment;
+// members that do not sync within the rebalance timeout are removed.
+// Sessions expire session.timeout.ms after a member's last heartbeat,
+// join, sync or commit, except while it waits in a rebalance. Static
+// members (group.instance.id, KIP-345) keep their place across restarts: a
+// join with a known instance id and no member id replaces the old member
+// id and keeps its assignment. In a Stable group that happens without a
+// rebalance (v9+ leaders get SkipAssignment, KIP-814) unless the group's
+// selected protocol would change (Kafka's rule) or, in a "consumer"
+// group, the member now subscribes to other topics (Strata's addition, so
+// that a restarted member with a new subscription is not ignored; owned
+// partitions and user data in the metadata do not count).
+//
+// # Concurrency
+//
+// Coordinator.mu (RWMutex) guards the shard map, each shard's loaded flag
+// and group map, and the partition count. Each Group has its own mutex
+// guarding all of its state; requests of different groups never contend.
+// Lock order: Group.mu → Coordinator.mu (a group removing itself from its
+// shard); lookups take Coordinator.mu alone and release it before locking
+// a group. Appends to __consumer_offsets happen with the group's lock held,
+// so a group's records are in the log in the order its state changed
+// (lock order continues Group.mu → the log's locks).
+//
+// Timers (session expiry, join-phase and sync deadlines, MEMBER_ID_REQUIRED
+// ids) are time.AfterFunc callbacks that lock the group and check that they
+// still apply (member still present, same generation or join sequence);
+// nothing else runs in the background except one loader goroutine per
+// partition being loaded and Run. Parked JoinGroup and SyncGroup requests
+// wait on a buffered channel of their member, filled under the group lock;
+// the handler's goroutine waits on it or on its connection's context.
+package group

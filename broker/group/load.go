@@ -1,0 +1,209 @@
+package group
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/tier/record"
+)
+
+// loadChunk is how many bytes of the partition one read returns at most
+// (a larger batch still comes whole).
+const loadChunk = 1 << 20
+
+// loadRetry is the wait before loading a partition again after a failed
+// read.
+const loadRetry = time.Second
+
+// loaded is the state a partition's log replays to: the last offset record
+// per group and partition, the last metadata record per group (nil: a
+// tombstone).
+type loaded struct {
+	offsets map[string]map[TopicPartition]Offset
+	groups  map[string]*kmsg.GroupMetadataValue
+	records int
+}
+
+// load replays a newly led partition and then publishes its groups,
+// retrying after read failures until the shard is resigned.
+func (c *Coordinator) load(sh *shard) {
+	start := time.Now()
+	for {
+		st, err := readLog(sh.log)
+		if err == nil {
+			c.publish(sh, st, time.Since(start))
+			return
+		}
+		c.log.Error("load group coordinator partition", "partition", sh.index, "err", err)
+		select {
+		case <-sh.stop:
+			return
+		case <-time.After(loadRetry):
+		}
+	}
+}
+
+// readLog replays the log from its start to its high watermark.
+func readLog(l Log) (*loaded, error) {
+	st := &loaded{offsets: map[string]map[TopicPartition]Offset{}, groups: map[string]*kmsg.GroupMetadataValue{}}
+	end := l.HighWatermark()
+	for off := l.LogStartOffset(); off < end; {
+		buf, err := readChunk(l, off)
+		if err != nil {
+			return nil, err
+		}
+		batches, err := record.Split(buf)
+		if err != nil {
+			return nil, fmt.Errorf("group: read %s at %d: %w", TopicName, off, err)
+		}
+		if len(batches) == 0 {
+			return nil, fmt.Errorf("group: read %s at %d: no batch below the high watermark %d", TopicName, off, end)
+		}
+		for _, b := range batches {
+			if b.LastOffset() < off {
+				continue
+			}
+			if !b.IsControl() {
+				recs, err := b.Records()
+				if err != nil {
+					return nil, fmt.Errorf("group: records of %s batch at %d: %w", TopicName, b.BaseOffset(), err)
+				}
+				for _, r := range recs {
+					if b.BaseOffset()+int64(r.OffsetDelta) >= off {
+						st.apply(r.Key, r.Value)
+					}
+				}
+			}
+			off = b.LastOffset() + 1
+		}
+	}
+	return st, nil
+}
+
+// readChunk reads the whole batches from off on.
+func readChunk(l Log, off int64) ([]byte, error) {
+	s, err := l.Read(off, loadChunk)
+	if err != nil {
+		return nil, fmt.Errorf("group: read %s at %d: %w", TopicName, off, err)
+	}
+	defer s.Release()
+	if s.Len == 0 || s.File == nil {
+		return nil, fmt.Errorf("group: read %s at %d: empty read below the high watermark", TopicName, off)
+	}
+	buf := make([]byte, s.Len)
+	n, err := s.File.ReadAt(buf, s.Pos)
+	if err != nil && !(errors.Is(err, io.EOF) && n > 0) {
+		return nil, fmt.Errorf("group: read %s at %d: %w", TopicName, off, err)
+	}
+	return buf[:n], nil
+}
+
+// apply folds one record into the state. Records this coordinator does not
+// know (other key versions, undecodable ones) are skipped.
+func (st *loaded) apply(key, value []byte) {
+	if len(key) < 2 {
+		return
+	}
+	st.records++
+	switch int16(binary.BigEndian.Uint16(key)) {
+	case 0, 1:
+		var k kmsg.OffsetCommitKey
+		if k.ReadFrom(key) != nil {
+			return
+		}
+		tp := TopicPartition{k.Topic, k.Partition}
+		if value == nil {
+			delete(st.offsets[k.Group], tp)
+			return
+		}
+		var v kmsg.OffsetCommitValue
+		if v.ReadFrom(value) != nil {
+			return
+		}
+		o := Offset{Offset: v.Offset, LeaderEpoch: -1, Metadata: v.Metadata, CommitTimestamp: v.CommitTimestamp, ExpireTimestamp: -1}
+		if v.Version >= 3 {
+			o.LeaderEpoch = v.LeaderEpoch
+		}
+		if v.Version == 1 {
+			o.ExpireTimestamp = v.ExpireTimestamp
+		}
+		if st.offsets[k.Group] == nil {
+			st.offsets[k.Group] = map[TopicPartition]Offset{}
+		}
+		st.offsets[k.Group][tp] = o
+	case 2:
+		var k kmsg.GroupMetadataKey
+		if k.ReadFrom(key) != nil {
+			return
+		}
+		if value == nil {
+			st.groups[k.Group] = nil
+			return
+		}
+		v := kmsg.NewGroupMetadataValue()
+		if v.ReadFrom(value) != nil {
+			return
+		}
+		for i := range v.Members { // detach from the read buffer
+			v.Members[i].Subscription = bytes.Clone(v.Members[i].Subscription)
+			v.Members[i].Assignment = bytes.Clone(v.Members[i].Assignment)
+		}
+		st.groups[k.Group] = &v
+	}
+}
+
+// publish installs a loaded partition's groups, unless the shard was
+// resigned meanwhile, and starts the restored members' sessions.
+func (c *Coordinator) publish(sh *shard, st *loaded, took time.Duration) {
+	groups := map[string]*Group{}
+	for name, v := range st.groups {
+		if v == nil {
+			continue
+		}
+		g := newGroup(c, sh, name)
+		g.restore(v)
+		groups[name] = g
+	}
+	nOffsets := 0
+	for name, offs := range st.offsets {
+		if len(offs) == 0 {
+			continue
+		}
+		g := groups[name]
+		if g == nil {
+			g = newGroup(c, sh, name)
+			groups[name] = g
+		}
+		g.offsets = offs
+		nOffsets += len(offs)
+	}
+	list := make([]*Group, 0, len(groups))
+	for _, g := range groups {
+		list = append(list, g)
+	}
+	c.mu.Lock()
+	if c.closed || c.shards[sh.index] != sh {
+		c.mu.Unlock()
+		return
+	}
+	sh.groups = groups // shared from here on: read only under c.mu
+	sh.loaded = true
+	c.mu.Unlock()
+	for _, g := range list {
+		g.mu.Lock()
+		if !g.removed {
+			for _, m := range g.members {
+				g.touch(m)
+			}
+		}
+		g.mu.Unlock()
+	}
+	c.log.Info("loaded group coordinator partition", "partition", sh.index, "epoch", sh.epoch,
+		"records", st.records, "groups", len(list), "offsets", nOffsets, "took", took)
+}

@@ -1,0 +1,176 @@
+package group
+
+import "time"
+
+// maybePrepareRebalance starts a rebalance unless one is already preparing.
+func (g *Group) maybePrepareRebalance() {
+	switch g.state {
+	case Empty, Stable, CompletingRebalance:
+		g.prepareRebalance()
+	}
+}
+
+// prepareRebalance moves the group to PreparingRebalance (Kafka's
+// prepareRebalance): members waiting in SyncGroup are told to rejoin, and
+// the join phase ends when every member has rejoined or the rebalance
+// timeout passes. A group coming out of Empty first waits
+// group.initial.rebalance.delay.ms, extended while new members keep
+// arriving, up to the rebalance timeout.
+func (g *Group) prepareRebalance() {
+	if g.state == CompletingRebalance {
+		g.failSyncs(ErrRebalanceInProgress)
+	}
+	g.stopSyncTimer()
+	clear(g.pendingSync)
+	g.stopJoinTimer()
+	initial := g.state == Empty
+	g.setState(PreparingRebalance)
+	if initial {
+		delay := g.c.cfg.InitialRebalanceDelay
+		if delay <= 0 {
+			g.completeJoin()
+			return
+		}
+		g.initialDelay = true
+		g.newMemberAdded = false
+		g.delayRemaining = max(g.rebalanceTimeout()-delay, 0)
+		g.armJoinTimer(delay)
+		return
+	}
+	g.initialDelay = false
+	g.armJoinTimer(g.rebalanceTimeout())
+	g.maybeCompleteJoin()
+}
+
+// failSyncs clears the assignments and answers waiting SyncGroups with err.
+func (g *Group) failSyncs(err error) {
+	for _, m := range g.members {
+		m.assignment = nil
+		if m.sync != nil {
+			m.sync <- SyncResult{Err: err}
+			m.sync = nil
+		}
+	}
+}
+
+// armJoinTimer ends the join phase after d unless it ends earlier.
+func (g *Group) armJoinTimer(d time.Duration) {
+	g.joinSeq++
+	seq := g.joinSeq
+	if g.joinTimer != nil {
+		g.joinTimer.Stop()
+	}
+	g.joinTimer = g.c.clk.AfterFunc(d, func() { g.joinTimerFired(seq) })
+}
+
+func (g *Group) joinTimerFired(seq uint64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.removed || seq != g.joinSeq || g.state != PreparingRebalance {
+		return
+	}
+	g.joinTimer = nil
+	if g.initialDelay && g.newMemberAdded && g.delayRemaining > 0 {
+		// Members are still arriving: wait another delay.
+		d := min(g.c.cfg.InitialRebalanceDelay, g.delayRemaining)
+		g.delayRemaining = max(g.delayRemaining-d, 0)
+		g.newMemberAdded = false
+		g.armJoinTimer(d)
+		return
+	}
+	g.completeJoin()
+}
+
+// maybeCompleteJoin ends the join phase early once every member has
+// rejoined and no handed-out member id is still to come back. The
+// initial delay is never cut short.
+func (g *Group) maybeCompleteJoin() {
+	if g.state != PreparingRebalance || g.initialDelay {
+		return
+	}
+	if len(g.pending) == 0 && g.awaitingJoin() == len(g.members) {
+		g.completeJoin()
+	}
+}
+
+// completeJoin ends the join phase (Kafka's onCompleteJoin): dynamic
+// members that did not rejoin are removed (static ones stay until their
+// session expires), the generation advances and every joined member gets
+// its JoinGroup answer, the leader with all members' metadata.
+func (g *Group) completeJoin() {
+	g.stopJoinTimer()
+	g.initialDelay = false
+	for _, id := range g.memberIDs() {
+		if m := g.members[id]; m.join == nil && m.instanceID == nil {
+			g.removeMember(m)
+		}
+	}
+	if len(g.members) > 0 && !g.electJoinedLeader() {
+		// Only static members that did not rejoin remain: wait for their
+		// sessions to expire or for them to come back.
+		g.armJoinTimer(g.rebalanceTimeout())
+		return
+	}
+	g.generation++
+	if len(g.members) == 0 {
+		g.protocol = ""
+		g.setState(Empty)
+		if err := g.storeGroup(nil); err != nil {
+			g.c.log.Warn("store empty group", "group", g.name, "err", err)
+		}
+		return
+	}
+	g.protocol = g.selectProtocol()
+	g.setState(CompletingRebalance)
+	for id, m := range g.members {
+		g.pendingSync[id] = struct{}{}
+		if m.join != nil {
+			m.join <- g.joinResult(m, false)
+			m.join = nil
+		}
+		m.new = false
+		g.touch(m)
+	}
+	gen := g.generation
+	g.syncTimer = g.c.clk.AfterFunc(g.rebalanceTimeout(), func() { g.syncExpired(gen) })
+}
+
+// electJoinedLeader keeps the leader if it rejoined, else picks a member
+// that did; false if none did.
+func (g *Group) electJoinedLeader() bool {
+	if l := g.members[g.leader]; l != nil && l.join != nil {
+		return true
+	}
+	for _, id := range g.memberIDs() {
+		if g.members[id].join != nil {
+			g.leader = id
+			return true
+		}
+	}
+	return false
+}
+
+// syncExpired removes the members of generation gen that never sent
+// SyncGroup within the rebalance timeout, and rebalances without them.
+func (g *Group) syncExpired(gen int32) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.removed || gen != g.generation || len(g.pendingSync) == 0 {
+		return
+	}
+	if g.state != CompletingRebalance && g.state != Stable {
+		return
+	}
+	for id := range g.pendingSync {
+		if m := g.members[id]; m != nil {
+			g.c.log.Info("group member did not sync in time", "group", g.name, "member", id)
+			if m.sync != nil {
+				m.sync <- SyncResult{Err: ErrUnknownMemberID}
+				m.sync = nil
+			}
+			g.removeMember(m)
+		}
+	}
+	clear(g.pendingSync)
+	g.prepareRebalance()
+}

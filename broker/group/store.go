@@ -1,0 +1,146 @@
+package group
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/tier/record"
+)
+
+// Key versions of the records in __consumer_offsets, as Kafka writes them:
+// an int16 version leads every key and tells the record's kind.
+const (
+	offsetKeyVersion   = 1 // OffsetCommitKey (0 and 1 are both read)
+	groupKeyVersion    = 2 // GroupMetadataKey
+	groupValueVersion  = 3 // GroupMetadataValue with instance ids (KIP-345)
+	offsetValueVersion = 3 // OffsetCommitValue with leader epoch (KIP-320)
+	offsetValueExpire  = 1 // OffsetCommitValue with an explicit expire timestamp
+)
+
+// append writes recs as one batch to the shard's partition. On a single
+// broker an appended batch is committed.
+func (sh *shard) append(recs []record.Record, now time.Time) error {
+	ms := now.UnixMilli()
+	b, err := record.Build(record.BuildOptions{FirstTimestamp: ms}, recs)
+	if err != nil {
+		return fmt.Errorf("group: build %s-%d batch: %w", TopicName, sh.index, err)
+	}
+	if _, err := sh.log.Append([]record.Batch{b}, ms); err != nil {
+		return fmt.Errorf("group: append to %s-%d: %w: %w", TopicName, sh.index, ErrCoordinatorNotAvailable, err)
+	}
+	return nil
+}
+
+// offsetRecord is the record of a committed offset; a nil o is its
+// tombstone.
+func offsetRecord(group string, tp TopicPartition, o *Offset) record.Record {
+	k := kmsg.OffsetCommitKey{Version: offsetKeyVersion, Group: group, Topic: tp.Topic, Partition: tp.Partition}
+	r := record.Record{Key: k.AppendTo(nil)}
+	if o != nil {
+		v := kmsg.OffsetCommitValue{
+			Version:         offsetValueVersion,
+			Offset:          o.Offset,
+			LeaderEpoch:     o.LeaderEpoch,
+			Metadata:        o.Metadata,
+			CommitTimestamp: o.CommitTimestamp,
+		}
+		if o.ExpireTimestamp >= 0 {
+			v.Version, v.ExpireTimestamp = offsetValueExpire, o.ExpireTimestamp
+		}
+		r.Value = v.AppendTo(nil)
+	}
+	return r
+}
+
+// groupRecord is the record of a group's metadata; a nil v is its
+// tombstone.
+func groupRecord(group string, v *kmsg.GroupMetadataValue) record.Record {
+	k := kmsg.GroupMetadataKey{Version: groupKeyVersion, Group: group}
+	r := record.Record{Key: k.AppendTo(nil)}
+	if v != nil {
+		r.Value = v.AppendTo(nil)
+	}
+	return r
+}
+
+// storeGroup writes the group's metadata with the given assignment (nil
+// for an Empty group), as Kafka's GroupMetadataManager.storeGroup.
+func (g *Group) storeGroup(assign map[string][]byte) error {
+	v := kmsg.NewGroupMetadataValue()
+	v.Version = groupValueVersion
+	v.ProtocolType = g.protocolType
+	v.Generation = g.generation
+	if g.protocol != "" {
+		v.Protocol = kmsg.StringPtr(g.protocol)
+	}
+	if g.leader != "" && len(g.members) > 0 {
+		v.Leader = kmsg.StringPtr(g.leader)
+	}
+	v.CurrentStateTimestamp = g.stateTime.UnixMilli()
+	for _, id := range g.memberIDs() {
+		m := g.members[id]
+		mv := kmsg.NewGroupMetadataValueMember()
+		mv.MemberID = m.id
+		mv.InstanceID = m.instanceID
+		mv.ClientID, mv.ClientHost = m.clientID, m.clientHost
+		mv.RebalanceTimeoutMillis = int32(m.rebalanceTimeout / time.Millisecond)
+		mv.SessionTimeoutMillis = int32(m.sessionTimeout / time.Millisecond)
+		mv.Subscription = m.metadataFor(g.protocol)
+		mv.Assignment = assign[id]
+		if mv.Subscription == nil {
+			mv.Subscription = []byte{}
+		}
+		if mv.Assignment == nil {
+			mv.Assignment = []byte{}
+		}
+		v.Members = append(v.Members, mv)
+	}
+	return g.sh.append([]record.Record{groupRecord(g.name, &v)}, g.c.clk.Now())
+}
+
+// restore rebuilds a group from its last metadata record: with members it
+// is Stable at the stored generation (their sessions restart now),
+// without it is Empty.
+func (g *Group) restore(v *kmsg.GroupMetadataValue) {
+	g.protocolType = v.ProtocolType
+	g.generation = v.Generation
+	if v.Protocol != nil {
+		g.protocol = *v.Protocol
+	}
+	if v.Leader != nil {
+		g.leader = *v.Leader
+	}
+	if v.CurrentStateTimestamp >= 0 {
+		g.stateTime = time.UnixMilli(v.CurrentStateTimestamp)
+	}
+	for _, mv := range v.Members {
+		m := &member{
+			id:               mv.MemberID,
+			instanceID:       mv.InstanceID,
+			clientID:         mv.ClientID,
+			clientHost:       mv.ClientHost,
+			sessionTimeout:   time.Duration(mv.SessionTimeoutMillis) * time.Millisecond,
+			rebalanceTimeout: time.Duration(mv.RebalanceTimeoutMillis) * time.Millisecond,
+			protocols:        []Protocol{{Name: g.protocol, Metadata: mv.Subscription}},
+			assignment:       mv.Assignment,
+		}
+		if mv.RebalanceTimeoutMillis < 0 {
+			m.rebalanceTimeout = m.sessionTimeout
+		}
+		g.members[m.id] = m
+		if m.instanceID != nil {
+			g.static[*m.instanceID] = m.id
+		}
+	}
+	g.state = Empty
+	if len(g.members) > 0 {
+		g.state = Stable
+		if g.members[g.leader] == nil {
+			g.leader = g.memberIDs()[0]
+		}
+	} else {
+		g.leader = ""
+	}
+}

@@ -1,0 +1,83 @@
+package handler
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/broker/group"
+)
+
+// OffsetCommit: v0-9
+//
+// Behavior:
+// * Offsets are records in __consumer_offsets (one batch per request),
+//   keyed as Kafka keys them; metadata strings and leader epochs
+//   round-trip through OffsetFetch.
+// * Generation -1 with an empty member id commits for a group used only
+//   for offsets (Empty or new); otherwise the member and generation are
+//   checked: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID,
+//   and REBALANCE_IN_PROGRESS while the group awaits its assignment.
+// * Partitions the metadata does not know are UNKNOWN_TOPIC_OR_PARTITION;
+//   metadata longer than offset.metadata.max.bytes (4096) is
+//   OFFSET_METADATA_TOO_LARGE.
+// * A null metadata string is stored as "" (as Kafka does).
+//
+// Version notes:
+// * v0: no generation (offsets-only); v1: per-partition commit timestamp
+// * v2-v4: retention time: those offsets expire at commit + retention
+// * v5+: offsets expire offsets.retention.minutes after the group empties
+// * v6: leader epoch (KIP-320); v7: instance id; v8: flexible
+// * v9: no change for classic groups
+
+func handleOffsetCommit(_ context.Context, env *Env, req *Request) (Result, error) {
+	r := req.Body.(*kmsg.OffsetCommitRequest)
+	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
+	now := time.Now().UnixMilli()
+	cr := group.CommitRequest{Group: r.Group, MemberID: r.MemberID, InstanceID: r.InstanceID, Generation: r.Generation}
+	if r.Version == 0 {
+		cr.Generation, cr.MemberID = -1, ""
+	}
+	expire := int64(-1)
+	if r.Version >= 2 && r.Version <= 4 && r.RetentionTimeMillis != -1 {
+		expire = now + r.RetentionTimeMillis
+	}
+	type slot struct{ t, p int }
+	var slots []slot
+	for ti, rt := range r.Topics {
+		st := kmsg.NewOffsetCommitResponseTopic()
+		st.Topic = rt.Topic
+		for pi, rp := range rt.Partitions {
+			sp := kmsg.NewOffsetCommitResponseTopicPartition()
+			sp.Partition = rp.Partition
+			if !env.partitionExists(rt.Topic, rp.Partition) {
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			} else {
+				o := group.Offset{Offset: rp.Offset, LeaderEpoch: rp.LeaderEpoch, CommitTimestamp: now, ExpireTimestamp: expire}
+				if r.Version == 1 && rp.Timestamp != -1 {
+					o.CommitTimestamp = rp.Timestamp
+				}
+				if r.Version < 6 {
+					o.LeaderEpoch = -1
+				}
+				if rp.Metadata != nil {
+					o.Metadata = *rp.Metadata
+				}
+				cr.Offsets = append(cr.Offsets, group.CommitOffset{TopicPartition: group.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}, Offset: o})
+				slots = append(slots, slot{ti, pi})
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if len(cr.Offsets) == 0 {
+		return Result{Resp: resp}, nil
+	}
+	for i, err := range env.Groups.CommitOffsets(cr) {
+		s := slots[i]
+		resp.Topics[s.t].Partitions[s.p].ErrorCode = groupErrorCode(err)
+	}
+	return Result{Resp: resp}, nil
+}

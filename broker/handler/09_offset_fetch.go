@@ -1,0 +1,149 @@
+package handler
+
+import (
+	"context"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/broker/group"
+)
+
+// OffsetFetch: v0-9
+//
+// Behavior:
+// * Answers the committed offset, leader epoch and metadata of each asked
+//   partition; partitions without a commit (and unknown groups) get offset
+//   -1, leader epoch -1 and metadata "".
+// * Topics null (v2+) asks for every committed offset of the group.
+// * Coordinator errors (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, …)
+//   are per partition in v0-v1, top-level in v2-v7, per group in v8+.
+// * RequireStable (v7+) needs no waiting: there are no transactional
+//   offset commits yet.
+//
+// Version notes:
+// * v2: all topics, top-level error; v3: throttle; v5: leader epoch
+// * v6: flexible; v7: require stable; v8: batched groups (KIP-709)
+// * v9: member id and epoch (KIP-848), not checked for classic groups
+
+// fetchTopic is one topic of a request: nil partitions with nil topics
+// means "everything".
+type fetchTopic struct {
+	topic      string
+	partitions []int32
+}
+
+func handleOffsetFetch(_ context.Context, env *Env, req *Request) (Result, error) {
+	r := req.Body.(*kmsg.OffsetFetchRequest)
+	resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
+	if r.Version >= 8 {
+		for _, rg := range r.Groups {
+			var topics []fetchTopic
+			if rg.Topics != nil {
+				topics = []fetchTopic{}
+				for _, t := range rg.Topics {
+					topics = append(topics, fetchTopic{t.Topic, t.Partitions})
+				}
+			}
+			got, err := env.fetchOffsets(rg.Group, topics)
+			sg := kmsg.NewOffsetFetchResponseGroup()
+			sg.Group, sg.ErrorCode = rg.Group, groupErrorCode(err)
+			if err == nil {
+				for _, t := range got {
+					st := kmsg.NewOffsetFetchResponseGroupTopic()
+					st.Topic = t.Topic
+					for _, p := range t.Partitions {
+						sp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+						sp.Partition, sp.Offset, sp.LeaderEpoch, sp.Metadata = p.Partition, p.Offset, p.LeaderEpoch, p.Metadata
+						st.Partitions = append(st.Partitions, sp)
+					}
+					sg.Topics = append(sg.Topics, st)
+				}
+			}
+			resp.Groups = append(resp.Groups, sg)
+		}
+		return Result{Resp: resp}, nil
+	}
+	var topics []fetchTopic
+	if r.Topics != nil || r.Version < 2 {
+		topics = []fetchTopic{}
+		for _, t := range r.Topics {
+			topics = append(topics, fetchTopic{t.Topic, t.Partitions})
+		}
+	}
+	got, err := env.fetchOffsets(r.Group, topics)
+	if err != nil && r.Version >= 2 {
+		resp.ErrorCode = groupErrorCode(err)
+		return Result{Resp: resp}, nil
+	}
+	if err != nil { // v0-v1: the error goes to every asked partition
+		got = unknownOffsets(topics)
+	}
+	for _, t := range got {
+		st := kmsg.NewOffsetFetchResponseTopic()
+		st.Topic = t.Topic
+		for _, p := range t.Partitions {
+			sp := kmsg.NewOffsetFetchResponseTopicPartition()
+			sp.Partition, sp.Offset, sp.LeaderEpoch, sp.Metadata = p.Partition, p.Offset, p.LeaderEpoch, p.Metadata
+			sp.ErrorCode = groupErrorCode(err)
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return Result{Resp: resp}, nil
+}
+
+// fetchOffsets reads a group's offsets; topics nil asks for all of them.
+func (e *Env) fetchOffsets(groupID string, topics []fetchTopic) ([]kmsg.OffsetFetchResponseGroupTopic, error) {
+	var tps []group.TopicPartition
+	if topics != nil {
+		tps = []group.TopicPartition{}
+		for _, t := range topics {
+			for _, p := range t.partitions {
+				tps = append(tps, group.TopicPartition{Topic: t.topic, Partition: p})
+			}
+		}
+	}
+	offsets, err := e.Groups.FetchOffsets(groupID, tps)
+	if err != nil {
+		return nil, err
+	}
+	if topics == nil {
+		byTopic := map[string][]int32{}
+		for tp := range offsets {
+			byTopic[tp.Topic] = append(byTopic[tp.Topic], tp.Partition)
+		}
+		topics = make([]fetchTopic, 0, len(byTopic))
+		for t, ps := range byTopic {
+			sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
+			topics = append(topics, fetchTopic{t, ps})
+		}
+		sort.Slice(topics, func(i, j int) bool { return topics[i].topic < topics[j].topic })
+	}
+	out := unknownOffsets(topics)
+	for i := range out {
+		for j := range out[i].Partitions {
+			p := &out[i].Partitions[j]
+			if o, ok := offsets[group.TopicPartition{Topic: out[i].Topic, Partition: p.Partition}]; ok {
+				p.Offset, p.LeaderEpoch, p.Metadata = o.Offset, o.LeaderEpoch, kmsg.StringPtr(o.Metadata)
+			}
+		}
+	}
+	return out, nil
+}
+
+// unknownOffsets answers every asked partition with "no commit".
+func unknownOffsets(topics []fetchTopic) []kmsg.OffsetFetchResponseGroupTopic {
+	out := make([]kmsg.OffsetFetchResponseGroupTopic, 0, len(topics))
+	for _, t := range topics {
+		st := kmsg.NewOffsetFetchResponseGroupTopic()
+		st.Topic = t.topic
+		for _, p := range t.partitions {
+			sp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+			sp.Partition, sp.Offset, sp.LeaderEpoch, sp.Metadata = p, -1, -1, kmsg.StringPtr("")
+			st.Partitions = append(st.Partitions, sp)
+		}
+		out = append(out, st)
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/broker/group"
+	"github.com/strata-broker/strata/metadata"
+)
+
+// FindCoordinator: v0-5
+//
+// Behavior:
+// * A group's coordinator is the leader of __consumer_offsets partition
+//   abs(javaStringHashCode(group)) % partitions (Kafka's partitionFor).
+// * __consumer_offsets is created on first need, through the same path as
+//   CreateTopics: offsets.topic.num.partitions partitions, replication
+//   factor min(offsets.topic.replication.factor, live brokers),
+//   cleanup.policy=compact, segment.bytes=offsets.topic.segment.bytes.
+// * A partition without a live leader is COORDINATOR_NOT_AVAILABLE; so is
+//   a transaction key (no transaction coordinator yet). Other key types
+//   are INVALID_REQUEST.
+// * The coordinator may still be loading the partition: the group APIs then
+//   answer COORDINATOR_LOAD_IN_PROGRESS, as in Kafka.
+//
+// Version notes:
+// * v1: key type, throttle, error message; v3: flexible
+// * v4: batched keys (KIP-699), answered per key; v5: no change here
+
+func handleFindCoordinator(ctx context.Context, env *Env, req *Request) (Result, error) {
+	r := req.Body.(*kmsg.FindCoordinatorRequest)
+	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	keys := r.CoordinatorKeys
+	if r.Version < 4 {
+		keys = []string{r.CoordinatorKey}
+	}
+	for _, k := range keys {
+		resp.Coordinators = append(resp.Coordinators, env.findCoordinator(ctx, r.CoordinatorType, k))
+	}
+	if r.Version < 4 {
+		c := resp.Coordinators[0]
+		resp.Coordinators = nil
+		resp.ErrorCode, resp.ErrorMessage = c.ErrorCode, c.ErrorMessage
+		resp.NodeID, resp.Host, resp.Port = c.NodeID, c.Host, c.Port
+	}
+	return Result{Resp: resp}, nil
+}
+
+// findCoordinator answers one key.
+func (e *Env) findCoordinator(ctx context.Context, keyType int8, key string) kmsg.FindCoordinatorResponseCoordinator {
+	c := kmsg.NewFindCoordinatorResponseCoordinator()
+	c.Key, c.NodeID, c.Port = key, -1, -1
+	fail := func(code int16, msg string) kmsg.FindCoordinatorResponseCoordinator {
+		c.ErrorCode, c.ErrorMessage = code, kmsg.StringPtr(msg)
+		return c
+	}
+	switch keyType {
+	case 0:
+	case 1:
+		return fail(kerr.CoordinatorNotAvailable.Code, "transactions are not served yet")
+	default:
+		return fail(kerr.InvalidRequest.Code, "unknown coordinator key type "+strconv.Itoa(int(keyType)))
+	}
+	t, err := e.offsetsTopic(ctx)
+	if err != nil {
+		e.Log.Warn("create "+group.TopicName, "err", err)
+		return fail(kerr.CoordinatorNotAvailable.Code, err.Error())
+	}
+	st, ok := t.Partitions[group.PartitionFor(key, int32(len(t.Partitions)))]
+	if !ok {
+		return fail(kerr.CoordinatorNotAvailable.Code, "coordinator partition missing")
+	}
+	b, ok := e.Cache.Broker(st.Leader)
+	if !ok {
+		return fail(kerr.CoordinatorNotAvailable.Code, "coordinator partition has no live leader")
+	}
+	if b.ID == e.Self.ID {
+		b = e.Self
+	}
+	c.NodeID, c.Host, c.Port = b.ID, b.Host, b.Port
+	return c
+}
+
+// offsetsTopic returns __consumer_offsets, creating it if it does not
+// exist yet.
+func (e *Env) offsetsTopic(ctx context.Context) (metadata.Topic, error) {
+	if t, ok := e.Cache.Topic(group.TopicName); ok {
+		return t, nil
+	}
+	rf := min(e.Cfg.OffsetsTopicReplicationFactor, int16(len(e.Cache.Brokers())))
+	spec := topicSpec{
+		name:       group.TopicName,
+		partitions: e.Cfg.OffsetsTopicNumPartitions,
+		rf:         max(rf, 1),
+		configs: map[string]string{
+			"cleanup.policy":   "compact",
+			"segment.bytes":    strconv.Itoa(int(e.Cfg.OffsetsTopicSegmentBytes)),
+			"compression.type": "producer",
+		},
+	}
+	t, err := e.createTopic(ctx, spec, false)
+	if errors.Is(err, metadata.ErrTopicExists) {
+		if t, ok := e.Cache.Topic(group.TopicName); ok {
+			return t, nil
+		}
+	}
+	if err != nil {
+		return metadata.Topic{}, err
+	}
+	e.Log.Info("created "+group.TopicName, "partitions", len(t.Partitions), "replication.factor", spec.rf)
+	return t, nil
+}
