@@ -122,6 +122,8 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 	if err := parts.Sync(); err != nil {
 		s.log.Error("open partitions", "err", err)
+	} else if err := parts.RemoveStray(); err != nil {
+		s.log.Error("remove stray partitions", "err", err)
 	}
 	cleanups = append(cleanups, parts.Close)
 	groups := group.New(group.ConfigFrom(s.cfg), s.log)

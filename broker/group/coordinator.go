@@ -121,7 +121,7 @@ func (c *Coordinator) Elect(index, epoch int32, l Log) {
 	if old != nil {
 		c.unload(old)
 	}
-	c.log.Info("loading group coordinator partition", "partition", index, "epoch", epoch)
+	c.log.Debug("loading group coordinator partition", "partition", index, "epoch", epoch)
 	go c.load(sh)
 }
 

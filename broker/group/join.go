@@ -261,6 +261,7 @@ func (g *Group) replaceStatic(old *member, id string, req *JoinRequest) (JoinRes
 	}
 	g.touch(m)
 
+	g.c.log.Info("static member rejoined", "group", g.name, "instance", *req.InstanceID, "old", prev.id, "member", id, "state", g.state)
 	switch g.state {
 	case Stable:
 		if g.keepsAssignment(prev.protocols, m.protocols) {

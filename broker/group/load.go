@@ -2,10 +2,12 @@ package group
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -204,6 +206,10 @@ func (c *Coordinator) publish(sh *shard, st *loaded, took time.Duration) {
 		}
 		g.mu.Unlock()
 	}
-	c.log.Info("loaded group coordinator partition", "partition", sh.index, "epoch", sh.epoch,
+	lvl := slog.LevelDebug
+	if st.records > 0 {
+		lvl = slog.LevelInfo
+	}
+	c.log.Log(context.Background(), lvl, "loaded group coordinator partition", "partition", sh.index, "epoch", sh.epoch,
 		"records", st.records, "groups", len(list), "offsets", nOffsets, "took", took)
 }

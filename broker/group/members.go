@@ -129,6 +129,7 @@ func (g *Group) completeSync(assignments map[string][]byte) {
 		}
 	}
 	g.setState(Stable)
+	g.c.log.Info("group stable", "group", g.name, "generation", g.generation, "members", len(g.members))
 }
 
 // HeartbeatRequest is a Heartbeat.

@@ -24,6 +24,7 @@ func (g *Group) prepareRebalance() {
 	clear(g.pendingSync)
 	g.stopJoinTimer()
 	initial := g.state == Empty
+	g.c.log.Info("preparing to rebalance group", "group", g.name, "state", g.state, "generation", g.generation, "members", len(g.members))
 	g.setState(PreparingRebalance)
 	if initial {
 		delay := g.c.cfg.InitialRebalanceDelay
@@ -131,6 +132,7 @@ func (g *Group) completeJoin() {
 		m.new = false
 		g.touch(m)
 	}
+	g.c.log.Info("group joined", "group", g.name, "generation", g.generation, "protocol", g.protocol, "leader", g.leader, "members", len(g.members))
 	gen := g.generation
 	g.syncTimer = g.c.clk.AfterFunc(g.rebalanceTimeout(), func() { g.syncExpired(gen) })
 }

@@ -178,3 +178,42 @@ func (m *Manager) Close() error {
 	m.parts = map[Key]*Partition{}
 	return errors.Join(errs...)
 }
+
+// RemoveStray deletes partition directories that metadata no longer
+// assigns here (a topic deleted, or a partition moved, while this broker
+// was down). Only directories holding a partition.metadata file, which
+// this package writes, are touched.
+func (m *Manager) RemoveStray() error {
+	entries, err := os.ReadDir(m.dir)
+	if err != nil {
+		return fmt.Errorf("list log dir %s: %w", m.dir, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var errs []error
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		i := strings.LastIndexByte(e.Name(), '-')
+		if i <= 0 {
+			continue
+		}
+		idx, err := strconv.ParseInt(e.Name()[i+1:], 10, 32)
+		if err != nil {
+			continue
+		}
+		dir := filepath.Join(m.dir, e.Name())
+		if _, err := os.Stat(filepath.Join(dir, metaFile)); err != nil {
+			continue
+		}
+		if _, ok := m.parts[Key{e.Name()[:i], int32(idx)}]; ok {
+			continue
+		}
+		m.log.Info("removing stray partition directory", "dir", dir)
+		if err := os.RemoveAll(dir); err != nil {
+			errs = append(errs, fmt.Errorf("remove stray %s: %w", dir, err))
+		}
+	}
+	return errors.Join(errs...)
+}

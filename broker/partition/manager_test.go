@@ -1,0 +1,114 @@
+package partition
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/strata-broker/strata/config"
+	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/tier/record"
+)
+
+func newManager(t *testing.T, dir string, cache *metadata.Cache) *Manager {
+	t.Helper()
+	cfg, err := config.Parse(map[string]string{"log.dirs": dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewManager(cfg, cache, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+func topicChanges(name string, id metadata.TopicID, configs map[string]string, parts int32) []metadata.Change {
+	chs := []metadata.Change{{Kind: metadata.ChangeTopic, Topic: name, ID: id, Configs: configs}}
+	for p := range parts {
+		chs = append(chs, metadata.Change{Kind: metadata.ChangePartition, Topic: name, Partition: p,
+			State: metadata.PartitionState{Replicas: []int32{1}, Leader: 1, ISR: []int32{1}}})
+	}
+	return chs
+}
+
+// TestManagerFollowsMetadata: partitions open, take config changes live,
+// and go away with their topic; a recreated topic never sees old data.
+func TestManagerFollowsMetadata(t *testing.T) {
+	dir := t.TempDir()
+	cache := metadata.NewCache()
+	m := newManager(t, dir, cache)
+	id := metadata.NewTopicID()
+	cache.Load(1, topicChanges("orders", id, nil, 2))
+	if err := m.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	p, ok := m.Get("orders", 1)
+	if !ok {
+		t.Fatal("partition 1 not opened")
+	}
+	if _, err := p.Append([]record.Batch{record.NewBatch(record.BuildOptions{}, record.Record{Value: []byte("v")})}, 1); err != nil {
+		t.Fatal(err)
+	}
+	cache.Apply(2, []metadata.Change{{Kind: metadata.ChangeTopic, Topic: "orders", ID: id, Configs: map[string]string{"cleanup.policy": "compact"}}})
+	if err := m.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Config().Compact {
+		t.Fatal("config change not applied")
+	}
+	// Delete and recreate under the same name: a fresh, empty log.
+	del := []metadata.Change{{Kind: metadata.ChangeTopic, Delete: true, Topic: "orders"},
+		{Kind: metadata.ChangePartition, Delete: true, Topic: "orders", Partition: 0},
+		{Kind: metadata.ChangePartition, Delete: true, Topic: "orders", Partition: 1}}
+	cache.Apply(3, del)
+	if err := m.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Get("orders", 1); ok {
+		t.Fatal("partition of deleted topic still served")
+	}
+	cache.Apply(4, topicChanges("orders", metadata.NewTopicID(), nil, 2))
+	if err := m.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := m.Get("orders", 1); p.Log().LogEndOffset() != 0 {
+		t.Fatalf("recreated topic has LEO %d", p.Log().LogEndOffset())
+	}
+}
+
+// TestRemoveStray: directories of partitions no longer assigned here are
+// removed at start-up; others are left alone.
+func TestRemoveStray(t *testing.T) {
+	dir := t.TempDir()
+	cache := metadata.NewCache()
+	cache.Load(1, topicChanges("kept", metadata.NewTopicID(), nil, 1))
+	stray := filepath.Join(dir, "gone-0")
+	foreign := filepath.Join(dir, "notes-1")
+	for _, d := range []string{stray, foreign} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(stray, metaFile), []byte("topic_id: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, dir, cache)
+	if err := m.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.RemoveStray(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stray); !os.IsNotExist(err) {
+		t.Fatalf("stray dir still there: %v", err)
+	}
+	if _, err := os.Stat(foreign); err != nil {
+		t.Fatalf("directory without partition.metadata was touched: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "kept-0", metaFile)); err != nil {
+		t.Fatalf("assigned partition missing: %v", err)
+	}
+}
