@@ -1,0 +1,119 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// etcdBinary is Debian's etcd-server, installed by scripts/install-test-deps.sh.
+const etcdBinary = "/usr/bin/etcd"
+
+// Etcd is a real etcd server process on loopback ports, for tests that
+// run brokers against an external metadata store.
+type Etcd struct {
+	t        testing.TB
+	dir      string
+	client   int
+	peer     int
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	logPath  string
+	endpoint string
+}
+
+// StartEtcd starts a single-member etcd in a temp dir and waits until it
+// answers its health check; it is stopped when the test ends.
+func StartEtcd(t testing.TB) *Etcd {
+	t.Helper()
+	requireFile(t, etcdBinary, "etcd (Debian package etcd-server; run `make deps`)")
+	e := &Etcd{t: t, dir: t.TempDir(), client: FreePort(t), peer: FreePort(t)}
+	e.logPath = filepath.Join(e.dir, "etcd.log")
+	e.endpoint = "http://127.0.0.1:" + strconv.Itoa(e.client)
+	e.start()
+	t.Cleanup(e.Stop)
+	return e
+}
+
+// Endpoint is the client URL.
+func (e *Etcd) Endpoint() string { return e.endpoint }
+
+func (e *Etcd) start() {
+	e.t.Helper()
+	peer := "http://127.0.0.1:" + strconv.Itoa(e.peer)
+	log, err := os.OpenFile(e.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		e.t.Fatalf("harness: etcd log: %v", err)
+	}
+	e.cmd = exec.Command(etcdBinary,
+		"--name", "n1", "--data-dir", filepath.Join(e.dir, "data"),
+		"--listen-client-urls", e.endpoint, "--advertise-client-urls", e.endpoint,
+		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+		"--initial-cluster", "n1="+peer, "--max-txn-ops", "16384")
+	e.cmd.Stdout, e.cmd.Stderr = log, log
+	if err := e.cmd.Start(); err != nil {
+		log.Close()
+		e.t.Fatalf("harness: start etcd: %v", err)
+	}
+	e.exited = make(chan struct{})
+	go func() {
+		_ = e.cmd.Wait()
+		log.Close()
+		close(e.exited)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	for {
+		if err := e.healthy(ctx); err == nil {
+			return
+		}
+		select {
+		case <-e.exited:
+			e.t.Fatalf("harness: etcd exited during start-up:\n%s", logTail(e.logPath, 30))
+		case <-ctx.Done():
+			e.t.Fatalf("harness: etcd not healthy after %v:\n%s", startTimeout, logTail(e.logPath, 30))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (e *Etcd) healthy(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.endpoint+"/health", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("etcd health: %s", resp.Status)
+	}
+	return nil
+}
+
+// Stop terminates etcd and waits for it to exit.
+func (e *Etcd) Stop() {
+	if e.cmd == nil || e.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-e.exited:
+		return
+	default:
+	}
+	_ = e.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-e.exited:
+	case <-time.After(startTimeout):
+		_ = e.cmd.Process.Kill()
+		<-e.exited
+	}
+}
