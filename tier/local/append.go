@@ -166,6 +166,10 @@ func (l *Log) appendLocked(b record.Batch, nowMs int64) error {
 		l.firstAppendMs = nowMs
 	}
 	l.leo.Store(b.LastOffset() + 1)
+	if err := l.epochs.assign(b.PartitionLeaderEpoch(), b.BaseOffset()); err != nil {
+		l.failed = fmt.Errorf("local: log %s failed: %w", l.dir, err)
+		return l.failed
+	}
 	return nil
 }
 

@@ -25,7 +25,8 @@ type Log struct {
 	cfg           Config
 	segs          []*segment.Segment // by base offset; never empty while open
 	producers     *producer.State
-	recoveryPoint int64 // offsets below it are fdatasynced
+	epochs        *epochCache // leader-epoch history
+	recoveryPoint int64       // offsets below it are fdatasynced
 	lastFlushMs   int64
 	firstAppendMs int64  // wall clock of the active segment's first append; 0: none yet
 	rollTarget    int64  // the async flusher may advance the recovery point to it

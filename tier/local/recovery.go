@@ -106,6 +106,9 @@ func (l *Log) recover() error {
 	if err := l.loadProducerState(snapshotLimit); err != nil {
 		return err
 	}
+	if err := l.loadEpochs(); err != nil {
+		return err
+	}
 	if err := l.writeCheckpoint(); err != nil {
 		return err
 	}

@@ -29,6 +29,9 @@ func (l *Log) DeleteRecordsBefore(offset int64) error {
 	if err := l.writeCheckpoint(); err != nil {
 		return fmt.Errorf("delete records before %d: %w", offset, err)
 	}
+	if err := l.epochs.truncateFromStart(offset); err != nil {
+		return fmt.Errorf("delete records before %d: %w", offset, err)
+	}
 	n := 0
 	for n < len(l.segs)-1 && l.segs[n+1].BaseOffset() <= offset {
 		n++
@@ -94,6 +97,9 @@ func (l *Log) TruncateTo(offset int64) error {
 		l.failed = fmt.Errorf("local: log %s failed: truncate to %d: %w", l.dir, offset, err)
 		return l.failed
 	}
+	if err := l.epochs.truncateFromEnd(leo); err != nil {
+		return err
+	}
 	if err := l.clampCleanerPoint(leo); err != nil {
 		return err
 	}
@@ -137,6 +143,9 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 		return l.failed
 	}
 	l.producers = producer.NewState()
+	if err := l.epochs.clear(); err != nil {
+		return err
+	}
 	l.leo.Store(offset)
 	l.logStart.Store(offset)
 	l.recoveryPoint = offset

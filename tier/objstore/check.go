@@ -34,6 +34,9 @@ func ValidateKey(key string) error {
 		case ".", "..":
 			return bad("'.' or '..' path segment")
 		}
+		if len(seg) > MaxSegmentLen {
+			return bad(fmt.Sprintf("path segment longer than %d bytes", MaxSegmentLen))
+		}
 	}
 	return nil
 }

@@ -16,8 +16,8 @@
 // # Keys
 //
 // A key is 1 to MaxKeyLen bytes of valid UTF-8 without control characters,
-// made of '/'-separated segments that are neither empty nor "." or "..": no
-// leading or trailing '/', no "//". ValidateKey is the one rule every
+// made of '/'-separated segments of at most MaxSegmentLen bytes that are
+// neither empty nor "." or "..": no leading or trailing '/', no "//". ValidateKey is the one rule every
 // implementation applies, so a key accepted by one backend is accepted by
 // all. The tier's layout (owned by tier/remote) is
 //

@@ -27,9 +27,13 @@ var (
 	ErrUnavailable = errors.New("objstore: store unavailable")
 )
 
-// MaxKeyLen is the longest key in bytes (S3's limit, less room for a prefix
-// is the caller's business).
-const MaxKeyLen = 1024
+// Key length limits in bytes: MaxKeyLen is S3's limit on a whole key (a
+// backend that adds its own prefix has less room), MaxSegmentLen the common
+// file-name limit, so that every key is also a valid relative path.
+const (
+	MaxKeyLen     = 1024
+	MaxSegmentLen = 255
+)
 
 // ObjectInfo describes one stored object.
 type ObjectInfo struct {

@@ -22,6 +22,7 @@ type BatchHeader struct {
 	LastSequence  int32
 	Transactional bool
 	Control       bool
+	LeaderEpoch   int32 // the batch's PartitionLeaderEpoch
 }
 
 // ParseHeader decodes a batch's header (the first record.HeaderSize bytes
@@ -42,6 +43,7 @@ func parseHeader(h record.Batch, pos int64) BatchHeader {
 		LastSequence:  h.LastSequence(),
 		Transactional: h.IsTransactional(),
 		Control:       h.IsControl(),
+		LeaderEpoch:   h.PartitionLeaderEpoch(),
 	}
 }
 

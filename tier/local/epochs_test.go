@@ -1,0 +1,85 @@
+package local
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/strata-broker/strata/tier/record"
+)
+
+func appendEpoch(t *testing.T, l *Log, epoch int32, n int) {
+	t.Helper()
+	for range n {
+		b := record.NewBatch(record.BuildOptions{}, record.Record{Value: []byte("x")})
+		if _, err := l.AppendAsLeader([]record.Batch{b}, AppendOptions{LeaderEpoch: epoch}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestLeaderEpochCache: epochs are recorded at their first offset, answer
+// OffsetForLeaderEpoch as Kafka does, follow truncation and log-start
+// moves, and survive a restart (also when the checkpoint is lost).
+func TestLeaderEpochCache(t *testing.T) {
+	dir := t.TempDir()
+	l := openLog(t, dir, Config{})
+	appendEpoch(t, l, 0, 3) // offsets 0-2
+	appendEpoch(t, l, 2, 2) // 3-4
+	appendEpoch(t, l, 5, 1) // 5
+	want := []EpochEntry{{0, 0}, {2, 3}, {5, 5}}
+	if got := l.Epochs(); !equalEpochs(got, want) {
+		t.Fatalf("epochs %v, want %v", got, want)
+	}
+	for _, c := range []struct {
+		ask       int32
+		epoch     int32
+		endOffset int64
+	}{{5, 5, 6}, {2, 2, 5}, {3, 2, 5}, {0, 0, 3}, {1, 0, 3}, {6, -1, -1}, {-1, -1, -1}} {
+		if e, o := l.EndOffsetForEpoch(c.ask); e != c.epoch || o != c.endOffset {
+			t.Errorf("EndOffsetForEpoch(%d) = %d, %d; want %d, %d", c.ask, e, o, c.epoch, c.endOffset)
+		}
+	}
+	if err := l.TruncateTo(4); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Epochs(); !equalEpochs(got, want[:2]) {
+		t.Fatalf("after truncation %v", got)
+	}
+	if err := l.DeleteRecordsBefore(1); err != nil {
+		t.Fatal(err)
+	}
+	want = []EpochEntry{{0, 1}, {2, 3}}
+	if got := l.Epochs(); !equalEpochs(got, want) {
+		t.Fatalf("after moving the start %v, want %v", got, want)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, dir, Config{})
+	if got := l.Epochs(); !equalEpochs(got, want) {
+		t.Fatalf("after reopen %v, want %v", got, want)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, epochFile)); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, dir, Config{})
+	if got := l.Epochs(); len(got) != 2 || got[1] != (EpochEntry{2, 3}) {
+		t.Fatalf("rebuilt %v", got)
+	}
+}
+
+func equalEpochs(a, b []EpochEntry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

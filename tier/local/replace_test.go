@@ -1,0 +1,368 @@
+package local
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-broker/strata/tier/record"
+	"github.com/strata-broker/strata/tier/segment"
+)
+
+// readAllBatches reads every batch from the log start to the log end.
+func readAllBatches(t *testing.T, l *Log) []record.Batch {
+	t.Helper()
+	var out []record.Batch
+	for off := l.LogStartOffset(); off < l.LogEndOffset(); {
+		sl, err := l.Read(off, math.MaxInt32, -1)
+		if err != nil {
+			t.Fatalf("read %d: %v", off, err)
+		}
+		bs := readSlice(t, sl)
+		if len(bs) == 0 {
+			t.Fatalf("read %d: nothing before the log end %d", off, l.LogEndOffset())
+		}
+		for _, b := range bs {
+			out = append(out, append(record.Batch(nil), b...))
+		}
+		off = bs[len(bs)-1].LastOffset() + 1
+	}
+	return out
+}
+
+// sameBatches reports whether two batch lists are byte-identical.
+func sameBatches(a, b []record.Batch) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// copyDir copies the regular files of src into a new directory.
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// cleanGroup writes a cleaned copy of the segments in old, keeping every
+// other batch and always the last, and returns it sealed and flushed with
+// the batches it kept.
+func cleanGroup(t *testing.T, l *Log, old []SegmentInfo) (*segment.Segment, []record.Batch) {
+	t.Helper()
+	cleaned, err := l.CreateCleaned(old[0].BaseOffset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []record.Batch
+	n := 0
+	for i, s := range old {
+		sl, err := l.ReadSegment(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs := readSlice(t, sl)
+		for j, b := range bs {
+			n++
+			if n%2 == 0 && !(i == len(old)-1 && j == len(bs)-1) {
+				continue
+			}
+			if err := cleaned.Append(b); err != nil {
+				t.Fatal(err)
+			}
+			kept = append(kept, append(record.Batch(nil), b...))
+		}
+	}
+	if err := errors.Join(cleaned.Seal(), cleaned.Flush()); err != nil {
+		t.Fatal(err)
+	}
+	return cleaned, kept
+}
+
+func TestReplaceSegments(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{SegmentBytes: 1024, IndexIntervalBytes: 128}
+	l := openLog(t, dir, cfg)
+	appendN(t, l, 60, 1000)
+	segs := l.Segments()
+	if len(segs) < 5 {
+		t.Fatalf("only %d segments", len(segs))
+	}
+	before := readAllBatches(t, l)
+	old := segs[1:4]
+	// A reader holding a Slice of an old segment keeps reading it.
+	held, err := l.Read(old[1].BaseOffset, math.MaxInt32, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleaned, kept := cleanGroup(t, l, old)
+	if err := l.ReplaceSegments(old, cleaned); err != nil {
+		t.Fatal(err)
+	}
+	if got := readSlice(t, held); len(got) == 0 {
+		t.Fatal("held slice unreadable after the swap")
+	}
+	var want []record.Batch
+	for _, b := range before {
+		if b.BaseOffset() < old[0].BaseOffset || b.BaseOffset() >= old[2].NextOffset {
+			want = append(want, b)
+		}
+	}
+	want = append(want[:0:0], want...)
+	want = mergeByOffset(want, kept)
+	if got := readAllBatches(t, l); !sameBatches(got, want) {
+		t.Fatalf("after replace: %d batches, want %d", len(got), len(want))
+	}
+	after := l.Segments()
+	if len(after) != len(segs)-2 || after[1].BaseOffset != old[0].BaseOffset || after[1].NextOffset != old[2].NextOffset {
+		t.Fatalf("segments after replace: %+v", after)
+	}
+	for _, name := range dirNames(t, dir) {
+		if strings.HasSuffix(name, CleanedFileSuffix) || strings.HasSuffix(name, SwapFileSuffix) {
+			t.Fatalf("leftover %s", name)
+		}
+	}
+	// Stale infos are refused, and the refused segment is deleted.
+	stale, _ := cleanGroup(t, l, after[1:2])
+	if err := l.ReplaceSegments(old, stale); !errors.Is(err, ErrSegmentsChanged) {
+		t.Fatalf("stale replace: %v", err)
+	}
+	if _, err := os.Stat(stale.LogPath()); !os.IsNotExist(err) {
+		t.Fatalf("refused cleaned segment still on disk: %v", err)
+	}
+	// Reopening (clean and unclean) gives the same log.
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	re := openLog(t, dir, cfg)
+	if got := readAllBatches(t, re); !sameBatches(got, want) {
+		t.Fatal("reopened log differs")
+	}
+	re.closeUnclean()
+	re = openLog(t, dir, cfg)
+	if got := readAllBatches(t, re); !sameBatches(got, want) {
+		t.Fatal("recovered log differs")
+	}
+}
+
+func TestReplaceSegmentsRefusesActiveAndBadRange(t *testing.T) {
+	l := openLog(t, t.TempDir(), Config{SegmentBytes: 1024})
+	appendN(t, l, 30, 0)
+	segs := l.Segments()
+	active := segs[len(segs)-1:]
+	c, _ := cleanGroup(t, l, segs[:1])
+	if err := l.ReplaceSegments(active, c); !errors.Is(err, ErrSegmentsChanged) {
+		t.Fatalf("replacing the active segment: %v", err)
+	}
+	c, _ = cleanGroup(t, l, segs[:1])
+	if err := l.ReplaceSegments(segs[:2], c); err == nil {
+		t.Fatal("a cleaned segment not covering the replaced range was accepted")
+	}
+	if err := l.DeleteRecordsBefore(segs[1].BaseOffset); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.ReadSegment(segs[0]); !errors.Is(err, ErrSegmentsChanged) {
+		t.Fatalf("reading a deleted segment: %v", err)
+	}
+}
+
+// mergeByOffset merges two offset-sorted batch lists.
+func mergeByOffset(a, b []record.Batch) []record.Batch {
+	out := make([]record.Batch, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		if len(b) == 0 || (len(a) > 0 && a[0].BaseOffset() < b[0].BaseOffset()) {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return out
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestCrashDuringSwap snapshots the directory at every step of a swap,
+// adds the states in between (one file renamed or deleted at a time), and
+// checks that recovering each gives exactly the old or exactly the new
+// segment set.
+func TestCrashDuringSwap(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{SegmentBytes: 1024, IndexIntervalBytes: 128}
+	l := openLog(t, dir, cfg)
+	appendN(t, l, 60, 1000)
+	segs := l.Segments()
+	old := segs[1:4]
+	oldSet := readAllBatches(t, l)
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	cleaned, kept := cleanGroup(t, l, old)
+	var newSet []record.Batch
+	for _, b := range oldSet {
+		if b.BaseOffset() < old[0].BaseOffset || b.BaseOffset() >= old[2].NextOffset {
+			newSet = append(newSet, b)
+		}
+	}
+	newSet = mergeByOffset(newSet, kept)
+
+	type state struct {
+		name      string
+		dir       string
+		committed bool
+	}
+	states := []state{{"cleaned written", copyDir(t, dir), false}}
+	rename := func(d, from, to string) {
+		t.Helper()
+		if err := os.Rename(filepath.Join(d, from), filepath.Join(d, to)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name := func(base int64, suffix string) string { return filepath.Base(segment.FileName("", base, suffix)) }
+	b0 := old[0].BaseOffset
+	// Commit in progress: indexes renamed to .swap one by one, .log not yet.
+	d := copyDir(t, dir)
+	rename(d, name(b0, segment.IndexSuffix+CleanedFileSuffix), name(b0, segment.IndexSuffix+SwapFileSuffix))
+	states = append(states, state{"index renamed to swap", d, false})
+	d = copyDir(t, d)
+	rename(d, name(b0, segment.TimeIndexSuffix+CleanedFileSuffix), name(b0, segment.TimeIndexSuffix+SwapFileSuffix))
+	states = append(states, state{"both indexes renamed to swap", d, false})
+
+	replaceHook = func(step string) error {
+		states = append(states, state{step, copyDir(t, dir), true})
+		return nil
+	}
+	t.Cleanup(func() { replaceHook = nil })
+	if err := l.ReplaceSegments(old, cleaned); err != nil {
+		t.Fatal(err)
+	}
+	replaceHook = nil
+	// Between "deleted-1" and "deleted-2": one old segment's .log gone,
+	// its indexes still there.
+	for _, s := range states {
+		if s.name == "deleted-1" {
+			d := copyDir(t, s.dir)
+			if err := os.Remove(filepath.Join(d, name(old[2].BaseOffset, segment.LogSuffix))); err != nil {
+				t.Fatal(err)
+			}
+			states = append(states, state{"third old log deleted, indexes not", d, true})
+			// Final renames in progress: indexes renamed, .log.swap not.
+			d = copyDir(t, d)
+			for _, sfx := range []string{segment.IndexSuffix, segment.TimeIndexSuffix} {
+				_ = os.Remove(filepath.Join(d, name(old[2].BaseOffset, sfx)))
+			}
+			states = append(states, state{"all old deleted", d, true})
+			d = copyDir(t, d)
+			rename(d, name(b0, segment.IndexSuffix+SwapFileSuffix), name(b0, segment.IndexSuffix))
+			states = append(states, state{"index renamed to final", d, true})
+			d = copyDir(t, d)
+			rename(d, name(b0, segment.TimeIndexSuffix+SwapFileSuffix), name(b0, segment.TimeIndexSuffix))
+			states = append(states, state{"both indexes renamed to final", d, true})
+			break
+		}
+	}
+	if len(states) < 10 {
+		t.Fatalf("only %d states captured", len(states))
+	}
+	for _, s := range states {
+		re, err := Open(s.dir, cfg, quiet)
+		if err != nil {
+			t.Fatalf("%s: open: %v", s.name, err)
+		}
+		got := readAllBatches(t, re)
+		want, which := oldSet, "old"
+		if s.committed {
+			want, which = newSet, "new"
+		}
+		if !sameBatches(got, want) {
+			t.Errorf("%s: recovered %d batches, not the %s set (%d batches)", s.name, len(got), which, len(want))
+		}
+		for _, n := range dirNames(t, s.dir) {
+			if strings.HasSuffix(n, CleanedFileSuffix) || strings.HasSuffix(n, SwapFileSuffix) {
+				t.Errorf("%s: leftover %s after recovery", s.name, n)
+			}
+		}
+		// Appends go on after recovery.
+		if _, err := re.AppendAsLeader([]record.Batch{plain(2, 5000)}, AppendOptions{}); err != nil {
+			t.Errorf("%s: append after recovery: %v", s.name, err)
+		}
+		if err := re.Close(); err != nil {
+			t.Errorf("%s: close: %v", s.name, err)
+		}
+	}
+}
+
+func TestCleanerPointPersistsAndFollowsTruncation(t *testing.T) {
+	dir := t.TempDir()
+	l := openLog(t, dir, Config{SegmentBytes: 1024})
+	if p := l.CleanerPoint(); p.FirstDirtyOffset != 0 || p.DeleteHorizonMs != math.MaxInt64 {
+		t.Fatalf("fresh cleaner point %+v", p)
+	}
+	appendN(t, l, 40, 0)
+	want := CleanerPoint{FirstDirtyOffset: 50, DeleteHorizonMs: 12345}
+	if err := l.SetCleanerPoint(want); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	re := openLog(t, dir, Config{SegmentBytes: 1024})
+	if got := re.CleanerPoint(); got != want {
+		t.Fatalf("reopened cleaner point %+v, want %+v", got, want)
+	}
+	if err := re.TruncateTo(20); err != nil {
+		t.Fatal(err)
+	}
+	if got := re.CleanerPoint().FirstDirtyOffset; got > re.LogEndOffset() {
+		t.Fatalf("cleaner point %d past the log end %d after truncation", got, re.LogEndOffset())
+	}
+}
+
+func TestProducerLastOffset(t *testing.T) {
+	l := openLog(t, t.TempDir(), Config{})
+	if _, err := l.AppendAsLeader([]record.Batch{idem(7, 0, 0, 3)}, AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AppendAsLeader([]record.Batch{idem(7, 0, 3, 2)}, AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if off, ok := l.ProducerLastOffset(7); !ok || off != 4 {
+		t.Fatalf("last offset of producer 7: %d %v", off, ok)
+	}
+	if _, ok := l.ProducerLastOffset(8); ok {
+		t.Fatal("unknown producer reported")
+	}
+}
+
