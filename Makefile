@@ -39,6 +39,7 @@ run: build ## start one broker on 127.0.0.1:9092 (embedded etcd, data in ./data)
 
 deps: ## install the test dependencies (kcat, python3-kafka, etcd-server)
 	bash scripts/install-test-deps.sh
+	bash scripts/install-minio.sh
 
 test: deps ## vet, all tests with -race, then a short run of every fuzz target
 	$(MAKE) --no-print-directory vet

@@ -133,34 +133,64 @@ func (s *Server) dispatch(ctx context.Context, frame []byte, p *pending, log *sl
 		close(p.done)
 		return false
 	}
-	run := func() {
-		defer close(p.done)
-		p.frame, p.err = s.run(ctx, api, &handler.Request{Header: h, Body: req, Bytes: len(frame) + 4}, log)
+	hreq := &handler.Request{Header: h, Body: req, Bytes: len(frame) + 4}
+	finish := func(res handler.Result, err error) {
+		p.frame, p.err = s.encode(hreq, res, err)
 		s.env.Metrics.Observe(h.Key, time.Since(start), p.err != nil)
+		close(p.done)
 	}
 	if api.Async {
-		go run()
+		go func() { finish(s.run(ctx, api, hreq, log)) }()
 		return true
 	}
-	run()
+	res, err := s.run(ctx, api, hreq, log)
+	if err == nil && res.Later != nil {
+		// The request goes on off this goroutine; later requests of the
+		// connection are read (and their responses queued) meanwhile.
+		go func() {
+			res, err := s.later(ctx, api, hreq, res.Later, log)
+			finish(res, err)
+		}()
+		return true
+	}
+	finish(res, err)
 	return false
 }
 
-// run calls a handler, turning a panic into an error that closes only this
-// connection, and encodes the response.
-func (s *Server) run(ctx context.Context, api handler.API, req *handler.Request, log *slog.Logger) (frame *wire.Frame, err error) {
+// later runs a handler's continuation, with the same panic protection.
+func (s *Server) later(ctx context.Context, api handler.API, req *handler.Request, fn func(context.Context) handler.Result, log *slog.Logger) (res handler.Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			log.Error("handler panic", "api", api.Key, "version", req.Header.Version, "panic", r, "stack", string(debug.Stack()))
-			frame, err = nil, fmt.Errorf("handler for api %d panicked: %v", api.Key, r)
+			res, err = handler.Result{}, fmt.Errorf("handler for api %d panicked: %v", api.Key, r)
 		}
 	}()
-	res, err := api.Fn(ctx, s.env, req)
+	return fn(ctx), nil
+}
+
+// run calls a handler, turning a panic into an error that closes only this
+// connection.
+func (s *Server) run(ctx context.Context, api handler.API, req *handler.Request, log *slog.Logger) (res handler.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.Error("handler panic", "api", api.Key, "version", req.Header.Version, "panic", r, "stack", string(debug.Stack()))
+			res, err = handler.Result{}, fmt.Errorf("handler for api %d panicked: %v", api.Key, r)
+		}
+	}()
+	res, err = api.Fn(ctx, s.env, req)
 	if err != nil {
-		return nil, fmt.Errorf("api %d v%d: %w", api.Key, req.Header.Version, err)
+		return res, fmt.Errorf("api %d v%d: %w", api.Key, req.Header.Version, err)
 	}
-	if res.Resp == nil {
-		return nil, nil
+	return res, nil
+}
+
+// encode turns a handler's result into a response frame (nil: none).
+func (s *Server) encode(req *handler.Request, res handler.Result, err error) (*wire.Frame, error) {
+	if err != nil || res.Resp == nil {
+		for _, r := range res.Regions {
+			r.Release()
+		}
+		return nil, err
 	}
 	f, err := wire.EncodeResponse(req.Header.CorrelationID, res.Resp, res.Marker, res.Regions)
 	if err != nil {

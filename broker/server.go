@@ -17,8 +17,11 @@ import (
 	"github.com/strata-broker/strata/broker/group"
 	"github.com/strata-broker/strata/broker/handler"
 	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/broker/replica"
+	"github.com/strata-broker/strata/compaction"
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/metadata/controller"
 	"github.com/strata-broker/strata/metadata/etcdstore"
 )
 
@@ -120,12 +123,15 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	fetchCtx, stopFetching := context.WithCancel(context.Background())
+	fetcher := replica.New(fetchCtx, s.cfg.NodeID, store.Cache(), s.log)
+	parts.SetReplication(store, fetcher)
 	if err := parts.Sync(); err != nil {
 		s.log.Error("open partitions", "err", err)
 	} else if err := parts.RemoveStray(); err != nil {
 		s.log.Error("remove stray partitions", "err", err)
 	}
-	cleanups = append(cleanups, parts.Close)
+	cleanups = append(cleanups, parts.Close, func() error { stopFetching(); return fetcher.Close() })
 	groups := group.New(group.ConfigFrom(s.cfg), s.log)
 	cleanups = append(cleanups, groups.Close) // runs before parts.Close
 
@@ -138,6 +144,14 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() { parts.Run(ctx) })
+	ctrl := controller.New(store, s.cfg.NodeID, controller.OptionsFromConfig(s.cfg, s.log))
+	wg.Go(func() {
+		if err := ctrl.Run(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("controller stopped", "err", err)
+		}
+	})
+	s.env.Controller = controller.Observe(ctx, store)
+	wg.Go(func() { compaction.New(s.cfg, compaction.SourceOf(parts.All), s.log).Run(ctx) })
 	wg.Go(func() { groups.Run(ctx, s.cfg.NodeID, store.Cache(), parts) })
 	if s.cfg.MetricsListener != "" {
 		stop, err := s.serveMetrics()

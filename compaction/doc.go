@@ -1,7 +1,93 @@
-// Package compaction will keep logs within their policies: retention
-// (cleanup.policy=delete: drop whole segments past retention.ms or
-// retention.bytes) and cleaning (cleanup.policy=compact: keep the latest
-// record per key). It sits between the broker, which schedules it, and the
-// tier logs it rewrites. Nothing lives here yet; see the retention and
-// compaction issue.
+// Package compaction keeps partition logs within their cleanup policies:
+// retention (cleanup.policy=delete: drop whole old segments) and cleaning
+// (cleanup.policy=compact: keep the latest record per key); topics with
+// "compact,delete" get both. It sits between the broker, which starts a
+// Service and lists its partitions through a Source, and the hot logs
+// (tier/local) it trims and rewrites. It does not import the broker: a
+// Partition is anything with Config() and Log().
+//
+// # Retention
+//
+// Every log.retention.check.interval.ms, Retention.RunOnce looks at each
+// partition's current topic configuration (so AlterConfigs changes apply
+// at the next pass) and deletes the oldest sealed segments past
+// retention.ms (by the segment's largest record timestamp, as Kafka does)
+// or beyond retention.bytes (per partition, active segment counted); -1
+// disables a rule and the active segment is never deleted. Deletion moves
+// the log start offset to the first kept segment with
+// local.Log.DeleteRecordsBefore, so ListOffsets(earliest) and Fetch's
+// OFFSET_OUT_OF_RANGE follow it. Tiered topics are left to the tier.
+//
+// # Cleaning
+//
+// The Cleaner follows Kafka's LogCleaner. Per log, offsets below the
+// cleaner checkpoint (local.CleanerPoint) are clean; the dirty range runs
+// from there to the first uncleanable offset: the active segment's base,
+// or the first segment holding a record younger than
+// min.compaction.lag.ms. A log is cleanable when its dirty share of bytes
+// exceeds min.cleanable.dirty.ratio, when its first dirty record is older
+// than max.compaction.lag.ms (such logs go first), or when a kept
+// tombstone's delete horizon has passed; the dirtiest goes next.
+//
+// A pass (1) maps the 128-bit hash of every key in the dirty range to its
+// latest offset (offsetMap, sized by the thread's share of
+// log.cleaner.dedupe.buffer.size; when it fills, the pass covers only the
+// dirty prefix that fit), then (2) rewrites every sealed segment from the
+// log's start to the end of the mapped range, in groups of consecutive
+// segments whose sizes add up to at most segment.bytes, each group into
+// one new segment, and (3) checkpoints the end of the mapped range.
+// Rewriting keeps a record unless a later offset of its key is in the map,
+// its key is null, or it is a tombstone whose delete horizon has passed.
+// Offsets are never renumbered: a rewritten batch keeps its base and last
+// offset, producer fields, leader epoch, codec (it is recompressed with
+// the same one) and timestamp type; its records keep their timestamps.
+// Unchanged batches are copied byte for byte, and a group of one segment
+// that comes out unchanged is not swapped at all. A batch emptied of
+// records is dropped, except the last batch of a group (kept empty so the
+// new segment ends where the old ones did, which swap recovery relies on)
+// and the newest batch of an active idempotent producer (kept empty so its
+// sequence survives, as in Kafka).
+//
+// Tombstones (null values) follow KIP-534: the first pass that keeps a
+// tombstone stamps its batch with a delete horizon (now +
+// delete.retention.ms, stored in FirstTimestamp with attribute bit 6);
+// a later pass after the horizon drops it. A consumer that starts reading
+// from the beginning therefore has at least delete.retention.ms to see a
+// delete before it disappears. The earliest pending horizon is kept in the
+// cleaner checkpoint so that a log with nothing dirty is still cleaned
+// when it passes.
+//
+// New segments are swapped in with local.Log.ReplaceSegments, crash-safely
+// (.cleaned → .swap → final names; local.Open completes or rolls back an
+// interrupted swap). The log's lock is held only for the swap, so produce
+// and fetch go on during a pass; a fetch that read part of a segment
+// before the swap reads the rest from the new one, which holds every
+// latest value at or after any offset. If retention, DeleteRecords or a
+// truncation changes the segments meanwhile, the swap is refused
+// (local.ErrSegmentsChanged) and the pass is simply retried later.
+//
+// # Transactions
+//
+// Rule for the transactions work: transactional batches and control
+// batches (commit/abort markers) are copied unchanged, and their records
+// never enter the offset map, so a transactional record never removes an
+// older record of its key (it might be aborted), and is never removed
+// itself. Once a pass has gone past a transactional batch it keeps every
+// later tombstone, because a committed transactional record of the same
+// key might sit before it. Kafka's full rule (drop aborted data, drop
+// markers after their transaction's data is gone and their delete horizon
+// passed, stop at the last stable offset) replaces this once producers can
+// write transactions.
+//
+// # Concurrency
+//
+// Service owns its goroutines: one retention loop and log.cleaner.threads
+// cleaner loops, stopped by cancelling Run's context (Run returns after
+// they exit; a pass stops at its next batch). Each cleaner thread owns an
+// offset map and read buffer (a thread state from Cleaner.threads);
+// Cleaner.mu guards the set of logs being cleaned, so two threads never
+// clean one log. Retention may run alongside a pass on the same log;
+// local.Log's lock orders them. The I/O throttler is shared and has its
+// own lock. Decisions use Settings.Now (injectable); only backoffs,
+// tickers and the throttle use real time.
 package compaction

@@ -45,9 +45,6 @@ func newOffsetMap(bufferBytes int64) *offsetMap {
 // capacity is the most entries the map can hold in a pass.
 func (m *offsetMap) capacity() int { return int(float64(m.size) * loadFactor) }
 
-// bytes is the memory of the table.
-func (m *offsetMap) bytes() int64 { return int64(m.size) * slotSize }
-
 // reset empties the map for a pass expecting up to want entries: only
 // enough of the table for want is cleared and used, so small logs touch
 // little memory.

@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"math"
 	"path/filepath"
 
 	"github.com/strata-broker/strata/config"
@@ -14,6 +15,21 @@ import (
 type Partition interface {
 	Config() *config.Topic
 	Log() *local.Log
+}
+
+// highWatermarker is implemented by partitions that know their high
+// watermark (the broker's do): compaction never cleans or deletes records
+// at or above it, since a replica may still truncate them.
+type highWatermarker interface {
+	HighWatermark() int64
+}
+
+// highWatermark is p's high watermark, or MaxInt64 when p does not say.
+func highWatermark(p Partition) int64 {
+	if h, ok := p.(highWatermarker); ok {
+		return h.HighWatermark()
+	}
+	return math.MaxInt64
 }
 
 // Source lists the partitions to keep within their policies; it is

@@ -13,9 +13,9 @@ import (
 //
 // As in Kafka, offsets below firstDirty were cleaned by an earlier pass;
 // [firstDirty, firstUncleanable) is the cleanable dirty range. The range
-// ends at the active segment, or earlier at the first segment holding a
-// record younger than min.compaction.lag.ms (by the segment's largest
-// timestamp).
+// ends at the active segment or the high watermark, or earlier at the
+// first segment holding a record younger than min.compaction.lag.ms (by
+// the segment's largest timestamp).
 type plan struct {
 	p   Partition
 	log *local.Log
@@ -56,7 +56,7 @@ func makePlan(p Partition, nowMs int64) (pl plan, ok bool) {
 	if pl.firstDirty < start || pl.firstDirty > activeBase {
 		pl.firstDirty = start
 	}
-	pl.firstUncleanable = activeBase
+	pl.firstUncleanable = min(activeBase, highWatermark(p))
 	if lag := cfg.MinCompactionLagMs; lag > 0 {
 		for _, s := range pl.sealed {
 			if s.NextOffset > pl.firstDirty && s.MaxTimestamp > nowMs-lag {

@@ -35,6 +35,9 @@ func (br *batchReader) next() (record.Batch, error) {
 	if br.left == 0 {
 		return nil, io.EOF
 	}
+	if err := br.ctx.Err(); err != nil {
+		return nil, err
+	}
 	prefix, err := br.r.Peek(12)
 	if err != nil {
 		return nil, fmt.Errorf("read batch prefix: %w", err)

@@ -30,7 +30,9 @@ func newThrottler(rate float64) *throttler {
 }
 
 // unlimited reports whether the throttler never waits.
-func (t *throttler) unlimited() bool { return t.rate <= 0 || t.rate >= math.MaxFloat64/2 || math.IsInf(t.rate, 1) }
+func (t *throttler) unlimited() bool {
+	return t.rate <= 0 || t.rate >= math.MaxFloat64/2 || math.IsInf(t.rate, 1)
+}
 
 // add accounts for n bytes of I/O and waits as long as needed to keep the
 // rate within the cap; it returns early with ctx's error.

@@ -2,6 +2,8 @@ package group
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -31,6 +33,9 @@ type MemberDescription struct {
 func (c *Coordinator) Describe(group string) (Description, error) {
 	d := Description{Group: group, State: Dead.String()}
 	err := c.withGroup(group, false, func(g *Group) error {
+		if g.consumer != nil {
+			return nil // not a classic group: described by ConsumerGroupDescribe
+		}
 		d.State = g.state.String()
 		d.ProtocolType = g.protocolType
 		d.Protocol = g.protocol
@@ -56,7 +61,7 @@ type Listing struct {
 	Group        string
 	ProtocolType string
 	State        string
-	Type         string // "classic"
+	Type         string // "classic" or "consumer" (KIP-848)
 }
 
 // List lists the groups of every loaded partition whose state and type
@@ -80,6 +85,9 @@ func (c *Coordinator) List(states, types []string) ([]Listing, error) {
 	for _, g := range groups {
 		g.mu.Lock()
 		l := Listing{Group: g.name, ProtocolType: g.protocolType, State: g.state.String(), Type: "classic"}
+		if g.consumer != nil {
+			l.State, l.Type = g.consumer.state(), "consumer"
+		}
 		removed := g.removed
 		g.mu.Unlock()
 		if !removed && match(states, l.State) && match(types, l.Type) {
@@ -97,7 +105,7 @@ func (c *Coordinator) List(states, types []string) ([]Listing, error) {
 // DeleteGroup deletes an Empty group with its offsets (DeleteGroups).
 func (c *Coordinator) DeleteGroup(group string) error {
 	return c.withGroup(group, false, func(g *Group) error {
-		if g.state != Empty {
+		if g.consumer != nil && !g.empty() || g.consumer == nil && g.state != Empty {
 			return ErrNonEmptyGroup
 		}
 		all := make([]TopicPartition, 0, len(g.offsets))
@@ -106,4 +114,81 @@ func (c *Coordinator) DeleteGroup(group string) error {
 		}
 		return g.removeOffsets(all, true)
 	})
+}
+
+// ConsumerGroupDescription is a KIP-848 group as ConsumerGroupDescribe
+// shows it.
+type ConsumerGroupDescription struct {
+	Group           string
+	State           string
+	Epoch           int32
+	AssignmentEpoch int32
+	Assignor        string
+	Members         []ConsumerMemberDescription
+}
+
+// ConsumerMemberDescription is one member of a KIP-848 group.
+type ConsumerMemberDescription struct {
+	MemberID         string
+	InstanceID       *string
+	RackID           *string
+	MemberEpoch      int32
+	ClientID         string
+	ClientHost       string
+	SubscribedTopics []string
+	SubscribedRegex  *string
+	Assignment       []TopicAssignment
+	Target           []TopicAssignment
+}
+
+// TopicAssignment is one topic's partitions of an assignment.
+type TopicAssignment struct {
+	ID         [16]byte
+	Name       string
+	Partitions []int32
+}
+
+// DescribeConsumerGroup describes a KIP-848 group; ErrGroupNotFound for a
+// missing or classic group.
+func (c *Coordinator) DescribeConsumerGroup(group string) (ConsumerGroupDescription, error) {
+	d := ConsumerGroupDescription{Group: group}
+	names := map[[16]byte]string{}
+	for name, t := range c.topicsByName() {
+		names[t.ID] = name
+	}
+	err := c.withGroup(group, false, func(g *Group) error {
+		cg := g.consumer
+		if cg == nil {
+			return fmt.Errorf("%w: %s is not a consumer group", ErrGroupNotFound, group)
+		}
+		d.State, d.Epoch, d.AssignmentEpoch, d.Assignor = cg.state(), cg.epoch, cg.targetEpoch, cg.assignor
+		ids := make([]string, 0, len(cg.members))
+		for id := range cg.members {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		list := func(a Assignment) []TopicAssignment {
+			out := make([]TopicAssignment, 0, len(a))
+			for id, ps := range a {
+				name := names[id]
+				if name == "" {
+					name = cg.topicNames[id]
+				}
+				out = append(out, TopicAssignment{ID: id, Name: name, Partitions: slices.Clone(ps)})
+			}
+			sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+			return out
+		}
+		for _, id := range ids {
+			m := cg.members[id]
+			d.Members = append(d.Members, ConsumerMemberDescription{
+				MemberID: m.id, InstanceID: m.instanceID, RackID: m.rackID, MemberEpoch: m.epoch,
+				ClientID: m.clientID, ClientHost: m.clientHost,
+				SubscribedTopics: slices.Clone(m.topics), SubscribedRegex: m.regex,
+				Assignment: list(m.assigned), Target: list(cg.target[id]),
+			})
+		}
+		return nil
+	})
+	return d, err
 }

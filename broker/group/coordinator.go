@@ -3,7 +3,9 @@ package group
 import (
 	"log/slog"
 	"math"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-broker/strata/config"
@@ -26,21 +28,42 @@ type Config struct {
 	OffsetsRetention       time.Duration // offsets.retention.minutes
 	RetentionCheckInterval time.Duration // offsets.retention.check.interval.ms
 	MaxMetadataBytes       int           // offset.metadata.max.bytes (4096)
+
+	ConsumerSessionTimeout    time.Duration // group.consumer.session.timeout.ms (45000)
+	ConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms (5000)
 }
 
-// ConfigFrom takes the group settings of a broker configuration.
+// ConfigFrom takes the group settings of a broker configuration. The
+// KIP-848 timeouts come from Kafka's group.consumer.session.timeout.ms and
+// group.consumer.heartbeat.interval.ms when the configuration knows them,
+// else Kafka's defaults.
 func ConfigFrom(b *config.Broker) Config {
 	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+	raw := func(key string) time.Duration {
+		v, err := strconv.ParseInt(b.Raw[key], 10, 64)
+		if err != nil || v <= 0 {
+			return 0
+		}
+		return ms(v)
+	}
 	return Config{
-		InitialRebalanceDelay:  ms(b.GroupInitialRebalanceDelayMs),
-		MinSessionTimeout:      ms(b.GroupMinSessionTimeoutMs),
-		MaxSessionTimeout:      ms(b.GroupMaxSessionTimeoutMs),
-		MaxSize:                int(b.GroupMaxSize),
-		OffsetsRetention:       time.Duration(b.OffsetsRetentionMinutes) * time.Minute,
-		RetentionCheckInterval: ms(b.OffsetsRetentionCheckIntervalMs),
-		MaxMetadataBytes:       4096,
+		ConsumerSessionTimeout:    raw("group.consumer.session.timeout.ms"),
+		ConsumerHeartbeatInterval: raw("group.consumer.heartbeat.interval.ms"),
+		InitialRebalanceDelay:     ms(b.GroupInitialRebalanceDelayMs),
+		MinSessionTimeout:         ms(b.GroupMinSessionTimeoutMs),
+		MaxSessionTimeout:         ms(b.GroupMaxSessionTimeoutMs),
+		MaxSize:                   int(b.GroupMaxSize),
+		OffsetsRetention:          time.Duration(b.OffsetsRetentionMinutes) * time.Minute,
+		RetentionCheckInterval:    ms(b.OffsetsRetentionCheckIntervalMs),
+		MaxMetadataBytes:          4096,
 	}
 }
+
+// Kafka's defaults for KIP-848 groups (group.consumer.*).
+const (
+	defaultConsumerSessionTimeout    = 45 * time.Second
+	defaultConsumerHeartbeatInterval = 5 * time.Second
+)
 
 // Log is what the coordinator needs of a __consumer_offsets partition it
 // leads; *partition.Partition implements it. On a single broker an
@@ -58,6 +81,8 @@ type Coordinator struct {
 	cfg Config
 	log *slog.Logger
 	clk clock
+
+	topics atomic.Pointer[func() []TopicInfo] // topic metadata for KIP-848 assignors
 
 	mu            sync.RWMutex
 	closed        bool
@@ -89,6 +114,12 @@ func New(cfg Config, log *slog.Logger) *Coordinator {
 	if cfg.MaxMetadataBytes <= 0 {
 		cfg.MaxMetadataBytes = 4096
 	}
+	if cfg.ConsumerSessionTimeout <= 0 {
+		cfg.ConsumerSessionTimeout = defaultConsumerSessionTimeout
+	}
+	if cfg.ConsumerHeartbeatInterval <= 0 {
+		cfg.ConsumerHeartbeatInterval = defaultConsumerHeartbeatInterval
+	}
 	return &Coordinator{cfg: cfg, log: log, clk: realClock{}, shards: map[int32]*shard{}}
 }
 
@@ -98,6 +129,21 @@ func (c *Coordinator) SetPartitionCount(n int32) {
 	c.mu.Lock()
 	c.numPartitions = n
 	c.mu.Unlock()
+}
+
+// SetTopics gives the coordinator the topic metadata the server-side
+// assignors of KIP-848 groups assign from.
+func (c *Coordinator) SetTopics(list func() []TopicInfo) { c.topics.Store(&list) }
+
+// topicsByName returns the current topics by name.
+func (c *Coordinator) topicsByName() map[string]TopicInfo {
+	out := map[string]TopicInfo{}
+	if f := c.topics.Load(); f != nil {
+		for _, t := range (*f)() {
+			out[t.Name] = t
+		}
+	}
+	return out
 }
 
 // Elect makes this broker the coordinator of partition index at leader

@@ -1,11 +1,14 @@
-// Package group is the consumer-group coordinator of the classic group
+// Package group is the consumer-group coordinator: the classic group
 // protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
 // OffsetFetch, DescribeGroups, ListGroups, DeleteGroups, OffsetDelete),
-// modelled on Kafka's GroupCoordinator and GroupMetadataManager. It is
-// assignor-agnostic: it relays the members' protocol metadata to the
-// leader and the leader's assignment to the members. The Kafka protocol
-// itself stays in broker/handler; this package speaks Go types and returns
-// the sentinel errors of errors.go, which the handlers map to error codes.
+// modelled on Kafka's GroupCoordinator and GroupMetadataManager, and the
+// KIP-848 consumer protocol (ConsumerGroupHeartbeat, ConsumerGroupDescribe).
+// Classic groups are assignor-agnostic: the coordinator relays the
+// members' protocol metadata to the leader and the leader's assignment to
+// the members. KIP-848 groups are assigned by the coordinator itself. The
+// Kafka protocol stays in broker/handler; this package speaks Go types and
+// returns the sentinel errors of errors.go, which the handlers map to
+// error codes.
 //
 // # Ownership and durability
 //
@@ -63,6 +66,28 @@
 // that a restarted member with a new subscription is not ignored; owned
 // partitions and user data in the metadata do not count).
 //
+// # KIP-848 groups (consumer.go, assign.go)
+//
+// A group is classic or consumer: an Empty group takes the kind of the
+// first member's protocol; a classic join to a consumer group with members
+// is INCONSISTENT_GROUP_PROTOCOL, a consumer heartbeat to a classic group
+// with members GROUP_ID_NOT_FOUND. Every membership, subscription or
+// subscribed-topic metadata change bumps the group epoch; the next
+// heartbeat recomputes the target assignment with the "uniform" (balanced,
+// sticky) or "range" assignor over the topics SetTopics provides, and each
+// heartbeat reconciles its member one step (Kafka's CurrentAssignmentBuilder):
+// partitions leaving a member are revoked first and the member keeps its
+// epoch until a heartbeat shows it no longer owns them; then it gets the
+// target epoch and the target partitions nobody else still owns (the
+// others follow on later heartbeats). A member that does not revoke within
+// its rebalance timeout, or does not heartbeat within
+// group.consumer.session.timeout.ms, is removed. Static members leave
+// temporarily with epoch -2 and keep their partitions until their instance
+// id rejoins. OffsetCommit v9+ and OffsetFetch v9+ check member epochs.
+// Their membership is not written to __consumer_offsets (Kafka writes it
+// as records of key versions 3-8): after a coordinator restart members get
+// UNKNOWN_MEMBER_ID and rejoin, keeping their committed offsets.
+//
 // # Concurrency
 //
 // Coordinator.mu (RWMutex) guards the shard map, each shard's loaded flag
@@ -75,7 +100,7 @@
 // (lock order continues Group.mu → the log's locks).
 //
 // Timers (session expiry, join-phase and sync deadlines, MEMBER_ID_REQUIRED
-// ids) are time.AfterFunc callbacks that lock the group and check that they
+// ids, KIP-848 sessions and revocation deadlines) are time.AfterFunc callbacks that lock the group and check that they
 // still apply (member still present, same generation or join sequence);
 // nothing else runs in the background except one loader goroutine per
 // partition being loaded and Run. Parked JoinGroup and SyncGroup requests

@@ -50,4 +50,25 @@ var (
 	// ErrMetadataTooLarge: a commit's metadata string is longer than
 	// offset.metadata.max.bytes (OFFSET_METADATA_TOO_LARGE).
 	ErrMetadataTooLarge = errors.New("group: offset metadata too large")
+
+	// KIP-848 consumer groups.
+
+	// ErrInvalidRequest: a ConsumerGroupHeartbeat misses or misuses a field;
+	// the wrapped message says which (INVALID_REQUEST).
+	ErrInvalidRequest = errors.New("group: invalid request")
+	// ErrUnsupportedAssignor: an unknown server-side assignor
+	// (UNSUPPORTED_ASSIGNOR).
+	ErrUnsupportedAssignor = errors.New("group: unsupported server-side assignor")
+	// ErrUnreleasedInstanceID: a static member joins while its instance id
+	// is still held by an active member (UNRELEASED_INSTANCE_ID).
+	ErrUnreleasedInstanceID = errors.New("group: instance id not released")
+	// ErrFencedMemberEpoch: the member's epoch is not one the coordinator
+	// accepts; it must rejoin with epoch 0 (FENCED_MEMBER_EPOCH).
+	ErrFencedMemberEpoch = errors.New("group: fenced member epoch")
+	// ErrStaleMemberEpoch: an offset commit or fetch with an old member
+	// epoch (STALE_MEMBER_EPOCH).
+	ErrStaleMemberEpoch = errors.New("group: stale member epoch")
+	// ErrUnsupportedVersion: a member of a KIP-848 group committed with an
+	// OffsetCommit older than v9 (UNSUPPORTED_VERSION).
+	ErrUnsupportedVersion = errors.New("group: request version too old for a consumer-protocol member")
 )

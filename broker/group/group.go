@@ -79,6 +79,7 @@ type Group struct {
 	pending      map[string]timer    // member ids handed out with MEMBER_ID_REQUIRED
 	pendingSync  map[string]struct{} // members yet to send SyncGroup this generation
 	offsets      map[TopicPartition]Offset
+	consumer     *consumerGroup // set for a KIP-848 group (the classic fields are then unused)
 
 	// The join phase (PreparingRebalance): its deadline timer, a token that
 	// makes stale timers harmless, and the initial-delay bookkeeping.
@@ -121,6 +122,15 @@ func newGroup(c *Coordinator, sh *shard, name string) *Group {
 		pendingSync: map[string]struct{}{},
 		offsets:     map[TopicPartition]Offset{},
 	}
+}
+
+// empty reports whether the group has no members (classic or KIP-848)
+// and no member about to join with a handed-out id.
+func (g *Group) empty() bool {
+	if g.consumer != nil {
+		return len(g.consumer.members) == 0
+	}
+	return g.state == Empty && len(g.pending) == 0
 }
 
 func (g *Group) setState(s State) {
@@ -340,6 +350,9 @@ func (g *Group) drop(err error) {
 	}
 	g.stopJoinTimer()
 	g.stopSyncTimer()
+	if g.consumer != nil {
+		g.consumer.stopTimers()
+	}
 	g.removed = true
 	g.state = Dead
 }

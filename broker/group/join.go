@@ -109,6 +109,12 @@ func (g *Group) join(req *JoinRequest) (JoinResult, chan JoinResult) {
 	fail := func(err error) (JoinResult, chan JoinResult) {
 		return JoinResult{Err: err, Generation: -1}, nil
 	}
+	if g.consumer != nil {
+		if len(g.consumer.members) > 0 {
+			return fail(ErrInconsistentProtocol) // a KIP-848 group with members
+		}
+		g.consumer = nil // an empty consumer group turns classic
+	}
 	if !g.acceptJoining(req.MemberID) {
 		if m := g.members[req.MemberID]; m != nil {
 			g.removeAndRebalance(m)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func TestJoinSyncSingleMember(t *testing.T) {
@@ -337,4 +339,32 @@ func TestResignAnswersParkedRequests(t *testing.T) {
 	e.c.Resign(0)
 	wantErr(t, "parked join", got(t, w).Err, ErrNotCoordinator)
 	wantErr(t, "after resign", e.c.Heartbeat(HeartbeatRequest{Group: "g"}), ErrNotCoordinator)
+}
+
+func TestStaticRejoinIgnoresOwnedPartitionsInMetadata(t *testing.T) {
+	e := newEnv(t, nil)
+	meta := func(topics []string, owned int32) []byte {
+		var m kmsg.ConsumerMemberMetadata
+		m.Version, m.Topics = 1, topics
+		if owned >= 0 {
+			m.OwnedPartitions = []kmsg.ConsumerMemberMetadataOwnedPartition{{Topic: "t", Partitions: []int32{owned}}}
+		}
+		return m.AppendTo(nil)
+	}
+	inst := "sticky"
+	req := joinReq("g", "")
+	req.InstanceID = &inst
+	req.Protocols = []Protocol{{Name: "cooperative-sticky", Metadata: meta([]string{"t"}, 0)}}
+	j := got(t, e.joinAsync(req))
+	got(t, e.syncAsync(SyncRequest{Group: "g", MemberID: j.MemberID, InstanceID: &inst, Generation: j.Generation}))
+	// Restarted without the owned partitions: same subscription, no rebalance.
+	req.Protocols = []Protocol{{Name: "cooperative-sticky", Metadata: meta([]string{"t"}, -1)}}
+	if r := got(t, e.joinAsync(req)); r.Err != nil || r.Generation != j.Generation {
+		t.Fatalf("rejoin with the same topics %+v", r)
+	}
+	// Restarted with another topic: a rebalance.
+	req.Protocols = []Protocol{{Name: "cooperative-sticky", Metadata: meta([]string{"t", "u"}, -1)}}
+	if r := got(t, e.joinAsync(req)); r.Err != nil || r.Generation != j.Generation+1 {
+		t.Fatalf("rejoin with another topic %+v", r)
+	}
 }

@@ -2,6 +2,7 @@ package group
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -15,8 +16,31 @@ type CommitRequest struct {
 	Group      string
 	MemberID   string
 	InstanceID *string
-	Generation int32
+	Generation int32 // the member epoch for KIP-848 groups
 	Offsets    []CommitOffset
+	// MemberEpochs (OffsetCommit v9+): the request may come from a KIP-848
+	// member; older versions are refused for those.
+	MemberEpochs bool
+}
+
+// checkConsumerCommit validates a commit to a KIP-848 group: admin commits
+// (generation < 0) only while it has no members, otherwise the member and
+// its current epoch.
+func (g *Group) checkConsumerCommit(req *CommitRequest) error {
+	cg := g.consumer
+	if req.Generation < 0 && len(cg.members) == 0 {
+		return nil
+	}
+	m := cg.members[req.MemberID]
+	switch {
+	case m == nil:
+		return ErrUnknownMemberID
+	case !req.MemberEpochs:
+		return ErrUnsupportedVersion
+	case req.Generation != m.epoch:
+		return fmt.Errorf("%w: epoch %d, the member is at %d", ErrStaleMemberEpoch, req.Generation, m.epoch)
+	}
+	return nil
 }
 
 // CommitOffset is one partition's offset to commit.
@@ -30,6 +54,13 @@ type CommitOffset struct {
 func (c *Coordinator) CommitOffsets(req CommitRequest) []error {
 	errs := make([]error, len(req.Offsets))
 	err := c.withGroup(req.Group, req.Generation < 0, func(g *Group) error {
+		if g.consumer != nil {
+			if err := g.checkConsumerCommit(&req); err != nil {
+				return err
+			}
+			g.commit(req.Offsets, errs)
+			return nil
+		}
 		if g.fenced(req.InstanceID, req.MemberID) {
 			return ErrFencedInstanceID
 		}
@@ -96,8 +127,25 @@ func (g *Group) commit(offsets []CommitOffset, errs []error) {
 // partition when tps is nil. Partitions without a commit are left out; an
 // unknown group has none.
 func (c *Coordinator) FetchOffsets(group string, tps []TopicPartition) (map[TopicPartition]Offset, error) {
+	return c.FetchOffsetsAs(group, "", -1, tps)
+}
+
+// FetchOffsetsAs is FetchOffsets by a member of a KIP-848 group
+// (OffsetFetch v9+): with memberEpoch ≥ 0 the member and its epoch are
+// checked (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH). Classic groups do not
+// check.
+func (c *Coordinator) FetchOffsetsAs(group, memberID string, memberEpoch int32, tps []TopicPartition) (map[TopicPartition]Offset, error) {
 	out := map[TopicPartition]Offset{}
 	err := c.withGroup(group, false, func(g *Group) error {
+		if cg := g.consumer; cg != nil && memberEpoch >= 0 {
+			m := cg.members[memberID]
+			if m == nil {
+				return ErrUnknownMemberID
+			}
+			if m.epoch != memberEpoch {
+				return fmt.Errorf("%w: epoch %d, the member is at %d", ErrStaleMemberEpoch, memberEpoch, m.epoch)
+			}
+		}
 		if tps == nil {
 			for tp, o := range g.offsets {
 				out[tp] = o
@@ -125,7 +173,9 @@ func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) ([]error
 	err := c.withGroup(group, false, func(g *Group) error {
 		var subs map[string]bool
 		switch {
-		case g.state == Empty:
+		case g.empty():
+		case g.consumer != nil:
+			subs = g.consumerTopics()
 		case g.protocolType == "consumer":
 			subs = g.subscribedTopics()
 		default:
@@ -161,8 +211,25 @@ func (g *Group) subscribedTopics() map[string]bool {
 	return out
 }
 
+// consumerTopics are the topics the members of a KIP-848 group subscribe
+// to, by name or regex.
+func (g *Group) consumerTopics() map[string]bool {
+	topics := g.c.topicsByName()
+	out := map[string]bool{}
+	for _, m := range g.consumer.members {
+		for _, name := range m.topics {
+			out[name] = true
+		}
+		for _, t := range m.resolve(topics) {
+			out[t.Name] = true
+		}
+	}
+	return out
+}
+
 // removeOffsets writes tombstones for the given offsets and drops them. An
-// Empty group left without offsets (or every group when dead is set) turns
+// Empty group left without offsets and without members about to join with
+// a handed-out member id (or every group when dead is set) turns
 // Dead: its metadata gets a tombstone too (if it ever had a generation)
 // and it leaves memory. Nothing changes if the write fails.
 func (g *Group) removeOffsets(tps []TopicPartition, dead bool) error {
@@ -174,7 +241,7 @@ func (g *Group) removeOffsets(tps []TopicPartition, dead bool) error {
 			recs = append(recs, offsetRecord(g.name, tp, nil))
 		}
 	}
-	dead = dead || g.state == Empty && len(g.offsets) == len(gone)
+	dead = dead || g.empty() && len(g.offsets) == len(gone)
 	if dead && g.generation > 0 {
 		recs = append(recs, groupRecord(g.name, nil))
 	}
@@ -203,8 +270,10 @@ func (g *Group) expiredOffsets(now time.Time, retention time.Duration) []TopicPa
 	var subs map[string]bool
 	fromEmpty := false
 	switch {
-	case g.protocolType != "" && g.state == Empty:
+	case g.protocolType != "" && g.empty():
 		fromEmpty = true
+	case g.consumer != nil:
+		subs = g.consumerTopics()
 	case g.protocolType == "consumer" && g.state == Stable:
 		if subs = g.subscribedTopics(); subs == nil {
 			return nil
@@ -241,7 +310,7 @@ func (c *Coordinator) ExpireOffsets() int {
 		g.mu.Lock()
 		if !g.removed {
 			tps := g.expiredOffsets(now, c.cfg.OffsetsRetention)
-			if len(tps) > 0 || g.state == Empty && len(g.offsets) == 0 {
+			if len(tps) > 0 || g.empty() && len(g.offsets) == 0 {
 				if err := g.removeOffsets(tps, false); err != nil {
 					c.log.Warn("expire offsets", "group", g.name, "err", err)
 				} else {

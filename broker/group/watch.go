@@ -12,7 +12,8 @@ import (
 // partition that the partition manager has not opened yet.
 const openRetry = 100 * time.Millisecond
 
-// Run keeps the coordinator in step with the metadata until ctx is done:
+// Run keeps the coordinator in step with the metadata until ctx is done
+// (and gives the KIP-848 assignors the cache's topics):
 // it coordinates the __consumer_offsets partitions broker nodeID leads
 // (loading each when it becomes leader or its leader epoch changes),
 // resigns the others, and expires offsets every
@@ -24,6 +25,14 @@ func (c *Coordinator) Run(ctx context.Context, nodeID int32, cache *metadata.Cac
 	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	c.SetTopics(func() []TopicInfo {
+		ts := cache.Topics()
+		out := make([]TopicInfo, 0, len(ts))
+		for _, t := range ts {
+			out = append(out, TopicInfo{Name: t.Name, ID: [16]byte(t.ID), Partitions: int32(len(t.Partitions))})
+		}
+		return out
+	})
 	for {
 		changed := cache.Changed()
 		var retry <-chan time.Time

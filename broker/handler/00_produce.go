@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/strata-broker/strata/broker/partition"
 	"github.com/strata-broker/strata/tier/record"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -24,7 +25,12 @@ import (
 //   a sequence gap OUT_OF_ORDER_SEQUENCE_NUMBER, an old epoch
 //   INVALID_PRODUCER_EPOCH.
 // * acks=0 sends no response; acks other than -1, 0, 1 is INVALID_REQUIRED_ACKS.
-// * A single broker commits on append, so acks=all completes at once.
+// * acks=all needs min.insync.replicas in the ISR (NOT_ENOUGH_REPLICAS,
+//   nothing appended) and completes once the high watermark passes the
+//   batch, i.e. every ISR member has it; past the timeout it is
+//   REQUEST_TIMED_OUT, and NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR
+//   shrank below the minimum meanwhile. Waiting happens off the
+//   connection's reading goroutine, so pipelined produces keep flowing.
 //
 // Version notes:
 // * v3: transactional id (transactions are not served yet)
@@ -37,6 +43,7 @@ func handleProduce(_ context.Context, env *Env, req *Request) (Result, error) {
 	byID := r.Version >= 13
 	badAcks := r.Acks != 0 && r.Acks != 1 && r.Acks != -1
 	now := time.Now().UnixMilli()
+	var waits []ackWait
 	for _, rt := range r.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
@@ -69,6 +76,11 @@ func handleProduce(_ context.Context, env *Env, req *Request) (Result, error) {
 			if err == nil {
 				err = record.Validate(batches[0], record.ValidateOptions{MaxBatchBytes: int(cfg.MaxMessageBytes), RequireKeys: cfg.Compact})
 			}
+			if err == nil && r.Acks == -1 && int32(len(p.ISR())) < cfg.MinInsyncReplicas {
+				sp.ErrorCode = kerr.NotEnoughReplicas.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			if err == nil {
 				res, aerr := p.Append(batches, now)
 				err = aerr
@@ -78,6 +90,9 @@ func handleProduce(_ context.Context, env *Env, req *Request) (Result, error) {
 						sp.LogAppendTime = res.LogAppendTime
 					}
 					env.Metrics.bytesIn(t.Name, len(rp.Records))
+					if r.Acks == -1 && p.HighWatermark() <= res.LastOffset {
+						waits = append(waits, ackWait{p: p, until: res.LastOffset + 1, topic: len(resp.Topics), part: len(st.Partitions)})
+					}
 				}
 			}
 			if err != nil {
@@ -95,5 +110,74 @@ func handleProduce(_ context.Context, env *Env, req *Request) (Result, error) {
 	if r.Acks == 0 {
 		return Result{}, nil
 	}
+	if len(waits) > 0 {
+		timeout := time.Duration(r.TimeoutMillis) * time.Millisecond
+		return Result{Later: func(ctx context.Context) Result {
+			awaitAcks(ctx, resp, waits, timeout)
+			return Result{Resp: resp}
+		}}, nil
+	}
 	return Result{Resp: resp}, nil
+}
+
+// ackWait is a partition of an acks=all produce that waits for its high
+// watermark to pass the appended batch; topic and part index the response.
+type ackWait struct {
+	p           *partition.Partition
+	until       int64
+	topic, part int
+}
+
+// awaitAcks waits until every partition's high watermark reached its
+// batch (the whole ISR has it) or the timeout passes, as Kafka's delayed
+// produce does, and fills in the errors of those that did not make it.
+func awaitAcks(ctx context.Context, resp *kmsg.ProduceResponse, waits []ackWait, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	wake := make(chan struct{}, 1)
+	defer func() {
+		for _, w := range waits {
+			w.p.Unwait(wake)
+		}
+	}()
+	for {
+		done := true
+		for _, w := range waits {
+			if w.p.HighWatermark() < w.until && w.p.IsLeader() {
+				done = false
+				w.p.Wait(wake)
+			}
+		}
+		if done || !time.Now().Before(deadline) || ctx.Err() != nil {
+			break
+		}
+		// Re-check after registering: the high watermark may have moved.
+		stillWaiting := false
+		for _, w := range waits {
+			stillWaiting = stillWaiting || (w.p.HighWatermark() < w.until && w.p.IsLeader())
+		}
+		if !stillWaiting {
+			continue
+		}
+		timer := time.NewTimer(time.Until(deadline))
+		select {
+		case <-wake:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		timer.Stop()
+	}
+	for _, w := range waits {
+		sp := &resp.Topics[w.topic].Partitions[w.part]
+		switch {
+		case !w.p.IsLeader():
+			sp.ErrorCode = kerr.NotLeaderForPartition.Code
+		case w.p.HighWatermark() < w.until:
+			sp.ErrorCode = kerr.RequestTimedOut.Code
+		case int32(len(w.p.ISR())) < w.p.Config().MinInsyncReplicas:
+			sp.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code
+		}
+		if sp.ErrorCode != 0 {
+			sp.BaseOffset = -1
+		}
+	}
 }

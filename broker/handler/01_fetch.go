@@ -26,6 +26,9 @@ import (
 // * Fetch sessions (KIP-227) are not created: the session id is always 0,
 //   so clients send full fetches.
 // * read_committed reads up to the high watermark (no transactions yet).
+// * A follower's fetch (replica id ≥ 0; ReplicaState from v15) reads up to
+//   the log end, records the follower's log end (its fetch offset), moves
+//   the high watermark and brings a caught-up follower back into the ISR.
 //
 // Version notes:
 // * v4: isolation level, last stable offset; v5: log start offset
@@ -37,7 +40,7 @@ func handleFetch(ctx context.Context, env *Env, req *Request) (Result, error) {
 	deadline := time.Now().Add(time.Duration(r.MaxWaitMillis) * time.Millisecond)
 	wake := make(chan struct{}, 1)
 	for {
-		f := buildFetch(env, r)
+		f := buildFetch(ctx, env, r)
 		if f.ready(r.MinBytes) || !time.Now().Before(deadline) {
 			for _, p := range f.parts {
 				p.Unwait(wake)
@@ -49,7 +52,7 @@ func handleFetch(ctx context.Context, env *Env, req *Request) (Result, error) {
 		for i, p := range f.parts {
 			p.Wait(wake)
 			// An append between the read and Wait would not wake us.
-			moved = moved || p.HighWatermark() != f.hws[i]
+			moved = moved || p.HighWatermark() != f.hws[i] && p.Log().LogEndOffset() != f.hws[i]
 		}
 		if moved {
 			continue
@@ -99,9 +102,14 @@ func (f *fetchBuild) result(env *Env) Result {
 	return Result{Resp: f.resp, Marker: f.marker, Regions: f.regions}
 }
 
-func buildFetch(env *Env, r *kmsg.FetchRequest) *fetchBuild {
+func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild {
 	f := &fetchBuild{resp: r.ResponseKind().(*kmsg.FetchResponse), marker: wire.NewMarker()}
 	byID := r.Version >= 13
+	replica := r.ReplicaID
+	if r.Version >= 15 {
+		replica = r.ReplicaState.ID
+	}
+	now := time.Now()
 	remaining := int64(r.MaxBytes)
 	if r.Version < 3 || remaining <= 0 {
 		remaining = 1<<31 - 1
@@ -125,15 +133,30 @@ func buildFetch(env *Env, r *kmsg.FetchRequest) *fetchBuild {
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
+			if replica >= 0 {
+				// A follower's fetch offset is its log end: it moves the
+				// high watermark and may bring it back into the ISR.
+				if isr := p.UpdateFollower(replica, rp.FetchOffset, now); isr != nil {
+					env.Partitions.ExpandISR(ctx, p, isr)
+				}
+			}
 			hw := p.HighWatermark()
-			f.parts, f.hws = append(f.parts, p), append(f.hws, hw)
+			mark := hw
+			if replica >= 0 {
+				mark = p.Log().LogEndOffset()
+			}
+			f.parts, f.hws = append(f.parts, p), append(f.hws, mark)
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, hw, p.LogStartOffset()
 			limit := min(int64(rp.PartitionMaxBytes), remaining)
 			if limit <= 0 && f.bytes == 0 {
 				limit = 1
 			}
 			if limit > 0 {
-				s, err := p.Read(rp.FetchOffset, int(limit))
+				read := p.Read
+				if replica >= 0 {
+					read = p.ReadReplica
+				}
+				s, err := read(rp.FetchOffset, int(limit))
 				switch {
 				case errors.Is(err, partition.ErrOffsetOutOfRange):
 					sp.ErrorCode = kerr.OffsetOutOfRange.Code

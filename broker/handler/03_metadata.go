@@ -32,7 +32,7 @@ func handleMetadata(ctx context.Context, env *Env, req *Request) (Result, error)
 		resp.Brokers = append(resp.Brokers, mb)
 	}
 	resp.ClusterID = kmsg.StringPtr(env.Store.ClusterID())
-	resp.ControllerID = env.Cfg.NodeID
+	resp.ControllerID = env.ControllerID()
 
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
 	if all {

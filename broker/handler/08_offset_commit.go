@@ -30,13 +30,15 @@ import (
 // * v2-v4: retention time: those offsets expire at commit + retention
 // * v5+: offsets expire offsets.retention.minutes after the group empties
 // * v6: leader epoch (KIP-320); v7: instance id; v8: flexible
-// * v9: no change for classic groups
+// * v9: the generation is the member epoch for KIP-848 groups
+//   (STALE_MEMBER_EPOCH); their members must commit with v9+
+//   (UNSUPPORTED_VERSION otherwise)
 
 func handleOffsetCommit(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.OffsetCommitRequest)
 	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
 	now := time.Now().UnixMilli()
-	cr := group.CommitRequest{Group: r.Group, MemberID: r.MemberID, InstanceID: r.InstanceID, Generation: r.Generation}
+	cr := group.CommitRequest{Group: r.Group, MemberID: r.MemberID, InstanceID: r.InstanceID, Generation: r.Generation, MemberEpochs: r.Version >= 9}
 	if r.Version == 0 {
 		cr.Generation, cr.MemberID = -1, ""
 	}

@@ -24,7 +24,9 @@ import (
 // Version notes:
 // * v2: all topics, top-level error; v3: throttle; v5: leader epoch
 // * v6: flexible; v7: require stable; v8: batched groups (KIP-709)
-// * v9: member id and epoch (KIP-848), not checked for classic groups
+// * v9: member id and epoch (KIP-848): for a KIP-848 group an epoch ≥ 0
+//   is checked (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH); classic groups and
+//   epoch -1 (admin) are not checked
 
 // fetchTopic is one topic of a request: nil partitions with nil topics
 // means "everything".
@@ -45,7 +47,11 @@ func handleOffsetFetch(_ context.Context, env *Env, req *Request) (Result, error
 					topics = append(topics, fetchTopic{t.Topic, t.Partitions})
 				}
 			}
-			got, err := env.fetchOffsets(rg.Group, topics)
+			member := ""
+			if rg.MemberID != nil {
+				member = *rg.MemberID
+			}
+			got, err := env.fetchOffsets(rg.Group, member, rg.MemberEpoch, topics)
 			sg := kmsg.NewOffsetFetchResponseGroup()
 			sg.Group, sg.ErrorCode = rg.Group, groupErrorCode(err)
 			if err == nil {
@@ -71,7 +77,7 @@ func handleOffsetFetch(_ context.Context, env *Env, req *Request) (Result, error
 			topics = append(topics, fetchTopic{t.Topic, t.Partitions})
 		}
 	}
-	got, err := env.fetchOffsets(r.Group, topics)
+	got, err := env.fetchOffsets(r.Group, "", -1, topics)
 	if err != nil && r.Version >= 2 {
 		resp.ErrorCode = groupErrorCode(err)
 		return Result{Resp: resp}, nil
@@ -94,7 +100,7 @@ func handleOffsetFetch(_ context.Context, env *Env, req *Request) (Result, error
 }
 
 // fetchOffsets reads a group's offsets; topics nil asks for all of them.
-func (e *Env) fetchOffsets(groupID string, topics []fetchTopic) ([]kmsg.OffsetFetchResponseGroupTopic, error) {
+func (e *Env) fetchOffsets(groupID, member string, epoch int32, topics []fetchTopic) ([]kmsg.OffsetFetchResponseGroupTopic, error) {
 	var tps []group.TopicPartition
 	if topics != nil {
 		tps = []group.TopicPartition{}
@@ -104,7 +110,7 @@ func (e *Env) fetchOffsets(groupID string, topics []fetchTopic) ([]kmsg.OffsetFe
 			}
 		}
 	}
-	offsets, err := e.Groups.FetchOffsets(groupID, tps)
+	offsets, err := e.Groups.FetchOffsetsAs(groupID, member, epoch, tps)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ func handleDescribeCluster(_ context.Context, env *Env, req *Request) (Result, e
 		return Result{Resp: resp}, nil
 	}
 	resp.ClusterID = env.Store.ClusterID()
-	resp.ControllerID = env.Cfg.NodeID
+	resp.ControllerID = env.ControllerID()
 	resp.ClusterAuthorizedOperations = -2147483648
 	for _, b := range env.Cache.Brokers() {
 		sb := kmsg.NewDescribeClusterResponseBroker()

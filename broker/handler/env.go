@@ -12,6 +12,7 @@ import (
 	"github.com/strata-broker/strata/broker/wire"
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/metadata/controller"
 	"github.com/strata-broker/strata/metadata/etcdstore"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -23,6 +24,8 @@ type Env struct {
 	Cache      *metadata.Cache
 	Partitions *partition.Manager
 	Groups     *group.Coordinator // the consumer-group coordinator
+	// Controller tells which broker is the elected controller.
+	Controller *controller.Observer
 	Log        *slog.Logger
 	Metrics    *Metrics
 	// Self is this broker as clients should reach it.
@@ -47,6 +50,10 @@ type Result struct {
 	Resp    kmsg.Response
 	Marker  *wire.Marker
 	Regions []wire.Region
+	// Later, when set, finishes the request off the connection's reading
+	// goroutine (a produce waiting for acks=all); its Result is sent, still
+	// in request order.
+	Later func(ctx context.Context) Result
 }
 
 // Func handles one request.
@@ -68,4 +75,16 @@ func SelfBroker(cfg *config.Broker, listenAddr string) metadata.Broker {
 	}
 	p, _ := strconv.Atoi(port)
 	return metadata.Broker{ID: cfg.NodeID, Host: host, Port: int32(p), Rack: cfg.Rack}
+}
+
+// ControllerID is the elected controller's broker id, or this broker's
+// while none is known yet (clients need some broker to send admin
+// requests to; Strata's brokers all accept them).
+func (e *Env) ControllerID() int32 {
+	if e.Controller != nil {
+		if id := e.Controller.ControllerID(); id >= 0 {
+			return id
+		}
+	}
+	return e.Cfg.NodeID
 }

@@ -43,6 +43,12 @@ var groupErrors = []struct {
 	{group.ErrNonEmptyGroup, kerr.NonEmptyGroup.Code},
 	{group.ErrSubscribedToTopic, kerr.GroupSubscribedToTopic.Code},
 	{group.ErrMetadataTooLarge, kerr.OffsetMetadataTooLarge.Code},
+	{group.ErrInvalidRequest, kerr.InvalidRequest.Code},
+	{group.ErrUnsupportedAssignor, kerr.UnsupportedAssignor.Code},
+	{group.ErrUnreleasedInstanceID, kerr.UnreleasedInstanceID.Code},
+	{group.ErrFencedMemberEpoch, kerr.FencedMemberEpoch.Code},
+	{group.ErrStaleMemberEpoch, kerr.StaleMemberEpoch.Code},
+	{group.ErrUnsupportedVersion, kerr.UnsupportedVersion.Code},
 }
 
 // millis converts a protocol millisecond count.

@@ -39,6 +39,7 @@ func init() {
 		{Key: 20, Min: 0, Max: 6, Fn: handleDeleteTopics},
 		{Key: 21, Min: 0, Max: 2, Fn: handleDeleteRecords},
 		{Key: 22, Min: 0, Max: 5, Fn: handleInitProducerID},
+		{Key: 23, Min: 0, Max: 4, Fn: handleOffsetForLeaderEpoch},
 		{Key: 32, Min: 0, Max: 4, Fn: handleDescribeConfigs},
 		{Key: 33, Min: 0, Max: 2, Fn: handleAlterConfigs},
 		{Key: 37, Min: 0, Max: 3, Fn: handleCreatePartitions},
@@ -46,6 +47,8 @@ func init() {
 		{Key: 44, Min: 0, Max: 1, Fn: handleIncrementalAlterConfigs},
 		{Key: 47, Min: 0, Max: 0, Fn: handleOffsetDelete},
 		{Key: 60, Min: 0, Max: 1, Fn: handleDescribeCluster},
+		{Key: 68, Min: 0, Max: 1, Fn: handleConsumerGroupHeartbeat},
+		{Key: 69, Min: 0, Max: 1, Fn: handleConsumerGroupDescribe},
 	} {
 		table[a.Key] = a
 	}

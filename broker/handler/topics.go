@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/metadata/controller"
 )
 
 // errInvalidReplicationFactor means a topic asked for more replicas than
@@ -89,17 +90,11 @@ func (e *Env) place(spec topicSpec, from int32) (map[int32]metadata.PartitionSta
 	if n <= 0 {
 		return nil, fmt.Errorf("%w: %d partitions", metadata.ErrInvalidPartitions, n)
 	}
-	if rf <= 0 || int(rf) > len(ids) {
-		return nil, fmt.Errorf("%w: %d > %d", errInvalidReplicationFactor, rf, len(ids))
+	parts, err := controller.PlaceRange(brokers, from, n, rf, -1)
+	if errors.Is(err, controller.ErrInvalidReplicationFactor) {
+		return nil, fmt.Errorf("%w: %v", errInvalidReplicationFactor, err)
 	}
-	for i := range n {
-		reps := make([]int32, rf)
-		for j := range reps {
-			reps[j] = ids[(int(from+i)+j)%len(ids)]
-		}
-		parts[from+i] = newPartitionState(reps)
-	}
-	return parts, nil
+	return parts, err
 }
 
 func newPartitionState(replicas []int32) metadata.PartitionState {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
@@ -34,8 +35,30 @@ type Manager struct {
 	cache  *metadata.Cache
 	log    *slog.Logger
 
+	isr     ISRWriter
+	fetcher Fetcher
+
 	mu    sync.RWMutex
 	parts map[Key]*Partition
+}
+
+// ISRWriter writes a partition's new state to the metadata store, failing
+// when its partition epoch is no longer prevEpoch (etcdstore.Store).
+type ISRWriter interface {
+	CompareAndSetPartition(ctx context.Context, topic string, partition, prevEpoch int32, next metadata.PartitionState) (int64, error)
+}
+
+// Fetcher replicates the partitions this broker follows from their
+// leaders (broker/replica). Follow is called after every Sync with the
+// complete set.
+type Fetcher interface {
+	Follow(parts []*Partition)
+}
+
+// SetReplication connects the manager to the metadata store for ISR
+// changes and to the follower fetcher. Call before Run.
+func (m *Manager) SetReplication(w ISRWriter, f Fetcher) {
+	m.isr, m.fetcher = w, f
 }
 
 // NewManager opens no logs yet; call Sync (and Run to follow changes).
@@ -66,8 +89,13 @@ func (m *Manager) All() []*Partition {
 	return out
 }
 
-// Run applies metadata changes until ctx is done.
+// Run applies metadata changes until ctx is done. As leader it also
+// shrinks the ISR of partitions whose followers lag more than
+// replica.lag.time.max.ms, and it checkpoints high watermarks.
 func (m *Manager) Run(ctx context.Context) {
+	lag := time.Duration(m.cfg.ReplicaLagTimeMaxMs) * time.Millisecond
+	tick := time.NewTicker(min(lag/2, time.Second))
+	defer tick.Stop()
 	for {
 		changed := m.cache.Changed()
 		if err := m.Sync(); err != nil {
@@ -77,9 +105,43 @@ func (m *Manager) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-changed:
+		case now := <-tick.C:
+			for _, p := range m.All() {
+				if next := p.laggingISR(now, lag); next != nil {
+					m.changeISR(ctx, p, next)
+				}
+				if err := p.checkpointHW(); err != nil {
+					m.log.Warn("checkpoint high watermark", "topic", p.Topic, "partition", p.Index, "err", err)
+				}
+			}
 		}
 	}
 }
+
+// ChangeISR writes a leader's new ISR for p (a follower caught up, or
+// fell behind), by compare-and-set on the partition epoch as Kafka's
+// ZooKeeper-mode leaders did. The metadata watch then applies it.
+func (m *Manager) changeISR(ctx context.Context, p *Partition, isr []int32) {
+	if m.isr == nil {
+		p.isrWritten()
+		return
+	}
+	st := p.stateCopy()
+	next := st.Clone()
+	next.ISR = isr
+	next.PartitionEpoch = st.PartitionEpoch + 1
+	go func() {
+		if _, err := m.isr.CompareAndSetPartition(ctx, p.Topic, p.Index, st.PartitionEpoch, next); err != nil {
+			m.log.Info("ISR change not written", "topic", p.Topic, "partition", p.Index, "isr", isr, "err", err)
+			p.isrWritten()
+			return
+		}
+		m.log.Info("ISR changed", "topic", p.Topic, "partition", p.Index, "from", st.ISR, "to", isr)
+	}()
+}
+
+// ExpandISR is called by the fetch handler when a follower caught up.
+func (m *Manager) ExpandISR(ctx context.Context, p *Partition, isr []int32) { m.changeISR(ctx, p, isr) }
 
 // Sync opens, reconfigures and removes partitions so that they match the
 // metadata cache. It is idempotent.
@@ -87,6 +149,8 @@ func (m *Manager) Sync() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var errs []error
+	var following []*Partition
+	now := time.Now()
 	want := map[Key]bool{}
 	for _, t := range m.cache.Topics() {
 		tcfg, err := m.cfg.ResolveTopic(t.Configs)
@@ -106,7 +170,7 @@ func (m *Manager) Sync() error {
 				ok = false
 			}
 			if !ok {
-				if p, err = m.open(t.ID, k, &tcfg); err != nil {
+				if p, err = m.open(t.ID, k, &tcfg, len(st.Replicas)); err != nil {
 					errs = append(errs, err)
 					delete(want, k)
 					continue
@@ -117,7 +181,10 @@ func (m *Manager) Sync() error {
 				p.cfg.Store(&c)
 				p.log.SetConfig(logConfig(&c))
 			}
-			p.leaderEpoch.Store(st.LeaderEpoch)
+			p.applyState(st, now)
+			if st.Leader != m.nodeID {
+				following = append(following, p)
+			}
 		}
 	}
 	for k, p := range m.parts {
@@ -126,11 +193,14 @@ func (m *Manager) Sync() error {
 			delete(m.parts, k)
 		}
 	}
+	if m.fetcher != nil {
+		m.fetcher.Follow(following)
+	}
 	return errors.Join(errs...)
 }
 
 // open opens (or creates) the log of a partition owned by topic id.
-func (m *Manager) open(id metadata.TopicID, k Key, tcfg *config.Topic) (*Partition, error) {
+func (m *Manager) open(id metadata.TopicID, k Key, tcfg *config.Topic, replicas int) (*Partition, error) {
 	dir := filepath.Join(m.dir, k.Topic+"-"+strconv.Itoa(int(k.Partition)))
 	if b, err := os.ReadFile(filepath.Join(dir, metaFile)); err == nil {
 		if got := strings.TrimSpace(strings.TrimPrefix(string(b), "topic_id: ")); got != id.String() {
@@ -150,9 +220,11 @@ func (m *Manager) open(id metadata.TopicID, k Key, tcfg *config.Topic) (*Partiti
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
 	}
-	p := &Partition{Topic: k.Topic, Index: k.Partition, TopicID: id, log: l}
+	p := &Partition{Topic: k.Topic, Index: k.Partition, TopicID: id, log: l, nodeID: m.nodeID}
+	p.leader.Store(metadata.NoLeader)
 	c := *tcfg
 	p.cfg.Store(&c)
+	p.loadHW(replicas)
 	return p, nil
 }
 
@@ -171,6 +243,9 @@ func (m *Manager) Close() error {
 	var errs []error
 	for k, p := range m.parts {
 		p.wake()
+		if err := p.checkpointHW(); err != nil {
+			errs = append(errs, fmt.Errorf("checkpoint high watermark of %s-%d: %w", k.Topic, k.Partition, err))
+		}
 		if err := p.log.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close %s-%d: %w", k.Topic, k.Partition, err))
 		}

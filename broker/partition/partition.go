@@ -18,18 +18,26 @@ import (
 // [log start offset, high watermark].
 var ErrOffsetOutOfRange = errors.New("partition: offset out of range")
 
-// Partition is one topic partition served by this broker.
+// Partition is one topic partition served by this broker, as leader or as
+// follower.
 type Partition struct {
 	Topic   string
 	Index   int32
 	TopicID metadata.TopicID
 
+	nodeID      int32
 	log         *local.Log
 	cfg         atomic.Pointer[config.Topic]
 	leaderEpoch atomic.Int32
+	leader      atomic.Int32
+	hw          atomic.Int64
 
 	mu      sync.Mutex
 	waiters []chan struct{}
+	// Replication state, guarded by mu.
+	state     metadata.PartitionState // as last applied from metadata
+	followers map[int32]*follower     // leader only: what each follower has
+	isrChange bool                    // an ISR change is being written
 }
 
 // Config is the partition's effective topic configuration.
@@ -38,12 +46,18 @@ func (p *Partition) Config() *config.Topic { return p.cfg.Load() }
 // LeaderEpoch is the epoch of the current leader.
 func (p *Partition) LeaderEpoch() int32 { return p.leaderEpoch.Load() }
 
+// Leader is the current leader's broker id (-1: none).
+func (p *Partition) Leader() int32 { return p.leader.Load() }
+
+// IsLeader reports whether this broker leads the partition.
+func (p *Partition) IsLeader() bool { return p.leader.Load() == p.nodeID }
+
 // Log is the partition's log.
 func (p *Partition) Log() *local.Log { return p.log }
 
-// HighWatermark is the offset below which records are committed and visible
-// to consumers. On a single broker every appended record is committed.
-func (p *Partition) HighWatermark() int64 { return p.log.LogEndOffset() }
+// HighWatermark is the offset below which records are committed (on every
+// in-sync replica) and visible to consumers.
+func (p *Partition) HighWatermark() int64 { return p.hw.Load() }
 
 // LogStartOffset is the first offset still in the log.
 func (p *Partition) LogStartOffset() int64 { return p.log.LogStartOffset() }
@@ -61,22 +75,36 @@ func (p *Partition) Append(batches []record.Batch, now int64) (local.AppendResul
 		return res, fmt.Errorf("append to %s-%d: %w", p.Topic, p.Index, err)
 	}
 	if !res.Duplicate {
+		p.advanceHighWatermark()
 		p.wake()
 	}
 	return res, nil
 }
 
-// Read returns whole batches from offset on, up to the high watermark.
-// Reading exactly at the high watermark returns an empty slice.
+// Read returns whole batches from offset on, up to the high watermark, for
+// consumers. Reading exactly at the high watermark returns an empty slice.
 func (p *Partition) Read(offset int64, maxBytes int) (segment.Slice, error) {
-	hw := p.HighWatermark()
-	if offset < p.log.LogStartOffset() || offset > hw {
+	return p.read(offset, maxBytes, false)
+}
+
+// ReadReplica returns whole batches from offset on, up to the log end, for
+// a follower's fetch.
+func (p *Partition) ReadReplica(offset int64, maxBytes int) (segment.Slice, error) {
+	return p.read(offset, maxBytes, true)
+}
+
+func (p *Partition) read(offset int64, maxBytes int, replica bool) (segment.Slice, error) {
+	upTo := p.HighWatermark()
+	if replica {
+		upTo = p.log.LogEndOffset()
+	}
+	if offset < p.log.LogStartOffset() || offset > upTo {
 		return segment.Slice{}, ErrOffsetOutOfRange
 	}
-	if offset == hw {
+	if offset == upTo {
 		return segment.Slice{}, nil
 	}
-	s, err := p.log.Read(offset, maxBytes, hw)
+	s, err := p.log.Read(offset, maxBytes, upTo)
 	if errors.Is(err, local.ErrOffsetOutOfRange) {
 		return segment.Slice{}, ErrOffsetOutOfRange
 	}

@@ -13,6 +13,9 @@
 //	<prefix>/partitions/<name>/<p>  {"replicas":[1,2],"leader":1,"leaderEpoch":0,"partitionEpoch":0,"isr":[1,2]}
 //	<prefix>/brokers/ids/<id>       {"id":1,"host":"h","port":9092,"rack":"r"}, attached to the broker's lease
 //	<prefix>/producer-ids/next      next free producer id, decimal
+//	<prefix>/controller/election/<lease>  campaign keys of concurrency.Election; the oldest one leads
+//	<prefix>/controller/epoch       controller epoch, decimal; bumped by every elected controller
+//	<prefix>/controller/leader      {"id":1,"epoch":3}, attached to the controller's session lease
 //
 // Topic names cannot contain '/', so every key parses unambiguously.
 // Values are JSON; unknown fields are ignored so fields can be added.

@@ -15,6 +15,11 @@ const (
 	partitionsDir  = "partitions/"
 	brokersDir     = "brokers/ids/"
 	producerIDsKey = "producer-ids/next"
+	// The controller's keys (controller.go): campaign keys of the
+	// election, the elected controller's record and its epoch counter.
+	controllerElectionDir = "controller/election"
+	controllerLeaderKey   = "controller/leader"
+	controllerEpochKey    = "controller/epoch"
 )
 
 // keys builds and parses every key the store uses; nothing else in the
@@ -39,7 +44,10 @@ func (k keys) partitions(topic string) string {
 func (k keys) partition(topic string, p int32) string {
 	return k.partitions(topic) + strconv.FormatInt(int64(p), 10)
 }
-func (k keys) broker(id int32) string { return k.root + brokersDir + strconv.FormatInt(int64(id), 10) }
+func (k keys) broker(id int32) string     { return k.root + brokersDir + strconv.FormatInt(int64(id), 10) }
+func (k keys) controllerElection() string { return k.root + controllerElectionDir }
+func (k keys) controllerLeader() string   { return k.root + controllerLeaderKey }
+func (k keys) controllerEpoch() string    { return k.root + controllerEpochKey }
 
 // keyKind classifies a key found under the root.
 type keyKind uint8

@@ -186,6 +186,12 @@ func (s *Store) SetTopicConfigs(ctx context.Context, topic string, configs map[s
 // txn guarded by the key's mod revision; a lost race re-checks the state
 // the txn's else branch returned.
 func (s *Store) CompareAndSetPartition(ctx context.Context, topic string, partition, prevPartitionEpoch int32, next metadata.PartitionState) (int64, error) {
+	return s.casPartition(ctx, nil, topic, partition, prevPartitionEpoch, next)
+}
+
+// casPartition is CompareAndSetPartition, with the txn also guarded by
+// fence when it is not nil (see CompareAndSetPartitionFenced).
+func (s *Store) casPartition(ctx context.Context, fence *Fence, topic string, partition, prevPartitionEpoch int32, next metadata.PartitionState) (int64, error) {
 	op := fmt.Sprintf("set partition %s-%d", topic, partition)
 	if err := s.checkOpen(op); err != nil {
 		return 0, err
@@ -214,10 +220,11 @@ func (s *Store) CompareAndSetPartition(ctx context.Context, topic string, partit
 		if err := metadata.ValidateTransition(cur, next); err != nil {
 			return 0, fmt.Errorf("etcdstore: %s: %w", op, err)
 		}
+		cmps := append(fence.cmps(s.keys), clientv3.Compare(clientv3.ModRevision(key), "=", kvs[0].ModRevision))
 		tresp, err := s.cli.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(key), "=", kvs[0].ModRevision)).
+			If(cmps...).
 			Then(clientv3.OpPut(key, encodePartition(next))).
-			Else(clientv3.OpGet(key)).
+			Else(append(fence.gets(s.keys), clientv3.OpGet(key))...).
 			Commit()
 		if err != nil {
 			return 0, txnErr(op, err)
@@ -225,7 +232,10 @@ func (s *Store) CompareAndSetPartition(ctx context.Context, topic string, partit
 		if tresp.Succeeded {
 			return s.visible(ctx, op, tresp.Header.Revision)
 		}
-		kvs = tresp.Responses[0].GetResponseRange().GetKvs()
+		if err := fence.check(s.keys, tresp.Responses); err != nil {
+			return 0, fmt.Errorf("etcdstore: %s: %w", op, err)
+		}
+		kvs = tresp.Responses[len(tresp.Responses)-1].GetResponseRange().GetKvs()
 	}
 	return 0, fmt.Errorf("etcdstore: %s: gave up after %d contended attempts: %w", op, maxCASAttempts, metadata.ErrStaleEpoch)
 }

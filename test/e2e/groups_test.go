@@ -33,7 +33,8 @@ func groupCtx(t *testing.T) context.Context {
 // partitions, and waits for every ack.
 func produceSpread(t *testing.T, addr, topic string, partitions, first, n int) {
 	t.Helper()
-	cl := harness.NewClient(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	// No compression: python3-kafka cannot read kgo's default snappy.
+	cl := harness.NewClient(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	recs := make([]*kgo.Record, 0, n)
 	for i := first; i < first+n; i++ {
 		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(i % partitions), Value: []byte("v" + strconv.Itoa(i))})
@@ -226,6 +227,23 @@ func (m *franzMember) waitClosed(closed chan struct{}) {
 	}
 }
 
+// waitGroup polls DescribeGroups until check holds for the group.
+func waitGroup(t *testing.T, adm *kadm.Client, group string, check func(kadm.DescribedGroup) bool) kadm.DescribedGroup {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ds, err := adm.DescribeGroups(groupCtx(t), group)
+		d := ds[group]
+		if err == nil && d.Err == nil && check(d) {
+			return d
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("group %s not as expected after 30s: %+v (err %v)", group, d, err)
+		}
+		time.Sleep(50 * time.Millisecond) // the broker offers no signal to wait on
+	}
+}
+
 // committedOffsets fetches a group's committed offsets of topic by partition.
 func committedOffsets(t *testing.T, adm *kadm.Client, group, topic string) map[int32]kadm.OffsetResponse {
 	t.Helper()
@@ -367,18 +385,7 @@ func TestGroupStaticMemberRestart(t *testing.T) {
 	}
 	stable := func(what string, check func(kadm.DescribedGroup) bool) kadm.DescribedGroup {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			ds, err := adm.DescribeGroups(groupCtx(t), group)
-			d := ds[group]
-			if err == nil && d.Err == nil && d.State == "Stable" && check(d) {
-				return d
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: group not as expected after 30s: %+v (err %v)", what, d, err)
-			}
-			time.Sleep(50 * time.Millisecond) // polling a condition the broker does not signal
-		}
+		return waitGroup(t, adm, group, func(d kadm.DescribedGroup) bool { return d.State == "Stable" && check(d) })
 	}
 
 	tr := newTracker()

@@ -17,6 +17,22 @@
 //	partition.checkpoint               text: log start offset and recovery
 //	                                   point, rewritten atomically
 //	clean-shutdown                     empty marker written last by Close
+//	cleaner.checkpoint                 text: the log cleaner's first dirty
+//	                                   offset and pending delete horizon
+//	<base:020>.log.cleaned (+indexes)  a cleaned segment being written
+//	<base:020>.log.swap (+indexes)     a cleaned segment committed to replace
+//	                                   the segments in its offset range
+//
+// Cleaning (ReplaceSegments, for the compaction cleaner): the cleaner
+// reads sealed segments (ReadSegment), writes a .cleaned segment without
+// the lock (CreateCleaned) and swaps it in under the lock: rename to
+// .swap (the commit point, .log last), delete the replaced segments,
+// rename to the plain names. Open first removes .cleaned files and index
+// .swap files without a .log.swap (rolling back), and completes every
+// .log.swap (rolling forward: the segments with a base inside the swap's
+// offset range are deleted, then the .swap files renamed), so a crash
+// leaves either the old or the new segment set. A cleaned segment always
+// ends at the replaced segments' next offset, so its range covers them.
 //
 // Durability: by default nothing is fdatasynced on append (Kafka's
 // defaults; the page cache and replication carry durability).

@@ -365,4 +365,3 @@ func TestProducerLastOffset(t *testing.T) {
 		t.Fatal("unknown producer reported")
 	}
 }
-

@@ -94,14 +94,14 @@ func TestPutDeleteRace(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for range 200 {
+		for range 100 {
 			if err := s.Delete(ctx, "x/y/a"); err != nil {
 				t.Errorf("Delete: %v", err)
 				return
 			}
 		}
 	}()
-	for i := range 200 {
+	for i := range 100 {
 		data := bytes.Repeat([]byte{byte(i)}, 10)
 		if err := s.Put(ctx, "x/y/b", bytes.NewReader(data), 10); err != nil {
 			t.Fatalf("Put %d: %v", i, err)

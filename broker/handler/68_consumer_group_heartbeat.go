@@ -1,0 +1,107 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/broker/group"
+)
+
+// ConsumerGroupHeartbeat: v0-1
+//
+// Behavior:
+// * The KIP-848 consumer protocol: the coordinator computes each member's
+//   target assignment with a server-side assignor ("uniform", the default,
+//   or "range") and hands it out incrementally: partitions are revoked
+//   from their owner before anybody else gets them, and no member stops
+//   consuming the partitions it keeps.
+// * Epoch 0 joins (the owned partitions must be an empty list; the
+//   subscription and rebalance timeout must be set), -1 leaves, -2 leaves
+//   temporarily (a static member about to restart keeps its partitions
+//   until its session expires or its instance id rejoins).
+// * A member one epoch behind is accepted while it owns a subset of its
+//   assignment; otherwise FENCED_MEMBER_EPOCH. Unknown members are
+//   UNKNOWN_MEMBER_ID; an instance id still held by an active member
+//   UNRELEASED_INSTANCE_ID; a replaced one FENCED_INSTANCE_ID; a missing
+//   or misused field INVALID_REQUEST; an unknown assignor
+//   UNSUPPORTED_ASSIGNOR.
+// * Members that do not revoke within their rebalance timeout, or do not
+//   heartbeat within 45 s (group.consumer.session.timeout.ms), are
+//   removed; the heartbeat interval answered is 5 s.
+// * A classic group with members is not a consumer group
+//   (GROUP_ID_NOT_FOUND); an empty one becomes one.
+// * Membership is kept in memory only: after a coordinator restart members
+//   get UNKNOWN_MEMBER_ID and rejoin; committed offsets are durable.
+//
+// Version notes:
+// * v0: the coordinator names joining members
+// * v1: members bring their own member id (KIP-1082); topic regex
+
+func handleConsumerGroupHeartbeat(_ context.Context, env *Env, req *Request) (Result, error) {
+	r := req.Body.(*kmsg.ConsumerGroupHeartbeatRequest)
+	resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	hr := group.ConsumerHeartbeatRequest{
+		Group:            r.Group,
+		MemberID:         r.MemberID,
+		MemberEpoch:      r.MemberEpoch,
+		InstanceID:       r.InstanceID,
+		RackID:           r.RackID,
+		ClientID:         req.Header.ClientID,
+		RebalanceTimeout: millis(r.RebalanceTimeoutMillis),
+		SubscribedTopics: r.SubscribedTopicNames,
+		SubscribedRegex:  r.SubscribedTopicRegex,
+		ServerAssignor:   r.ServerAssignor,
+		GenerateMemberID: r.Version == 0,
+	}
+	if r.RebalanceTimeoutMillis < 0 {
+		hr.RebalanceTimeout = -1
+	}
+	if r.Topics != nil {
+		hr.Owned = group.Assignment{}
+		for _, t := range r.Topics {
+			hr.Owned[t.TopicID] = append(hr.Owned[t.TopicID], t.Partitions...)
+		}
+		normalizeAssignment(hr.Owned)
+	}
+	res := env.Groups.ConsumerHeartbeat(hr)
+	resp.HeartbeatIntervalMillis = int32(res.HeartbeatInterval.Milliseconds())
+	resp.MemberEpoch = res.MemberEpoch
+	if res.Err != nil {
+		resp.ErrorCode = groupErrorCode(res.Err)
+		if errors.Is(res.Err, group.ErrInvalidRequest) || errors.Is(res.Err, group.ErrUnsupportedAssignor) ||
+			errors.Is(res.Err, group.ErrUnreleasedInstanceID) || errors.Is(res.Err, group.ErrFencedMemberEpoch) {
+			resp.ErrorMessage = kmsg.StringPtr(res.Err.Error())
+		}
+		return Result{Resp: resp}, nil
+	}
+	resp.MemberID = kmsg.StringPtr(res.MemberID)
+	if res.Assignment != nil {
+		a := kmsg.NewConsumerGroupHeartbeatResponseAssignment()
+		for id, ps := range res.Assignment {
+			t := kmsg.NewConsumerGroupHeartbeatResponseAssignmentTopic()
+			t.TopicID, t.Partitions = id, ps
+			a.Topics = append(a.Topics, t)
+		}
+		resp.Assignment = &a
+	}
+	return Result{Resp: resp}, nil
+}
+
+// normalizeAssignment sorts each topic's partitions and drops duplicates.
+func normalizeAssignment(a group.Assignment) {
+	for id, ps := range a {
+		sorted := make([]int32, 0, len(ps))
+		seen := map[int32]bool{}
+		for _, p := range ps {
+			if !seen[p] {
+				seen[p] = true
+				sorted = append(sorted, p)
+			}
+		}
+		slices.Sort(sorted)
+		a[id] = sorted
+	}
+}

@@ -1,0 +1,274 @@
+package partition
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/tier/record"
+	"github.com/strata-broker/strata/tier/segment"
+)
+
+// hwFile checkpoints a partition's high watermark.
+const hwFile = "high-watermark"
+
+// follower is what the leader knows of one follower replica.
+type follower struct {
+	leo        int64     // the follower's log end, from its fetch offset; -1 unknown
+	caughtUpAt time.Time // when it last had everything the leader had
+	// The leader's log end and the time at the follower's previous fetch:
+	// reaching that log end means it was caught up back then (Kafka's
+	// lastFetchLeaderLogEndOffset rule).
+	prevLeaderLEO int64
+	prevFetchAt   time.Time
+}
+
+// applyState takes the partition's metadata: leader, epoch, replicas and
+// ISR. Becoming leader starts a fresh follower table.
+func (p *Partition) applyState(st metadata.PartitionState, now time.Time) {
+	p.mu.Lock()
+	prev := p.state
+	p.state = st.Clone()
+	p.leaderEpoch.Store(st.LeaderEpoch)
+	p.leader.Store(st.Leader)
+	if st.PartitionEpoch != prev.PartitionEpoch {
+		p.isrChange = false
+	}
+	leading := st.Leader == p.nodeID
+	if !leading {
+		p.followers = nil
+		p.mu.Unlock()
+		p.wake()
+		return
+	}
+	if prev.Leader != p.nodeID || prev.LeaderEpoch != st.LeaderEpoch || p.followers == nil {
+		p.followers = map[int32]*follower{}
+	}
+	for _, r := range st.Replicas {
+		if _, ok := p.followers[r]; !ok && r != p.nodeID {
+			f := &follower{leo: -1}
+			if slices.Contains(st.ISR, r) {
+				f.caughtUpAt = now
+			}
+			p.followers[r] = f
+		}
+	}
+	for r := range p.followers {
+		if !slices.Contains(st.Replicas, r) {
+			delete(p.followers, r)
+		}
+	}
+	p.mu.Unlock()
+	p.advanceHighWatermark()
+	p.wake()
+}
+
+// ISR is the in-sync replica set as metadata last said.
+func (p *Partition) ISR() []int32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.state.ISR)
+}
+
+// Replicas is the replica set as metadata last said.
+func (p *Partition) Replicas() []int32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.state.Replicas)
+}
+
+// advanceHighWatermark moves the leader's high watermark up to the
+// smallest log end among the in-sync replicas. It never moves it down.
+func (p *Partition) advanceHighWatermark() {
+	if !p.IsLeader() {
+		return
+	}
+	p.mu.Lock()
+	hw := p.log.LogEndOffset()
+	for _, r := range p.state.ISR {
+		if r == p.nodeID {
+			continue
+		}
+		f := p.followers[r]
+		if f == nil || f.leo < 0 {
+			hw = min(hw, p.hw.Load())
+			continue
+		}
+		hw = min(hw, f.leo)
+	}
+	p.mu.Unlock()
+	for {
+		cur := p.hw.Load()
+		if hw <= cur {
+			return
+		}
+		if p.hw.CompareAndSwap(cur, hw) {
+			p.wake()
+			return
+		}
+	}
+}
+
+// UpdateFollower records a follower's fetch at fetchOffset (its log end),
+// advances the high watermark, and returns the ISR the leader now wants
+// (nil: no change) when the follower has caught up and is not in it.
+func (p *Partition) UpdateFollower(replica int32, fetchOffset int64, now time.Time) []int32 {
+	leo := p.log.LogEndOffset()
+	p.mu.Lock()
+	f := p.followers[replica]
+	if f == nil {
+		p.mu.Unlock()
+		return nil
+	}
+	switch {
+	case fetchOffset >= leo:
+		f.caughtUpAt = now
+	case fetchOffset >= f.prevLeaderLEO && !f.prevFetchAt.IsZero():
+		f.caughtUpAt = f.prevFetchAt
+	}
+	f.leo, f.prevLeaderLEO, f.prevFetchAt = fetchOffset, leo, now
+	var expand []int32
+	if !p.isrChange && !slices.Contains(p.state.ISR, replica) && fetchOffset >= p.hw.Load() && fetchOffset >= p.epochStart() {
+		expand = append(slices.Clone(p.state.ISR), replica)
+		slices.Sort(expand)
+		p.isrChange = true
+	}
+	p.mu.Unlock()
+	p.advanceHighWatermark()
+	return expand
+}
+
+// epochStart is the first offset of the current leader epoch in the log
+// (a follower joins the ISR only once it holds this epoch's data).
+func (p *Partition) epochStart() int64 {
+	es := p.log.Epochs()
+	if n := len(es); n > 0 && es[n-1].Epoch == p.leaderEpoch.Load() {
+		return es[n-1].StartOffset
+	}
+	return p.log.LogEndOffset()
+}
+
+// laggingISR returns the ISR without the followers that have not caught up
+// within lag (nil: no change). The leader always stays.
+func (p *Partition) laggingISR(now time.Time, lag time.Duration) []int32 {
+	if !p.IsLeader() {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.isrChange {
+		return nil
+	}
+	next := make([]int32, 0, len(p.state.ISR))
+	for _, r := range p.state.ISR {
+		f := p.followers[r]
+		if r == p.nodeID || (f != nil && now.Sub(f.caughtUpAt) <= lag) {
+			next = append(next, r)
+		}
+	}
+	if len(next) == len(p.state.ISR) {
+		return nil
+	}
+	p.isrChange = true
+	return next
+}
+
+// isrWritten ends an ISR change that failed to be written.
+func (p *Partition) isrWritten() {
+	p.mu.Lock()
+	p.isrChange = false
+	p.mu.Unlock()
+}
+
+// stateCopy returns the partition's metadata as last applied.
+func (p *Partition) stateCopy() metadata.PartitionState {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state.Clone()
+}
+
+// SetFollowerHighWatermark takes the leader's high watermark on a follower,
+// capped at the local log end.
+func (p *Partition) SetFollowerHighWatermark(hw int64) {
+	hw = min(hw, p.log.LogEndOffset())
+	if p.hw.Swap(hw) != hw {
+		p.wake()
+	}
+}
+
+// AppendFollower appends batches fetched from the leader and wakes waiters.
+func (p *Partition) AppendFollower(data []byte) error {
+	batches, err := splitFetched(data)
+	if err != nil || len(batches) == 0 {
+		return err
+	}
+	if err := p.log.AppendAsFollower(batches); err != nil {
+		return fmt.Errorf("append to %s-%d as follower: %w", p.Topic, p.Index, err)
+	}
+	p.wake()
+	return nil
+}
+
+// TruncateTo cuts the log (a follower's divergent tail) and caps the high
+// watermark.
+func (p *Partition) TruncateTo(offset int64) error {
+	if err := p.log.TruncateTo(offset); err != nil {
+		return err
+	}
+	leo := p.log.LogEndOffset()
+	for {
+		cur := p.hw.Load()
+		if cur <= leo || p.hw.CompareAndSwap(cur, leo) {
+			return nil
+		}
+	}
+}
+
+// TruncateFullyAndStartAt empties the log and restarts it at offset (a
+// follower behind the leader's log start).
+func (p *Partition) TruncateFullyAndStartAt(offset int64) error {
+	if err := p.log.TruncateFullyAndStartAt(offset); err != nil {
+		return err
+	}
+	p.hw.Store(offset)
+	return nil
+}
+
+// checkpointHW writes the high watermark next to the log.
+func (p *Partition) checkpointHW() error {
+	return segment.WriteFileAtomic(filepath.Join(p.log.Dir(), hwFile), []byte(strconv.FormatInt(p.hw.Load(), 10)+"\n"))
+}
+
+// loadHW sets the high watermark from its checkpoint, capped at the log
+// end; a single-replica partition's is its log end.
+func (p *Partition) loadHW(replicas int) {
+	leo := p.log.LogEndOffset()
+	if replicas <= 1 {
+		p.hw.Store(leo)
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(p.log.Dir(), hwFile))
+	hw, perr := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil || perr != nil {
+		hw = p.log.LogStartOffset()
+	}
+	p.hw.Store(min(max(hw, p.log.LogStartOffset()), leo))
+}
+
+// splitFetched splits fetched record bytes into whole batches with good
+// CRCs; a torn or corrupt tail is left for the next fetch to bring again.
+func splitFetched(data []byte) ([]record.Batch, error) {
+	n, _ := record.ValidPrefix(data)
+	if n == 0 && len(data) > 0 {
+		if _, err := record.Split(data); err != nil {
+			return nil, nil // a partial first batch: fetch again with more room
+		}
+		return nil, fmt.Errorf("fetched batch fails its CRC: %w", record.ErrCorrupt)
+	}
+	return record.Split(data[:n])
+}

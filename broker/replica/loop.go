@@ -1,0 +1,233 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/broker/partition"
+)
+
+const (
+	fetchMaxWait      = 500 * time.Millisecond
+	fetchMaxBytes     = 16 << 20
+	partitionMaxBytes = 4 << 20
+	retryBackoff      = 200 * time.Millisecond
+)
+
+// loop replicates the partitions led by one broker.
+type loop struct {
+	f      *Fetcher
+	leader int32
+	ctx    context.Context
+	cancel context.CancelFunc
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	parts   map[*partition.Partition]*follow
+	changed chan struct{} // signalled when parts changes
+}
+
+// follow is the loop's state for one partition.
+type follow struct {
+	// epoch is the leader epoch the partition was truncated for; a new
+	// epoch means asking the leader where the logs agree again.
+	epoch int32
+}
+
+func newLoop(f *Fetcher, leader int32) *loop {
+	ctx, cancel := context.WithCancel(f.ctx)
+	return &loop{f: f, leader: leader, ctx: ctx, cancel: cancel, log: f.log.With("leader", leader),
+		parts: map[*partition.Partition]*follow{}, changed: make(chan struct{}, 1)}
+}
+
+// set replaces the loop's partitions, keeping the state of those it had.
+func (l *loop) set(ps []*partition.Partition) {
+	l.mu.Lock()
+	next := make(map[*partition.Partition]*follow, len(ps))
+	for _, p := range ps {
+		st, ok := l.parts[p]
+		if !ok {
+			st = &follow{epoch: -1}
+		}
+		next[p] = st
+	}
+	l.parts = next
+	l.mu.Unlock()
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (l *loop) snapshot() map[*partition.Partition]*follow {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[*partition.Partition]*follow, len(l.parts))
+	for p, st := range l.parts {
+		out[p] = st
+	}
+	return out
+}
+
+// run fetches until the loop is cancelled.
+func (l *loop) run() {
+	var cl *peer
+	defer func() {
+		if cl != nil {
+			cl.close()
+		}
+	}()
+	for l.ctx.Err() == nil {
+		parts := l.snapshot()
+		if len(parts) == 0 {
+			select {
+			case <-l.ctx.Done():
+			case <-l.changed:
+			}
+			continue
+		}
+		if cl == nil {
+			var err error
+			if cl, err = l.dial(); err != nil {
+				l.log.Info("cannot reach leader", "err", err)
+				l.sleep(retryBackoff)
+				continue
+			}
+		}
+		if err := l.once(cl, parts); err != nil {
+			if l.ctx.Err() != nil {
+				return
+			}
+			l.log.Debug("replica fetch failed", "err", err)
+			cl.close()
+			cl = nil
+			l.sleep(retryBackoff)
+		}
+	}
+}
+
+// dial connects to the leader.
+func (l *loop) dial() (*peer, error) {
+	b, ok := l.f.cache.Broker(l.leader)
+	if !ok {
+		return nil, fmt.Errorf("leader %d is not registered", l.leader)
+	}
+	return dialPeer(l.ctx, b.Addr(), fmt.Sprintf("strata-replica-%d", l.f.nodeID))
+}
+
+func (l *loop) sleep(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-l.ctx.Done():
+	case <-t.C:
+	case <-l.changed:
+	}
+}
+
+// once truncates what needs it and then fetches once.
+func (l *loop) once(cl *peer, parts map[*partition.Partition]*follow) error {
+	var stale []*partition.Partition
+	for p, st := range parts {
+		if st.epoch != p.LeaderEpoch() {
+			stale = append(stale, p)
+		}
+	}
+	if len(stale) > 0 {
+		if err := l.truncate(cl, stale, parts); err != nil {
+			return err
+		}
+	}
+	req := kmsg.NewPtrFetchRequest()
+	req.SetVersion(fetchVersion)
+	req.ReplicaID = l.f.nodeID
+	req.ReplicaState.ID = l.f.nodeID
+	req.ReplicaState.Epoch = -1
+	req.MaxWaitMillis = int32(fetchMaxWait / time.Millisecond)
+	req.MinBytes = 1
+	req.MaxBytes = fetchMaxBytes
+	req.SessionEpoch = -1
+	byTopic := map[string]int{}
+	ready := map[string]map[int32]*partition.Partition{}
+	for p, st := range parts {
+		if st.epoch != p.LeaderEpoch() {
+			continue // truncation did not succeed yet
+		}
+		i, ok := byTopic[p.Topic]
+		if !ok {
+			t := kmsg.NewFetchRequestTopic()
+			t.Topic, t.TopicID = p.Topic, p.TopicID
+			req.Topics = append(req.Topics, t)
+			i = len(req.Topics) - 1
+			byTopic[p.Topic] = i
+			ready[p.Topic] = map[int32]*partition.Partition{}
+		}
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition = p.Index
+		rp.CurrentLeaderEpoch = p.LeaderEpoch()
+		rp.FetchOffset = p.Log().LogEndOffset()
+		rp.LastFetchedEpoch = p.Log().LatestEpoch()
+		rp.LogStartOffset = p.LogStartOffset()
+		rp.PartitionMaxBytes = partitionMaxBytes
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+		ready[p.Topic][p.Index] = p
+	}
+	if len(req.Topics) == 0 {
+		l.sleep(retryBackoff)
+		return nil
+	}
+	kresp, err := cl.request(l.ctx, req)
+	if err != nil {
+		return fmt.Errorf("fetch from leader %d: %w", l.leader, err)
+	}
+	resp := kresp.(*kmsg.FetchResponse)
+	if resp.ErrorCode != 0 {
+		return fmt.Errorf("fetch from leader %d: %w", l.leader, kerr.ErrorForCode(resp.ErrorCode))
+	}
+	backoff := false
+	for _, t := range resp.Topics {
+		for _, rp := range t.Partitions {
+			p := ready[t.Topic][rp.Partition]
+			if p == nil {
+				continue
+			}
+			if err := l.apply(p, parts[p], rp); err != nil {
+				l.log.Info("replicating partition", "topic", p.Topic, "partition", p.Index, "err", err)
+				backoff = true
+			}
+		}
+	}
+	if backoff {
+		l.sleep(retryBackoff)
+	}
+	return nil
+}
+
+// apply takes one partition's fetch answer.
+func (l *loop) apply(p *partition.Partition, st *follow, rp kmsg.FetchResponseTopicPartition) error {
+	switch err := kerr.ErrorForCode(rp.ErrorCode); {
+	case err == nil:
+	case errors.Is(err, kerr.OffsetOutOfRange):
+		if p.Log().LogEndOffset() < rp.LogStartOffset {
+			// The leader no longer has what we would fetch next.
+			return p.TruncateFullyAndStartAt(rp.LogStartOffset)
+		}
+		st.epoch = -1 // diverged: ask the leader again
+		return err
+	default:
+		return err
+	}
+	if err := p.AppendFollower(rp.RecordBatches); err != nil {
+		st.epoch = -1
+		return err
+	}
+	p.SetFollowerHighWatermark(rp.HighWatermark)
+	return nil
+}

@@ -1,0 +1,279 @@
+package compaction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/strata-broker/strata/tier/local"
+	"github.com/strata-broker/strata/tier/record"
+)
+
+// scan reads the records of l from its start up to end, a few batches at
+// a time (so that a cleaning pass can swap segments between two reads),
+// and folds them into the state a consumer ends with.
+func scan(l *local.Log, end int64) (map[string]string, error) {
+	state := map[string]string{}
+	last := int64(-1)
+	for off := l.LogStartOffset(); off < end; {
+		sl, err := l.Read(off, 512, end)
+		if err != nil {
+			return nil, fmt.Errorf("read %d: %w", off, err)
+		}
+		buf := make([]byte, sl.Len)
+		_, err = sl.File.ReadAt(buf, sl.Pos)
+		sl.Release()
+		if err != nil {
+			return nil, err
+		}
+		bs, err := record.Split(buf)
+		if err != nil || len(bs) == 0 {
+			return nil, fmt.Errorf("split at %d: %d batches, %v", off, len(bs), err)
+		}
+		for _, b := range bs {
+			recs, err := b.Records()
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range recs {
+				if o := b.Offset(r); o <= last {
+					return nil, fmt.Errorf("offset %d after %d", o, last)
+				} else if o >= off {
+					last = o
+					if r.Value == nil {
+						delete(state, string(r.Key))
+					} else {
+						state[string(r.Key)] = string(r.Value)
+					}
+				}
+			}
+			off = b.LastOffset() + 1
+		}
+	}
+	return state, nil
+}
+
+// TestReadersDuringCleaning: consumers reading from the start while the
+// log is appended to and cleaned again and again always end with the
+// latest value of every key as of where they stopped.
+func TestReadersDuringCleaning(t *testing.T) {
+	clk := newClock()
+	p := newPart(t, clk, 1024, compactCfg("delete.retention.ms", "86400000"))
+	c := NewCleaner(settings(clk), source(p))
+	var mu sync.Mutex // guards m
+	m := &model{}
+	write := func(round int) {
+		for k := range 30 {
+			var v []byte
+			if (k+round)%7 != 0 {
+				v = fmt.Appendf(nil, "v%d-%d", k, round)
+			}
+			mu.Lock()
+			m.add(p.l.LogEndOffset(), key(k), v)
+			mu.Unlock()
+			appendKV(t, p.l, record.None, kv{key: key(k), value: v, ts: clk.Ms()})
+		}
+	}
+	write(0)
+	stop := make(chan struct{})
+	errs := make(chan error, 2)
+	var scans atomic.Int64
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					errs <- nil
+					return
+				default:
+				}
+				end := p.l.LogEndOffset()
+				got, err := scan(p.l, end)
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				want := m.state(end)
+				mu.Unlock()
+				if len(got) != len(want) {
+					errs <- fmt.Errorf("scan to %d: %d keys, want %d", end, len(got), len(want))
+					return
+				}
+				for k, v := range want {
+					if got[k] != v {
+						errs <- fmt.Errorf("scan to %d: key %s = %q, want %q", end, k, got[k], v)
+						return
+					}
+				}
+				scans.Add(1)
+			}
+		})
+	}
+	passes := 0
+	for round := 1; round <= 30; round++ {
+		write(round)
+		if round%3 == 0 {
+			st := cleanNow(t, c, p)
+			passes += st.Segments
+		}
+	}
+	// Keep cleaning until the readers have scanned enough.
+	deadline := time.Now().Add(20 * time.Second)
+	for scans.Load() < 20 && time.Now().Before(deadline) {
+		write(99)
+		cleanNow(t, c, p)
+	}
+	close(stop)
+	wg.Wait()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if passes == 0 || scans.Load() < 20 {
+		t.Fatalf("%d segments replaced, %d scans", passes, scans.Load())
+	}
+}
+
+func TestOffsetMap(t *testing.T) {
+	m := newOffsetMap(24 * 100)
+	if m.capacity() != 75 {
+		t.Fatalf("capacity %d", m.capacity())
+	}
+	m.reset(1000)
+	for i := range 75 {
+		if !m.put(key(i), int64(i)) {
+			t.Fatalf("put %d refused", i)
+		}
+	}
+	if m.put(key(1000), 1) || !m.put(key(3), 300) || m.room(1) {
+		t.Fatal("a full map took a new key, refused an update, or claims room")
+	}
+	if off, ok := m.get(key(3)); !ok || off != 300 {
+		t.Fatalf("get: %d %v", off, ok)
+	}
+	if _, ok := m.get(key(1000)); ok {
+		t.Fatal("absent key found")
+	}
+	// A small pass uses a small part of the table.
+	m.reset(2)
+	if len(m.slots) >= 100 || m.used != 0 {
+		t.Fatalf("%d slots, %d used after a small reset", len(m.slots), m.used)
+	}
+	if _, ok := m.get(key(3)); ok {
+		t.Fatal("reset kept a key")
+	}
+}
+
+func TestThrottler(t *testing.T) {
+	now := time.Unix(0, 0)
+	var slept time.Duration
+	th := newThrottler(1000) // bytes per second
+	th.now = func() time.Time { return now }
+	th.sleep = func(_ context.Context, d time.Duration) error { slept += d; now = now.Add(d); return nil }
+	for range 30 {
+		if err := th.add(context.Background(), 100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 3000 bytes at 1000 B/s take about 3 s.
+	if slept < 2500*time.Millisecond || slept > 3500*time.Millisecond {
+		t.Fatalf("slept %v for 3000 bytes at 1000 B/s", slept)
+	}
+	if !newThrottler(1.7976931348623157e308).unlimited() {
+		t.Fatal("the default rate throttles")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	th = newThrottler(1)
+	if err := th.add(ctx, 10); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled wait: %v", err)
+	}
+}
+
+// TestServiceRuns runs the background service with short intervals: a
+// retention pass trims a delete topic and a cleaner thread cleans a
+// compacted one; cancelling stops both.
+func TestServiceRuns(t *testing.T) {
+	clk := newClock()
+	del := newPart(t, clk, 1024, map[string]string{"retention.ms": "1000"})
+	fillAged(t, del, 100, t0-1e6, 1)
+	cmp := newPart(t, clk, 1024, compactCfg("min.cleanable.dirty.ratio", "0.1"))
+	for i := range 100 {
+		appendKV(t, cmp.l, record.None, kv{key: key(i % 5), value: []byte("v"), ts: clk.Ms()})
+	}
+	roll(t, clk, cmp)
+	set := settings(clk)
+	set.RetentionCheckInterval, set.CleanerBackoff = 10*time.Millisecond, 10*time.Millisecond
+	set.CleanerThreads = 2
+	svc := NewService(set, source(del, cmp))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { svc.Run(ctx); close(done) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for (del.l.LogStartOffset() == 0 || cmp.l.CleanerPoint().FirstDirtyOffset == 0) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("service did not stop")
+	}
+	if del.l.LogStartOffset() == 0 {
+		t.Fatal("retention never ran")
+	}
+	if got := len(readLog(t, cmp.l)); got != 6 {
+		t.Fatalf("compacted log holds %d records, want 6", got)
+	}
+}
+
+// hwPart is a partition whose high watermark lags its log end.
+type hwPart struct {
+	*part
+	hw int64
+}
+
+func (p *hwPart) HighWatermark() int64 { return p.hw }
+
+func TestHighWatermarkBoundsRetentionAndCleaning(t *testing.T) {
+	clk := newClock()
+	p := newPart(t, clk, 1024, compactCfg("cleanup.policy", "compact,delete", "retention.ms", "1"))
+	for i := range 100 {
+		appendKV(t, p.l, record.None, kv{key: key(i % 5), value: []byte("v"), ts: t0 - 1e6})
+	}
+	segs := p.l.Segments()
+	hw := &hwPart{part: p, hw: segs[2].BaseOffset + 1}
+	src := func() []Partition { return []Partition{hw} }
+	// Every sealed segment expired, but only those wholly below the high
+	// watermark go.
+	if _, err := NewRetention(settings(clk), src).RunOnce(); err != nil {
+		t.Fatal(err)
+	}
+	if start := p.l.LogStartOffset(); start != segs[2].BaseOffset {
+		t.Fatalf("log start %d, want %d (high watermark %d)", start, segs[2].BaseOffset, hw.hw)
+	}
+	st, err := NewCleaner(settings(clk), src).Clean(context.Background(), hw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.End > hw.hw || st.End <= segs[2].BaseOffset {
+		t.Fatalf("cleaned up to %d, high watermark %d", st.End, hw.hw)
+	}
+	// Keys cycle through 5 values: below the cleaned end only each key's
+	// latest (the last 5 offsets) may remain; above it, everything.
+	for _, r := range readLog(t, p.l) {
+		if r.offset < st.End-5 {
+			t.Fatalf("superseded record at %d kept below the cleaned end %d", r.offset, st.End)
+		}
+	}
+	if n := len(readLog(t, p.l)); int64(n) < p.l.LogEndOffset()-st.End {
+		t.Fatalf("%d records left, records above the cleaned end %d were removed", n, st.End)
+	}
+}

@@ -1,0 +1,199 @@
+package compaction
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math"
+
+	"github.com/strata-broker/strata/tier/record"
+)
+
+// Header fields the cleaner sets after record.Build, which has no option
+// for them: the delete-horizon attribute bit and the MaxTimestamp of a
+// LogAppendTime batch. Offsets follow the layout in tier/record's doc.
+const (
+	offCRC            = 17
+	offAttributes     = 21
+	offMaxTimestamp   = 35
+	attrDeleteHorizon = 0x40
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// filter decides, batch by batch, what a cleaning pass keeps. It holds
+// the pass's state: the offset map of the dirty range, the end of that
+// range, the time, and what it learned so far (a transactional batch
+// seen, the earliest delete horizon kept).
+type filter struct {
+	m     *offsetMap
+	end   int64 // records at or after end are not in the map: kept as they are
+	nowMs int64
+	// deleteRetentionMs is the topic's delete.retention.ms: a tombstone's
+	// delete horizon is set this far after the pass that first keeps it.
+	deleteRetentionMs int64
+	// producerLast says which batch is an active producer's newest.
+	producerLast func(pid int64) (int64, bool)
+
+	// txnSeen: a transactional batch lies before the current one; later
+	// tombstones are kept (they might hide a transactional record of the
+	// same key, which the cleaner does not remove).
+	txnSeen bool
+	// minHorizon is the earliest delete horizon of a kept tombstone batch
+	// that a later pass could act on (math.MaxInt64: none).
+	minHorizon int64
+	stats      *Stats
+}
+
+// apply returns what to write for b: b itself when nothing changes, a
+// rebuilt batch, or nil to drop it. keepLast forces an emptied batch to
+// be kept as an empty batch (the last batch of a replaced segment group).
+// b aliases the reader's buffer; a rebuilt batch does not.
+func (f *filter) apply(b record.Batch, keepLast bool) (record.Batch, error) {
+	f.stats.Batches++
+	if b.IsTransactional() || b.IsControl() {
+		// Left alone: see "Transactions" in the package doc.
+		f.txnSeen = true
+		return b, nil
+	}
+	if b.BaseOffset() >= f.end {
+		return b, nil
+	}
+	recs, err := b.Records()
+	if err != nil {
+		return nil, fmt.Errorf("decode batch at offset %d: %w", b.BaseOffset(), err)
+	}
+	f.stats.Records += int64(len(recs))
+	horizonSet := b.HasDeleteHorizon()
+	horizon := int64(math.MaxInt64)
+	if horizonSet {
+		horizon = b.FirstTimestamp()
+	}
+	kept, tombstones := recs[:0], 0
+	for _, r := range recs {
+		off := b.Offset(r)
+		if r.Key == nil {
+			continue // Kafka's cleaner drops keyless records too
+		}
+		if latest, ok := f.m.get(r.Key); ok && latest > off {
+			continue
+		}
+		if r.Value == nil {
+			if !f.txnSeen && horizonSet && f.nowMs >= horizon {
+				f.stats.TombstonesRemoved++
+				continue
+			}
+			tombstones++
+		}
+		kept = append(kept, r)
+	}
+	f.stats.RecordsRemoved += int64(len(recs) - len(kept))
+	needHorizon := tombstones > 0 && !horizonSet
+	if tombstones > 0 {
+		if needHorizon {
+			horizon = f.nowMs + f.deleteRetentionMs
+		}
+		if !f.txnSeen {
+			f.minHorizon = min(f.minHorizon, horizon)
+		}
+	}
+	switch {
+	case len(kept) == len(recs) && !needHorizon:
+		return b, nil
+	case len(kept) == 0:
+		if !keepLast && !f.isProducerLast(b) {
+			return nil, nil
+		}
+		f.stats.BatchesRewritten++
+		return emptyBatch(b)
+	}
+	f.stats.BatchesRewritten++
+	return rebuild(b, kept, tombstones > 0, horizon)
+}
+
+// isProducerLast reports whether b is the newest batch of an active
+// idempotent producer, which Kafka keeps (empty if need be) so that the
+// producer's sequence numbers survive in the log.
+func (f *filter) isProducerLast(b record.Batch) bool {
+	if b.ProducerID() < 0 || f.producerLast == nil {
+		return false
+	}
+	last, ok := f.producerLast(b.ProducerID())
+	return ok && last == b.LastOffset()
+}
+
+// options is the header of b for record.Build: same offsets, epoch,
+// codec, timestamp type and producer fields.
+func options(b record.Batch) record.BuildOptions {
+	return record.BuildOptions{
+		BaseOffset:           b.BaseOffset(),
+		PartitionLeaderEpoch: b.PartitionLeaderEpoch(),
+		Codec:                b.Codec(),
+		FirstTimestamp:       b.FirstTimestamp(),
+		LastOffsetDelta:      b.LastOffsetDelta(),
+		LogAppendTime:        b.LogAppendTime(),
+		Idempotent:           true,
+		ProducerID:           b.ProducerID(),
+		ProducerEpoch:        b.ProducerEpoch(),
+		BaseSequence:         b.BaseSequence(),
+	}
+}
+
+// rebuild encodes the kept records of b into a batch with b's offsets,
+// codec, producer fields and record timestamps. With withHorizon the
+// batch carries the delete horizon in its FirstTimestamp (KIP-534) and
+// the records' timestamp deltas are rebased on it; a batch whose
+// tombstones are all gone loses its horizon and is rebased on its first
+// record.
+func rebuild(b record.Batch, kept []record.Record, withHorizon bool, horizon int64) (record.Batch, error) {
+	opts := options(b)
+	base := b.FirstTimestamp()
+	switch {
+	case withHorizon:
+		opts.FirstTimestamp = horizon
+	case b.HasDeleteHorizon() && b.LogAppendTime():
+		opts.FirstTimestamp = b.MaxTimestamp()
+	case b.HasDeleteHorizon():
+		opts.FirstTimestamp = base + kept[0].TimestampDelta
+	}
+	if shift := base - opts.FirstTimestamp; shift != 0 && !b.LogAppendTime() {
+		for i := range kept {
+			kept[i].TimestampDelta += shift
+		}
+	}
+	out, err := record.Build(opts, kept)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild batch at offset %d: %w", b.BaseOffset(), err)
+	}
+	finish(out, b, withHorizon)
+	return out, nil
+}
+
+// emptyBatch is b without records: its offsets, producer fields and max
+// timestamp (as both timestamps), uncompressed, like Kafka's empty
+// batches.
+func emptyBatch(b record.Batch) (record.Batch, error) {
+	opts := options(b)
+	opts.Codec = record.None
+	opts.FirstTimestamp = b.MaxTimestamp()
+	out, err := record.Build(opts, nil)
+	if err != nil {
+		return nil, fmt.Errorf("empty batch at offset %d: %w", b.BaseOffset(), err)
+	}
+	finish(out, b, false)
+	return out, nil
+}
+
+// finish sets what Build cannot: the delete-horizon bit, and for a
+// LogAppendTime batch the original MaxTimestamp (its records' time); then
+// it recomputes the CRC.
+func finish(out, orig record.Batch, withHorizon bool) {
+	if withHorizon {
+		attrs := binary.BigEndian.Uint16(out[offAttributes:]) | attrDeleteHorizon
+		binary.BigEndian.PutUint16(out[offAttributes:], attrs)
+	}
+	if orig.LogAppendTime() {
+		binary.BigEndian.PutUint64(out[offMaxTimestamp:], uint64(orig.MaxTimestamp()))
+	}
+	binary.BigEndian.PutUint32(out[offCRC:], crc32.Checksum(out[offAttributes:], castagnoli))
+}

@@ -1,0 +1,128 @@
+package controller
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/strata-broker/strata/config"
+	"github.com/strata-broker/strata/metadata"
+)
+
+func aliveOf(ids ...int32) func(int32) bool {
+	return func(id int32) bool { return slices.Contains(ids, id) }
+}
+
+// epochs returns s with the given leader and partition epochs.
+func epochs(s metadata.PartitionState, le, pe int32) metadata.PartitionState {
+	s.LeaderEpoch, s.PartitionEpoch = le, pe
+	return s
+}
+
+func TestReelect(t *testing.T) {
+	const none = metadata.NoLeader
+	r := []int32{1, 2, 3}
+	for _, tc := range []struct {
+		name    string
+		in      metadata.PartitionState
+		alive   []int32
+		unclean bool
+		want    metadata.PartitionState
+		changed bool
+	}{
+		{"all alive", state(1, r, r), []int32{1, 2, 3}, false, state(1, r, r), false},
+		{"dead follower leaves isr", state(1, r, r), []int32{1, 3}, false, epochs(state(1, r, []int32{1, 3}), 0, 1), true},
+		{"dead leader, replica order wins", state(1, r, []int32{3, 1, 2}), []int32{2, 3}, false, epochs(state(2, r, []int32{3, 2}), 1, 1), true},
+		{"dead leader, only isr members", state(1, r, []int32{1, 3}), []int32{2, 3}, false, epochs(state(3, r, []int32{3}), 1, 1), true},
+		{"no live isr member goes offline", state(1, r, []int32{1}), []int32{2, 3}, false, epochs(state(none, r, []int32{1}), 1, 1), true},
+		{"offline stays offline", epochs(state(none, r, []int32{1}), 1, 1), []int32{2}, false, epochs(state(none, r, []int32{1}), 1, 1), false},
+		{"isr member returns", epochs(state(none, r, []int32{1, 3}), 1, 1), []int32{2, 3}, false, epochs(state(3, r, []int32{3}), 2, 2), true},
+		{"unclean picks first live replica", state(1, r, []int32{1}), []int32{3, 2}, true, epochs(state(2, r, []int32{2}), 1, 1), true},
+		{"unclean still prefers the isr", state(1, r, []int32{1, 3}), []int32{2, 3}, true, epochs(state(3, r, []int32{3}), 1, 1), true},
+		{"nothing alive", state(1, r, r), nil, true, epochs(state(none, r, r), 1, 1), true},
+		{"leader outside isr left alone", state(1, r, []int32{2, 3}), []int32{1, 2}, false, state(1, r, []int32{2, 3}), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := tc.in.Clone()
+			got, changed := Reelect(tc.in, aliveOf(tc.alive...), tc.unclean)
+			if changed != tc.changed || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Reelect = %+v, %v; want %+v, %v", got, changed, tc.want, tc.changed)
+			}
+			if !reflect.DeepEqual(tc.in, in) {
+				t.Fatalf("input modified: %+v", tc.in)
+			}
+			if changed {
+				if err := metadata.ValidateTransition(tc.in, got); err != nil {
+					t.Fatalf("invalid transition: %v", err)
+				}
+				if len(got.ISR) > 0 && &got.ISR[0] == &tc.in.ISR[0] {
+					t.Fatal("result shares the ISR slice")
+				}
+			}
+		})
+	}
+}
+
+func TestPreferredAndUncleanLeader(t *testing.T) {
+	r := []int32{1, 2}
+	got, err := PreferredLeader(state(2, r, r), aliveOf(1, 2))
+	if err != nil || !reflect.DeepEqual(got, epochs(state(1, r, r), 1, 1)) {
+		t.Fatalf("PreferredLeader = %+v, %v", got, err)
+	}
+	for _, tc := range []struct {
+		s     metadata.PartitionState
+		alive []int32
+		want  error
+	}{
+		{state(1, r, r), []int32{1, 2}, ErrElectionNotNeeded},
+		{state(2, r, []int32{2}), []int32{1, 2}, ErrPreferredLeaderNotAvailable},
+		{state(2, r, r), []int32{2}, ErrPreferredLeaderNotAvailable},
+	} {
+		if _, err := PreferredLeader(tc.s, aliveOf(tc.alive...)); !errors.Is(err, tc.want) {
+			t.Errorf("PreferredLeader(%+v, alive %v) = %v, want %v", tc.s, tc.alive, err, tc.want)
+		}
+	}
+
+	if _, err := UncleanLeader(state(1, r, []int32{1}), aliveOf(1, 2)); !errors.Is(err, ErrElectionNotNeeded) {
+		t.Errorf("UncleanLeader with a live leader: %v", err)
+	}
+	if _, err := UncleanLeader(state(1, r, []int32{1}), aliveOf()); !errors.Is(err, ErrEligibleLeadersNotAvailable) {
+		t.Errorf("UncleanLeader with nothing alive: %v", err)
+	}
+	got, err = UncleanLeader(state(1, r, []int32{1}), aliveOf(2))
+	if err != nil || !reflect.DeepEqual(got, epochs(state(2, r, []int32{2}), 1, 1)) {
+		t.Fatalf("UncleanLeader = %+v, %v", got, err)
+	}
+}
+
+func TestUncleanSetting(t *testing.T) {
+	for _, tc := range []struct {
+		def     bool
+		configs map[string]string
+		want    bool
+	}{
+		{false, nil, false},
+		{true, nil, true},
+		{false, map[string]string{uncleanKey: "true"}, true},
+		{false, map[string]string{uncleanKey: "TRUE"}, true},
+		{true, map[string]string{uncleanKey: "false"}, false},
+	} {
+		c := &Controller{opts: Options{UncleanLeaderElection: tc.def}}
+		if got := c.unclean(metadata.Topic{Configs: tc.configs}); got != tc.want {
+			t.Errorf("default %v, configs %v: unclean = %v", tc.def, tc.configs, got)
+		}
+	}
+}
+
+func TestOptionsFromConfig(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{"broker.session.timeout.ms": "1500", "unclean.leader.election.enable": "true", "auto.leader.rebalance.enable": "false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := OptionsFromConfig(cfg, nil)
+	if o.SessionTTL != 1500*time.Millisecond || !o.UncleanLeaderElection || o.AutoLeaderRebalance {
+		t.Fatalf("OptionsFromConfig = %+v", o)
+	}
+}

@@ -1,0 +1,249 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/metadata/etcdstore"
+)
+
+// maxParallelWrites bounds the partition writes one pass has in flight.
+const maxParallelWrites = 16
+
+// uncleanKey is the topic config that allows unclean leader election.
+const uncleanKey = "unclean.leader.election.enable"
+
+// update is one partition state change the controller decided on.
+type update struct {
+	topic     string
+	partition int32
+	prev      metadata.PartitionState
+	next      metadata.PartitionState
+	why       string
+}
+
+// lead is the controller loop of one term: a reconcile pass now and at
+// every cache change, retries with backoff after failed passes, and the
+// periodic preferred-leader check. It returns when ctx ends, the cache
+// closes, or a write finds the term fenced.
+func (c *Controller) lead(ctx context.Context, f etcdstore.Fence) error {
+	var rebalance <-chan time.Time
+	if c.opts.AutoLeaderRebalance {
+		t := time.NewTicker(c.opts.RebalanceInterval)
+		defer t.Stop()
+		rebalance = t.C
+	}
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	backoff := retryMin
+	for {
+		changed := c.cache.Changed()
+		err := c.reconcile(ctx, f)
+		switch {
+		case errors.Is(err, etcdstore.ErrFenced):
+			return err
+		case err != nil && ctx.Err() == nil:
+			c.log.Warn("controller pass failed; retrying", "err", err, "retry_in", backoff)
+			retry.Reset(backoff)
+			backoff = min(2*backoff, retryMax)
+		case err == nil:
+			backoff = retryMin
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.cache.Done():
+			return fmt.Errorf("controller: cache: %w", metadata.ErrClosed)
+		case <-changed:
+		case <-retry.C:
+		case <-rebalance:
+			if err := c.rebalance(ctx, f); errors.Is(err, etcdstore.ErrFenced) {
+				return err
+			} else if err != nil && ctx.Err() == nil {
+				c.log.Warn("preferred leader rebalance failed", "err", err)
+			}
+		}
+	}
+}
+
+// aliveSet snapshots the live brokers as a membership test.
+func (c *Controller) aliveSet() func(int32) bool {
+	live := make(map[int32]bool)
+	for _, b := range c.cache.Brokers() {
+		live[b.ID] = true
+	}
+	return func(id int32) bool { return live[id] }
+}
+
+// unclean reports whether t may elect a leader outside its ISR: the topic
+// override of unclean.leader.election.enable, else the broker default.
+func (c *Controller) unclean(t metadata.Topic) bool {
+	if v, ok := t.Configs[uncleanKey]; ok {
+		return strings.EqualFold(strings.TrimSpace(v), "true")
+	}
+	return c.opts.UncleanLeaderElection
+}
+
+// reconcile runs Reelect over every partition in the cache and writes the
+// changes.
+func (c *Controller) reconcile(ctx context.Context, f etcdstore.Fence) error {
+	alive := c.aliveSet()
+	var ups []update
+	for _, t := range c.cache.Topics() {
+		unclean := c.unclean(t)
+		for _, p := range slices.Sorted(maps.Keys(t.Partitions)) {
+			s := t.Partitions[p]
+			if next, ok := Reelect(s, alive, unclean); ok {
+				ups = append(ups, update{topic: t.Name, partition: p, prev: s, next: next, why: "broker change"})
+			}
+		}
+	}
+	return c.apply(ctx, f, ups)
+}
+
+// rebalance moves leadership back to preferred replicas for every broker
+// whose share of preferred partitions led elsewhere exceeds
+// ImbalancePercent (Kafka's checkAndTriggerAutoLeaderRebalance).
+func (c *Controller) rebalance(ctx context.Context, f etcdstore.Fence) error {
+	alive := c.aliveSet()
+	total := make(map[int32]int)      // partitions preferring the broker
+	misled := make(map[int32]int)     // of those, led by another broker
+	moves := make(map[int32][]update) // of those, movable now
+	for _, t := range c.cache.Topics() {
+		for _, p := range slices.Sorted(maps.Keys(t.Partitions)) {
+			s := t.Partitions[p]
+			if len(s.Replicas) == 0 {
+				continue
+			}
+			pref := s.Replicas[0]
+			total[pref]++
+			if s.Leader == pref {
+				continue
+			}
+			misled[pref]++
+			if next, err := PreferredLeader(s, alive); err == nil && s.Leader != metadata.NoLeader {
+				moves[pref] = append(moves[pref], update{topic: t.Name, partition: p, prev: s, next: next, why: "preferred leader rebalance"})
+			}
+		}
+	}
+	var ups []update
+	for _, b := range slices.Sorted(maps.Keys(moves)) {
+		if misled[b]*100 > total[b]*c.opts.ImbalancePercent {
+			ups = append(ups, moves[b]...)
+		}
+	}
+	return c.apply(ctx, f, ups)
+}
+
+// apply writes ups with at most maxParallelWrites in flight. A lost
+// compare-and-set or a vanished topic is skipped (the cache will show the
+// newer state); ErrFenced stops the remaining writes.
+func (c *Controller) apply(ctx context.Context, f etcdstore.Fence, ups []update) error {
+	if len(ups) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+		sem  = make(chan struct{}, maxParallelWrites)
+	)
+	for _, u := range ups {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := c.write(ctx, f, u); err != nil {
+				if errors.Is(err, etcdstore.ErrFenced) {
+					cancel()
+				}
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// write stores one decided change, fenced by the term.
+func (c *Controller) write(ctx context.Context, f etcdstore.Fence, u update) error {
+	_, err := c.store.CompareAndSetPartitionFenced(ctx, f, u.topic, u.partition, u.prev.PartitionEpoch, u.next)
+	switch {
+	case err == nil:
+		c.log.Info("partition state changed", "topic", u.topic, "partition", u.partition, "why", u.why,
+			"leader", u.next.Leader, "leader_epoch", u.next.LeaderEpoch, "isr", u.next.ISR,
+			"prev_leader", u.prev.Leader, "prev_isr", u.prev.ISR)
+		return nil
+	case errors.Is(err, metadata.ErrStaleEpoch), errors.Is(err, metadata.ErrUnknownTopic):
+		c.log.Debug("partition moved on before the controller's write", "topic", u.topic, "partition", u.partition, "err", err)
+		return nil
+	default:
+		return fmt.Errorf("controller: %s-%d (%s): %w", u.topic, u.partition, u.why, err)
+	}
+}
+
+// ElectionType is the kind of election ElectLeader runs, numbered as in
+// Kafka's ElectLeaders request.
+type ElectionType int8
+
+// The election types of ElectLeaders.
+const (
+	// ElectPreferred moves leadership to the first replica (PreferredLeader).
+	ElectPreferred ElectionType = 0
+	// ElectUnclean elects a leader for a partition without a live one,
+	// outside the ISR if need be (UncleanLeader).
+	ElectUnclean ElectionType = 1
+)
+
+// ElectLeader runs one election for topic-partition on behalf of the
+// ElectLeaders API or an operator. It fails with ErrNotController unless
+// this broker is the active controller, metadata.ErrUnknownTopic,
+// ErrElectionNotNeeded, ErrPreferredLeaderNotAvailable,
+// ErrEligibleLeadersNotAvailable, metadata.ErrStaleEpoch (the partition
+// changed meanwhile; retry) or etcdstore.ErrFenced.
+func (c *Controller) ElectLeader(ctx context.Context, typ ElectionType, topic string, partition int32) error {
+	f, err := c.fence()
+	if err != nil {
+		return err
+	}
+	s, ok := c.cache.Partition(topic, partition)
+	if !ok {
+		return fmt.Errorf("controller: elect %s-%d: %w", topic, partition, metadata.ErrUnknownTopic)
+	}
+	alive := c.aliveSet()
+	var next metadata.PartitionState
+	switch typ {
+	case ElectPreferred:
+		next, err = PreferredLeader(s, alive)
+	case ElectUnclean:
+		next, err = UncleanLeader(s, alive)
+	default:
+		err = fmt.Errorf("controller: unknown election type %d", typ)
+	}
+	if err != nil {
+		return fmt.Errorf("controller: elect %s-%d: %w", topic, partition, err)
+	}
+	if _, err := c.store.CompareAndSetPartitionFenced(ctx, f, topic, partition, s.PartitionEpoch, next); err != nil {
+		return fmt.Errorf("controller: elect %s-%d: %w", topic, partition, err)
+	}
+	c.log.Info("leader elected on request", "topic", topic, "partition", partition, "type", typ,
+		"leader", next.Leader, "leader_epoch", next.LeaderEpoch)
+	return nil
+}

@@ -1,0 +1,160 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-broker/strata/test/harness"
+)
+
+// startCluster runs n in-process brokers (node ids 1..n) on one real etcd.
+func startCluster(t *testing.T, n int, extra map[string]string) []*harness.Broker {
+	t.Helper()
+	etcd := harness.StartEtcd(t)
+	var bs []*harness.Broker
+	for id := 1; id <= n; id++ {
+		cfg := map[string]string{
+			"node.id":                   strconv.Itoa(id),
+			"metadata.etcd.endpoints":   etcd.Endpoint(),
+			"broker.session.timeout.ms": "3000",
+		}
+		for k, v := range extra {
+			cfg[k] = v
+		}
+		bs = append(bs, harness.Start(t, cfg))
+	}
+	return bs
+}
+
+// isr returns each partition's ISR as the cluster's metadata says.
+func isr(t *testing.T, adm *kadm.Client, topic string) map[int32][]int32 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	md, err := adm.Metadata(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int32][]int32{}
+	for _, p := range md.Topics[topic].Partitions {
+		s := slices.Clone(p.ISR)
+		slices.Sort(s)
+		out[p.Partition] = s
+	}
+	return out
+}
+
+// waitUntil polls cond until it holds or the deadline passes.
+func waitUntil(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// logBytes reads a partition's .log files in one broker's data dir.
+func logBytes(t *testing.T, b *harness.Broker, topic string, p int32) []byte {
+	t.Helper()
+	dir := filepath.Join(b.Dir(), fmt.Sprintf("%s-%d", topic, p))
+	files, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	slices.Sort(files)
+	var out []byte
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil
+		}
+		out = append(out, data...)
+	}
+	return out
+}
+
+// TestReplicationRF3 runs three brokers: acks=all produces complete once
+// every ISR member has the data, all replicas end byte-identical, a
+// stopped follower leaves the ISR after replica.lag.time.max.ms while
+// produces go on (min.insync.replicas=2), and rejoins once caught up.
+func TestReplicationRF3(t *testing.T) {
+	bs := startCluster(t, 3, map[string]string{"replica.lag.time.max.ms": "2000"})
+	adm := bs[0].Admin()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const topic = "repl"
+	resp, err := adm.CreateTopic(ctx, 3, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, topic)
+	if err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	cl := bs[0].Client(kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()))
+	produce := func(from, to int) {
+		t.Helper()
+		for i := from; i < to; i++ {
+			r := &kgo.Record{Key: []byte(strconv.Itoa(i)), Value: fmt.Appendf(nil, "value-%d", i)}
+			if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+				t.Fatalf("produce %d: %v", i, err)
+			}
+		}
+	}
+	produce(0, 300)
+	identical := func(brokers []*harness.Broker) bool {
+		for p := int32(0); p < 3; p++ {
+			first := logBytes(t, brokers[0], topic, p)
+			for _, b := range brokers[1:] {
+				if !bytes.Equal(first, logBytes(t, b, topic, p)) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	waitUntil(t, "three identical replicas", 20*time.Second, func() bool { return identical(bs) })
+	if got := countRecords(harness.ReadAll(t, bs[1].Addr(), topic)); got != 300 {
+		t.Fatalf("read %d records, want 300", got)
+	}
+
+	// A follower goes away: it leaves the ISR, acks=all keeps working with 2.
+	follower := bs[2]
+	follower.Stop()
+	waitUntil(t, "ISR without broker 3", 20*time.Second, func() bool {
+		for _, s := range isr(t, adm, topic) {
+			if slices.Contains(s, 3) {
+				return false
+			}
+		}
+		return true
+	})
+	produce(300, 600)
+	follower.Restart()
+	waitUntil(t, "broker 3 back in every ISR", 30*time.Second, func() bool {
+		for _, s := range isr(t, adm, topic) {
+			if !slices.Contains(s, 3) {
+				return false
+			}
+		}
+		return true
+	})
+	waitUntil(t, "identical replicas after catch-up", 20*time.Second, func() bool { return identical(bs) })
+	if got := countRecords(harness.ReadAll(t, bs[0].Addr(), topic)); got != 600 {
+		t.Fatalf("read %d records, want 600", got)
+	}
+}
+
+func countRecords(m map[int32][]*kgo.Record) int {
+	n := 0
+	for _, rs := range m {
+		n += len(rs)
+	}
+	return n
+}
