@@ -1,0 +1,52 @@
+package e2e
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-broker/strata/test/harness"
+)
+
+// TestMetricsEndpoint scrapes metrics.listener after some traffic: per-API
+// request counts and latency, bytes in and out per topic, partition and
+// segment counts are all there.
+func TestMetricsEndpoint(t *testing.T) {
+	addr := "127.0.0.1:" + strconv.Itoa(harness.FreePort(t))
+	b := harness.Start(t, map[string]string{"metrics.listener": addr})
+	harness.CreateTopic(t, b.Admin(), "metered", 2, nil)
+	cl := b.Client(kgo.DefaultProduceTopic("metered"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 20 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(strconv.Itoa(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	harness.ReadAll(t, b.Addr(), "metered")
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`strata_requests_total{api="Produce"}`,
+		`strata_requests_total{api="Fetch"}`,
+		`strata_request_duration_seconds_bucket{api="Metadata"`,
+		`strata_bytes_in_total{topic="metered"}`,
+		`strata_bytes_out_total{topic="metered"}`,
+		`strata_partitions `,
+		`strata_log_segments{topic="metered"}`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
