@@ -158,13 +158,7 @@ func awaitAcks(ctx context.Context, resp *kmsg.ProduceResponse, waits []ackWait,
 		if !stillWaiting {
 			continue
 		}
-		timer := time.NewTimer(time.Until(deadline))
-		select {
-		case <-wake:
-		case <-timer.C:
-		case <-ctx.Done():
-		}
-		timer.Stop()
+		sleepUntilWoken(ctx, wake, deadline)
 	}
 	for _, w := range waits {
 		sp := &resp.Topics[w.topic].Partitions[w.part]

@@ -26,6 +26,9 @@ import (
 // * Fetch sessions (KIP-227) are not created: the session id is always 0,
 //   so clients send full fetches.
 // * read_committed reads up to the high watermark (no transactions yet).
+// * An offset below the local log start that the tier holds is read from
+//   the bucket (partition.IsCold) through the chunk cache, still as a file
+//   region; the cold partitions of one fetch are fetched concurrently.
 // * A follower's fetch (replica id ≥ 0; ReplicaState from v15) reads up to
 //   the log end, records the follower's log end (its fetch offset), moves
 //   the high watermark and brings a caught-up follower back into the ISR.
@@ -57,19 +60,27 @@ func handleFetch(ctx context.Context, env *Env, req *Request) (Result, error) {
 		if moved {
 			continue
 		}
-		timer := time.NewTimer(time.Until(deadline))
-		select {
-		case <-wake:
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
+		if !sleepUntilWoken(ctx, wake, deadline) {
 			for _, p := range f.parts {
 				p.Unwait(wake)
 			}
 			return Result{}, ctx.Err()
 		}
-		timer.Stop()
 	}
+}
+
+// sleepUntilWoken waits for a wake-up, the deadline or the end of ctx; it
+// reports false only for the last.
+func sleepUntilWoken(ctx context.Context, wake <-chan struct{}, deadline time.Time) bool {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-wake:
+	case <-timer.C:
+	case <-ctx.Done():
+		return false
+	}
+	return true
 }
 
 // fetchBuild is one attempt at answering a fetch.
@@ -105,6 +116,7 @@ func (f *fetchBuild) result(env *Env) Result {
 func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild {
 	f := &fetchBuild{resp: r.ResponseKind().(*kmsg.FetchResponse), marker: wire.NewMarker()}
 	byID := r.Version >= 13
+	prefetchCold(ctx, env, r, byID)
 	replica := r.ReplicaID
 	if r.Version >= 15 {
 		replica = r.ReplicaState.ID
@@ -156,7 +168,7 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 				if replica >= 0 {
 					read = p.ReadReplica
 				}
-				s, err := read(rp.FetchOffset, int(limit))
+				region, n, err := readRegion(ctx, p, read, rp.FetchOffset, int(limit))
 				switch {
 				case errors.Is(err, partition.ErrOffsetOutOfRange):
 					sp.ErrorCode = kerr.OffsetOutOfRange.Code
@@ -165,12 +177,12 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 					env.Log.Error("fetch read", "topic", t.Name, "partition", rp.Partition, "offset", rp.FetchOffset, "err", err)
 					sp.ErrorCode = kerr.KafkaStorageError.Code
 					f.failed = true
-				case s.Len > 0:
+				case n > 0:
 					sp.RecordBatches = f.marker.Bytes(len(f.regions))
-					f.regions = append(f.regions, sliceRegion{s})
+					f.regions = append(f.regions, region)
 					f.topicOf = append(f.topicOf, t.Name)
-					f.bytes += s.Len
-					remaining -= s.Len
+					f.bytes += n
+					remaining -= n
 				}
 			}
 			st.Partitions = append(st.Partitions, sp)

@@ -3,7 +3,6 @@ package handler
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -22,26 +21,16 @@ func handleAlterConfigs(ctx context.Context, env *Env, req *Request) (Result, er
 	for _, rr := range r.Resources {
 		sr := kmsg.NewAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		var err error
-		switch rr.ResourceType {
-		case resourceTopic:
-			next := map[string]string{}
-			for _, c := range rr.Configs {
-				if c.Value != nil {
-					next[c.Name] = *c.Value
+		sr.ErrorCode, sr.ErrorMessage = env.alterResource(ctx, rr.ResourceType, rr.ResourceName, r.ValidateOnly,
+			func(map[string]string) (map[string]string, error) {
+				next := map[string]string{}
+				for _, c := range rr.Configs {
+					if c.Value != nil {
+						next[c.Name] = *c.Value
+					}
 				}
-			}
-			err = env.alterTopicConfigs(ctx, rr.ResourceName, next, r.ValidateOnly)
-		case resourceBroker:
-			if err = env.checkBrokerResource(rr.ResourceName); err == nil {
-				err = errBrokerConfigReadOnly
-			}
-		default:
-			sr.ErrorCode = kerr.InvalidRequest.Code
-		}
-		if err != nil {
-			sr.ErrorCode, sr.ErrorMessage = resourceError(err)
-		}
+				return next, nil
+			})
 		resp.Resources = append(resp.Resources, sr)
 	}
 	return Result{Resp: resp}, nil

@@ -3,8 +3,6 @@ package handler
 import (
 	"context"
 
-	"github.com/strata-broker/strata/metadata"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -23,28 +21,8 @@ func handleIncrementalAlterConfigs(ctx context.Context, env *Env, req *Request) 
 	for _, rr := range r.Resources {
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		var err error
-		switch rr.ResourceType {
-		case resourceTopic:
-			t, ok := env.Cache.Topic(rr.ResourceName)
-			if !ok {
-				err = metadata.ErrUnknownTopic
-				break
-			}
-			var next map[string]string
-			if next, err = applyIncremental(t.Configs, rr.Configs); err == nil {
-				err = env.alterTopicConfigs(ctx, rr.ResourceName, next, r.ValidateOnly)
-			}
-		case resourceBroker:
-			if err = env.checkBrokerResource(rr.ResourceName); err == nil {
-				err = errBrokerConfigReadOnly
-			}
-		default:
-			sr.ErrorCode = kerr.InvalidRequest.Code
-		}
-		if err != nil {
-			sr.ErrorCode, sr.ErrorMessage = resourceError(err)
-		}
+		sr.ErrorCode, sr.ErrorMessage = env.alterResource(ctx, rr.ResourceType, rr.ResourceName, r.ValidateOnly,
+			func(cur map[string]string) (map[string]string, error) { return applyIncremental(cur, rr.Configs) })
 		resp.Resources = append(resp.Resources, sr)
 	}
 	return Result{Resp: resp}, nil

@@ -119,3 +119,30 @@ func resourceError(err error) (int16, *string) {
 	}
 	return errorCode(err), errorMessage(err)
 }
+
+// alterResource applies a config change to one resource of AlterConfigs
+// or IncrementalAlterConfigs: next turns a topic's current overrides into
+// the new set. It returns the resource's error code and message.
+func (e *Env) alterResource(ctx context.Context, typ kmsg.ConfigResourceType, name string, validateOnly bool,
+	next func(cur map[string]string) (map[string]string, error)) (int16, *string) {
+	var err error
+	switch typ {
+	case resourceTopic:
+		t, ok := e.Cache.Topic(name)
+		if !ok {
+			err = metadata.ErrUnknownTopic
+			break
+		}
+		var configs map[string]string
+		if configs, err = next(t.Configs); err == nil {
+			err = e.alterTopicConfigs(ctx, name, configs, validateOnly)
+		}
+	case resourceBroker:
+		if err = e.checkBrokerResource(name); err == nil {
+			err = errBrokerConfigReadOnly
+		}
+	default:
+		return kerr.InvalidRequest.Code, kmsg.StringPtr("unsupported resource type")
+	}
+	return resourceError(err)
+}
