@@ -85,6 +85,9 @@ type Broker struct {
 	OffsetsRetentionMinutes         int64 // offsets.retention.minutes (10080)
 	OffsetsRetentionCheckIntervalMs int64 // offsets.retention.check.interval.ms (600000)
 
+	GroupConsumerSessionTimeoutMs    int64 // group.consumer.session.timeout.ms (45000)
+	GroupConsumerHeartbeatIntervalMs int64 // group.consumer.heartbeat.interval.ms (5000)
+
 	// Raw holds every effective key's value in canonical text form,
 	// defaults included (keys whose Kafka default is null and that are
 	// not derived, such as log.retention.minutes, appear only when set).

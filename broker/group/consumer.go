@@ -36,6 +36,7 @@ type consumerGroup struct {
 	owners      map[idPartition]string // member that owns (or is revoking) each partition
 	topicsSeen  string                 // fingerprint of the subscribed topics' metadata at the last target
 	topicNames  map[[16]byte]string    // id → name, from the last target computation
+	written     map[string][]byte      // records last written to __consumer_offsets (records848.go), key → value
 }
 
 // cmember is one member of a KIP-848 group.
@@ -110,7 +111,11 @@ func (c *Coordinator) ConsumerHeartbeat(req ConsumerHeartbeatRequest) ConsumerHe
 		if err != nil {
 			return err
 		}
-		return g.consumerHeartbeat(cg, &req, &res)
+		err = g.consumerHeartbeat(cg, &req, &res)
+		if perr := g.persistConsumer(); perr != nil && err == nil {
+			err = perr
+		}
+		return err
 	})
 	if errors.Is(err, ErrGroupNotFound) && !join {
 		err = ErrUnknownMemberID
@@ -336,8 +341,7 @@ func (g *Group) updateSubscription(cg *consumerGroup, m *cmember, req *ConsumerH
 		}
 	}
 	if req.SubscribedRegex != nil && (m.regex == nil || *m.regex != *req.SubscribedRegex) {
-		re, err := regexp.Compile("^(?:" + *req.SubscribedRegex + ")$")
-		if err == nil {
+		if re := compileSubscription(*req.SubscribedRegex); re != nil {
 			r := *req.SubscribedRegex
 			m.regex, m.re, changed = &r, re, true
 		}
@@ -528,6 +532,7 @@ func (g *Group) consumerSessionExpired(m *cmember) {
 	g.c.log.Info("consumer group member session expired", "group", g.name, "member", m.id)
 	m.timer = nil
 	g.removeConsumer(cg, m)
+	g.persistQuietly()
 }
 
 // armRevokeTimer fences the member if it has not revoked within its
@@ -543,6 +548,7 @@ func (g *Group) armRevokeTimer(cg *consumerGroup, m *cmember) {
 		}
 		g.c.log.Info("consumer group member did not revoke in time", "group", g.name, "member", m.id)
 		g.removeConsumer(cg, m)
+		g.persistQuietly()
 	})
 }
 

@@ -78,6 +78,7 @@ func newConsumerEnv(t *testing.T) *consumerEnv {
 	ts := &topicSet{}
 	ts.set(TopicInfo{"t", tid(1), 4})
 	e.c.SetTopics(ts.list)
+	e.setup = func(c *Coordinator) { c.SetTopics(ts.list) }
 	return &consumerEnv{e, ts}
 }
 

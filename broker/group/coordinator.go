@@ -3,7 +3,6 @@ package group
 import (
 	"log/slog"
 	"math"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,24 +30,18 @@ type Config struct {
 
 	ConsumerSessionTimeout    time.Duration // group.consumer.session.timeout.ms (45000)
 	ConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms (5000)
+
+	// CommitTimeout bounds the wait for a __consumer_offsets append to be
+	// replicated (Kafka's offsets.commit.timeout.ms); 0 means 5 s.
+	CommitTimeout time.Duration
 }
 
-// ConfigFrom takes the group settings of a broker configuration. The
-// KIP-848 timeouts come from Kafka's group.consumer.session.timeout.ms and
-// group.consumer.heartbeat.interval.ms when the configuration knows them,
-// else Kafka's defaults.
+// ConfigFrom takes the group settings of a broker configuration.
 func ConfigFrom(b *config.Broker) Config {
 	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
-	raw := func(key string) time.Duration {
-		v, err := strconv.ParseInt(b.Raw[key], 10, 64)
-		if err != nil || v <= 0 {
-			return 0
-		}
-		return ms(v)
-	}
 	return Config{
-		ConsumerSessionTimeout:    raw("group.consumer.session.timeout.ms"),
-		ConsumerHeartbeatInterval: raw("group.consumer.heartbeat.interval.ms"),
+		ConsumerSessionTimeout:    ms(b.GroupConsumerSessionTimeoutMs),
+		ConsumerHeartbeatInterval: ms(b.GroupConsumerHeartbeatIntervalMs),
 		InitialRebalanceDelay:     ms(b.GroupInitialRebalanceDelayMs),
 		MinSessionTimeout:         ms(b.GroupMinSessionTimeoutMs),
 		MaxSessionTimeout:         ms(b.GroupMaxSessionTimeoutMs),
@@ -66,8 +59,9 @@ const (
 )
 
 // Log is what the coordinator needs of a __consumer_offsets partition it
-// leads; *partition.Partition implements it. On a single broker an
-// appended batch is committed.
+// leads; *partition.Partition implements it. An appended batch counts once
+// the high watermark passes it when the log is also replicated (see
+// store.go); otherwise at once.
 type Log interface {
 	Append(batches []record.Batch, now int64) (local.AppendResult, error)
 	Read(offset int64, maxBytes int) (segment.Slice, error)
@@ -96,6 +90,8 @@ type shard struct {
 	epoch int32
 	log   Log
 	stop  chan struct{} // closed when the shard is resigned
+
+	timeout time.Duration // wait for an append to be committed
 
 	// Guarded by Coordinator.mu.
 	loaded bool
@@ -161,7 +157,7 @@ func (c *Coordinator) Elect(index, epoch int32, l Log) {
 		c.mu.Unlock()
 		return
 	}
-	sh := &shard{index: index, epoch: epoch, log: l, stop: make(chan struct{}), groups: map[string]*Group{}}
+	sh := &shard{index: index, epoch: epoch, log: l, stop: make(chan struct{}), timeout: c.cfg.CommitTimeout, groups: map[string]*Group{}}
 	c.shards[index] = sh
 	c.mu.Unlock()
 	if old != nil {

@@ -21,8 +21,18 @@
 // ErrLoadInProgress. Partitions led elsewhere answer ErrNotCoordinator.
 //
 // Every state change that must survive a restart is appended to the
-// group's partition before it takes effect, in Kafka's record layout (kmsg
-// types), each key opening with an int16 version:
+// group's partition before it takes effect, and acknowledged only once the
+// partition's high watermark passes the batch (Kafka appends with
+// acks=all): the append waits up to Config.CommitTimeout (Kafka's
+// offsets.commit.timeout.ms, 5 s) and then fails with
+// ErrCoordinatorNotAvailable, or with ErrNotCoordinator when the partition
+// stops being led here meanwhile; the change is then not applied (a
+// KIP-848 change stays in memory and its records are written by the next
+// heartbeat). A coordinator whose partition is led elsewhere resigns it
+// (its groups answer ErrNotCoordinator); the new leader loads it up to its
+// log end, as Kafka does, since its high watermark may still lag records
+// the old leader acknowledged. Records use Kafka's layout (kmsg types for
+// the classic ones), each key opening with an int16 version:
 //
 //	key v0/v1 OffsetCommitKey{group, topic, partition} → OffsetCommitValue
 //	          v3 {offset, leader epoch, metadata, commit time}, or v1 with
@@ -84,9 +94,12 @@
 // group.consumer.session.timeout.ms, is removed. Static members leave
 // temporarily with epoch -2 and keep their partitions until their instance
 // id rejoins. OffsetCommit v9+ and OffsetFetch v9+ check member epochs.
-// Their membership is not written to __consumer_offsets (Kafka writes it
-// as records of key versions 3-8): after a coordinator restart members get
-// UNKNOWN_MEMBER_ID and rejoin, keeping their committed offsets.
+// Their state is written to __consumer_offsets as Kafka's records of key
+// versions 3 and 5-8 (records848.go: group epoch, member metadata, target
+// assignment epoch and per member, current member assignment), the
+// records that changed after each heartbeat or expiry in one batch, so a
+// restarted or new coordinator restores the members with their epochs and
+// assignments and they keep heartbeating without UNKNOWN_MEMBER_ID.
 //
 // # Concurrency
 //
@@ -97,7 +110,9 @@
 // shard); lookups take Coordinator.mu alone and release it before locking
 // a group. Appends to __consumer_offsets happen with the group's lock held,
 // so a group's records are in the log in the order its state changed
-// (lock order continues Group.mu → the log's locks).
+// (lock order continues Group.mu → the log's locks); the wait for the high
+// watermark happens under the group's lock too and ends at the latest when
+// the shard is resigned (shard.stop), so Resign never waits on it.
 //
 // Timers (session expiry, join-phase and sync deadlines, MEMBER_ID_REQUIRED
 // ids, KIP-848 sessions and revocation deadlines) are time.AfterFunc callbacks that lock the group and check that they

@@ -136,6 +136,9 @@ type env struct {
 	log *testLog
 	dir string
 	cfg Config
+
+	log2  Log                // when set, the coordinator's log instead of log
+	setup func(*Coordinator) // when set, runs before the partition is elected
 }
 
 func testConfig() Config {
@@ -168,7 +171,14 @@ func (e *env) start() {
 	e.c = New(e.cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	e.c.clk = e.clk
 	e.c.SetPartitionCount(1)
-	e.c.Elect(0, 0, e.log)
+	if e.setup != nil {
+		e.setup(e.c)
+	}
+	var l Log = e.log
+	if e.log2 != nil {
+		l = e.log2
+	}
+	e.c.Elect(0, 0, l)
 	deadline := time.Now().Add(10 * time.Second)
 	for !e.c.Loaded(0) {
 		if time.Now().After(deadline) {

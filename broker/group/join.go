@@ -113,6 +113,11 @@ func (g *Group) join(req *JoinRequest) (JoinResult, chan JoinResult) {
 		if len(g.consumer.members) > 0 {
 			return fail(ErrInconsistentProtocol) // a KIP-848 group with members
 		}
+		if recs := g.consumer.tombstones(); len(recs) > 0 {
+			if err := g.sh.append(recs, g.c.clk.Now()); err != nil {
+				return fail(err)
+			}
+		}
 		g.consumer = nil // an empty consumer group turns classic
 	}
 	if !g.acceptJoining(req.MemberID) {

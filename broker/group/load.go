@@ -12,7 +12,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/tier/local"
 	"github.com/strata-broker/strata/tier/record"
+	"github.com/strata-broker/strata/tier/segment"
 )
 
 // loadChunk is how many bytes of the partition one read returns at most
@@ -27,9 +29,10 @@ const loadRetry = time.Second
 // per group and partition, the last metadata record per group (nil: a
 // tombstone).
 type loaded struct {
-	offsets map[string]map[TopicPartition]Offset
-	groups  map[string]*kmsg.GroupMetadataValue
-	records int
+	offsets  map[string]map[TopicPartition]Offset
+	groups   map[string]*kmsg.GroupMetadataValue
+	consumer map[string]*consumerRecords // KIP-848 groups (records848.go)
+	records  int
 }
 
 // load replays a newly led partition and then publishes its groups,
@@ -51,12 +54,25 @@ func (c *Coordinator) load(sh *shard) {
 	}
 }
 
-// readLog replays the log from its start to its high watermark.
+// replicaLog is what a replicated partition offers beyond Log: reads up
+// to its log end (*partition.Partition has them).
+type replicaLog interface {
+	ReadReplica(offset int64, maxBytes int) (segment.Slice, error)
+	Log() *local.Log
+}
+
+// readLog replays the log from its start to its end, as Kafka's
+// GroupMetadataManager loads: a new leader's high watermark may still lag
+// records the previous leader had committed (and acknowledged).
 func readLog(l Log) (*loaded, error) {
-	st := &loaded{offsets: map[string]map[TopicPartition]Offset{}, groups: map[string]*kmsg.GroupMetadataValue{}}
+	st := &loaded{offsets: map[string]map[TopicPartition]Offset{}, groups: map[string]*kmsg.GroupMetadataValue{}, consumer: map[string]*consumerRecords{}}
 	end := l.HighWatermark()
+	read := l.Read
+	if r, ok := l.(replicaLog); ok {
+		end, read = r.Log().LogEndOffset(), r.ReadReplica
+	}
 	for off := l.LogStartOffset(); off < end; {
-		buf, err := readChunk(l, off)
+		buf, err := readChunk(read, off)
 		if err != nil {
 			return nil, err
 		}
@@ -89,8 +105,8 @@ func readLog(l Log) (*loaded, error) {
 }
 
 // readChunk reads the whole batches from off on.
-func readChunk(l Log, off int64) ([]byte, error) {
-	s, err := l.Read(off, loadChunk)
+func readChunk(read func(int64, int) (segment.Slice, error), off int64) ([]byte, error) {
+	s, err := read(off, loadChunk)
 	if err != nil {
 		return nil, fmt.Errorf("group: read %s at %d: %w", TopicName, off, err)
 	}
@@ -157,6 +173,8 @@ func (st *loaded) apply(key, value []byte) {
 			v.Members[i].Assignment = bytes.Clone(v.Members[i].Assignment)
 		}
 		st.groups[k.Group] = &v
+	default:
+		st.applyConsumer(key, value)
 	}
 }
 
@@ -170,6 +188,17 @@ func (c *Coordinator) publish(sh *shard, st *loaded, took time.Duration) {
 		}
 		g := newGroup(c, sh, name)
 		g.restore(v)
+		groups[name] = g
+	}
+	for name, cr := range st.consumer {
+		if cr == nil || cr.epoch == nil || st.groups[name] != nil && len(st.groups[name].Members) > 0 {
+			continue
+		}
+		g := newGroup(c, sh, name)
+		if err := g.restoreConsumer(cr); err != nil {
+			c.log.Warn("skip consumer group record", "group", name, "err", err)
+			continue
+		}
 		groups[name] = g
 	}
 	nOffsets := 0
@@ -202,6 +231,14 @@ func (c *Coordinator) publish(sh *shard, st *loaded, took time.Duration) {
 		if !g.removed {
 			for _, m := range g.members {
 				g.touch(m)
+			}
+			if cg := g.consumer; cg != nil {
+				for _, m := range cg.members {
+					g.touchConsumer(m)
+					if m.state == memberUnrevoked {
+						g.armRevokeTimer(cg, m)
+					}
+				}
 			}
 		}
 		g.mu.Unlock()

@@ -245,6 +245,9 @@ func (g *Group) removeOffsets(tps []TopicPartition, dead bool) error {
 	if dead && g.generation > 0 {
 		recs = append(recs, groupRecord(g.name, nil))
 	}
+	if dead && g.consumer != nil {
+		recs = append(recs, g.consumer.tombstones()...)
+	}
 	if len(recs) > 0 {
 		if err := g.sh.append(recs, g.c.clk.Now()); err != nil {
 			return err

@@ -19,18 +19,68 @@ const (
 	offsetValueExpire  = 1 // OffsetCommitValue with an explicit expire timestamp
 )
 
-// append writes recs as one batch to the shard's partition. On a single
-// broker an appended batch is committed.
+// commitTimeout is how long an append waits for the partition's high
+// watermark to pass it (Kafka's offsets.commit.timeout.ms default).
+const commitTimeout = 5 * time.Second
+
+// replicated is what a replicated partition adds to Log
+// (*partition.Partition has it): an append is committed once the high
+// watermark passes it, and the wake-ups that tell when it moved.
+type replicated interface {
+	IsLeader() bool
+	Wait(ch chan struct{})
+	Unwait(ch chan struct{})
+}
+
+// append writes recs as one batch to the shard's partition and returns
+// once the batch is committed, as Kafka's coordinator appends with
+// acks=all: the high watermark passed it (at once on a single broker).
+// A partition that is no longer led here answers ErrNotCoordinator, a
+// batch not committed within the commit timeout ErrCoordinatorNotAvailable
+// (Kafka maps NOT_LEADER and REQUEST_TIMED_OUT the same way).
 func (sh *shard) append(recs []record.Record, now time.Time) error {
 	ms := now.UnixMilli()
 	b, err := record.Build(record.BuildOptions{FirstTimestamp: ms}, recs)
 	if err != nil {
 		return fmt.Errorf("group: build %s-%d batch: %w", TopicName, sh.index, err)
 	}
-	if _, err := sh.log.Append([]record.Batch{b}, ms); err != nil {
+	res, err := sh.log.Append([]record.Batch{b}, ms)
+	if err != nil {
 		return fmt.Errorf("group: append to %s-%d: %w: %w", TopicName, sh.index, ErrCoordinatorNotAvailable, err)
 	}
-	return nil
+	return sh.awaitCommitted(res.LastOffset+1, sh.timeout)
+}
+
+// awaitCommitted waits until the high watermark reaches until, the
+// partition stops being led here, the shard is resigned or timeout passes.
+func (sh *shard) awaitCommitted(until int64, timeout time.Duration) error {
+	r, ok := sh.log.(replicated)
+	if !ok || sh.log.HighWatermark() >= until {
+		return nil
+	}
+	if timeout <= 0 {
+		timeout = commitTimeout
+	}
+	wake := make(chan struct{}, 1)
+	defer r.Unwait(wake)
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		r.Wait(wake)
+		switch {
+		case sh.log.HighWatermark() >= until:
+			return nil
+		case !r.IsLeader():
+			return fmt.Errorf("group: %s-%d lost its leadership before offset %d was committed: %w", TopicName, sh.index, until-1, ErrNotCoordinator)
+		}
+		select {
+		case <-wake:
+		case <-sh.stop:
+			return fmt.Errorf("group: %s-%d resigned before offset %d was committed: %w", TopicName, sh.index, until-1, ErrNotCoordinator)
+		case <-deadline.C:
+			return fmt.Errorf("group: %s-%d: offset %d not replicated within %v: %w", TopicName, sh.index, until-1, timeout, ErrCoordinatorNotAvailable)
+		}
+	}
 }
 
 // offsetRecord is the record of a committed offset; a nil o is its

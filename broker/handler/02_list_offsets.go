@@ -19,17 +19,18 @@ const (
 // ListOffsets: v0-9
 //
 // Behavior:
-// * -2 earliest (log start offset), -1 latest (high watermark; the last
+// * -2 earliest (log start offset, in the tier when tiered), -1 latest (high watermark; the last
 //   stable offset for read_committed, which is the same without
 //   transactions), -3 the record with the largest timestamp (v7+), -4 the
 //   earliest offset on local disk (v8+), -5 the latest tiered offset (v9+;
 //   -1 while nothing is tiered).
 // * Any other timestamp finds the first record whose timestamp is at least
-//   it, through the time index; none gives offset and timestamp -1.
+//   it, through the time index (the tier's first, then the local one);
+//   none gives offset and timestamp -1.
 // * v0 answers in OldStyleOffsets.
 // * CurrentLeaderEpoch (v4+) is checked as Fetch checks it.
 
-func handleListOffsets(_ context.Context, env *Env, req *Request) (Result, error) {
+func handleListOffsets(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.ListOffsetsRequest)
 	resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
 	for _, rt := range r.Topics {
@@ -54,8 +55,10 @@ func handleListOffsets(_ context.Context, env *Env, req *Request) (Result, error
 			}
 			l := p.Log()
 			switch rp.Timestamp {
-			case earliestTimestamp, earliestLocalTimestamp:
-				sp.Offset = l.LogStartOffset()
+			case earliestTimestamp:
+				sp.Offset = p.LogStartOffset() // in the tier when tiered
+			case earliestLocalTimestamp:
+				sp.Offset = p.LocalLogStartOffset()
 			case latestTimestamp:
 				sp.Offset = p.HighWatermark()
 			case maxTimestamp:
@@ -63,9 +66,11 @@ func handleListOffsets(_ context.Context, env *Env, req *Request) (Result, error
 					sp.Timestamp, sp.Offset = ts, off
 				}
 			case latestTieredTimestamp:
-				// Nothing is tiered yet: -1.
+				if off, ok := p.TieredEndOffset(); ok {
+					sp.Offset = off
+				}
 			default:
-				if off, ts, ok := l.OffsetForTimestamp(rp.Timestamp); ok && off < p.HighWatermark() {
+				if off, ts, ok := p.OffsetForTimestamp(ctx, rp.Timestamp); ok && off < p.HighWatermark() {
 					sp.Timestamp, sp.Offset = ts, off
 				}
 			}

@@ -16,6 +16,10 @@ import (
 // * Offsets are records in __consumer_offsets (one batch per request),
 //   keyed as Kafka keys them; metadata strings and leader epochs
 //   round-trip through OffsetFetch.
+// * A commit is answered once the batch is replicated (the partition's high
+//   watermark passed it, as with acks=all); not within 5 s
+//   (offsets.commit.timeout.ms) it is COORDINATOR_NOT_AVAILABLE, after a
+//   loss of leadership NOT_COORDINATOR, and the offsets stay unchanged.
 // * Generation -1 with an empty member id commits for a group used only
 //   for offsets (Empty or new); otherwise the member and generation are
 //   checked: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID,

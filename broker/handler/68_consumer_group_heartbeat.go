@@ -29,12 +29,14 @@ import (
 //   or misused field INVALID_REQUEST; an unknown assignor
 //   UNSUPPORTED_ASSIGNOR.
 // * Members that do not revoke within their rebalance timeout, or do not
-//   heartbeat within 45 s (group.consumer.session.timeout.ms), are
-//   removed; the heartbeat interval answered is 5 s.
+//   heartbeat within group.consumer.session.timeout.ms (45 s), are
+//   removed; the heartbeat interval answered is
+//   group.consumer.heartbeat.interval.ms (5 s).
 // * A classic group with members is not a consumer group
 //   (GROUP_ID_NOT_FOUND); an empty one becomes one.
-// * Membership is kept in memory only: after a coordinator restart members
-//   get UNKNOWN_MEMBER_ID and rejoin; committed offsets are durable.
+// * Group epoch, members, target and current assignments are written to
+//   __consumer_offsets (Kafka's key versions 3, 5-8) once replicated, so
+//   members survive a coordinator restart or move without rejoining.
 //
 // Version notes:
 // * v0: the coordinator names joining members

@@ -172,7 +172,7 @@ func describeConsumerGroup(t *testing.T, cl *kgo.Client, group string) kmsg.Cons
 // and a fresh member resumes at the final commits.
 func TestGroupKIP848(t *testing.T) {
 	const parts, phase = 6, 300
-	b := harness.Start(t, groupOverrides)
+	b := harness.Start(t, kip848Overrides())
 	adm := b.Admin()
 	const topic, group = "kip848", "kip848-group"
 	harness.CreateTopic(t, adm, topic, parts, nil)
@@ -204,7 +204,7 @@ func TestGroupKIP848(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatalf("group did not settle to %d members × %d partitions: %+v", members, each, d)
 			}
-			time.Sleep(100 * time.Millisecond) // heartbeats every 5s drive the reconciliation
+			time.Sleep(100 * time.Millisecond) // heartbeats drive the reconciliation
 		}
 	}
 	settled(3, 2)

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// result is one system's measures.
+type result struct {
+	commitP50, commitP99 time.Duration
+	rebalance            []time.Duration // one per round
+}
+
+// createTopic creates the bench topic and returns its id.
+func createTopic(ctx context.Context, addr, topic string, partitions int32) ([16]byte, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return [16]byte{}, fmt.Errorf("bench: client: %w", err)
+	}
+	defer cl.Close()
+	resp, err := kadm.NewClient(cl).CreateTopic(ctx, partitions, 1, nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		return [16]byte{}, fmt.Errorf("bench: create topic %s: %w", topic, err)
+	}
+	return resp.ID, nil
+}
+
+// measureCommits sends warmup+n sequential OffsetCommits of the first
+// `partitions` partitions of topic (simple commits: generation -1, no
+// member, as an admin or a manually assigned consumer commits) and
+// returns the p50 and p99 round-trip latencies of the last n.
+// The topic goes by name and id, as OffsetCommit v10 wants the id.
+func measureCommits(ctx context.Context, addr, topic string, id [16]byte, partitions, warmup, n int) (p50, p99 time.Duration, err error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RetryBackoffFn(func(int) time.Duration { return 10 * time.Millisecond }))
+	if err != nil {
+		return 0, 0, fmt.Errorf("bench: client: %w", err)
+	}
+	defer cl.Close()
+	lat := make([]time.Duration, 0, n)
+	for i := range warmup + n {
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.Group, req.Generation = "bench-commits", -1
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic, rt.TopicID = topic, id
+		for p := range int32(partitions) {
+			rp := kmsg.NewOffsetCommitRequestTopicPartition()
+			rp.Partition, rp.Offset, rp.LeaderEpoch = p, int64(i), -1
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		req.Topics = []kmsg.OffsetCommitRequestTopic{rt}
+		start := time.Now()
+		resp, err := req.RequestWith(ctx, cl)
+		d := time.Since(start)
+		if err != nil {
+			return 0, 0, fmt.Errorf("bench: commit %d: %w", i, err)
+		}
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+					return 0, 0, fmt.Errorf("bench: commit %d of %s-%d: %w", i, t.Topic, p.Partition, err)
+				}
+			}
+		}
+		if i >= warmup {
+			lat = append(lat, d)
+		}
+	}
+	slices.Sort(lat)
+	return percentile(lat, 0.50), percentile(lat, 0.99), nil
+}
+
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
+}
+
+// assignments tracks what every member of a group owns, from the clients'
+// assignment callbacks.
+type assignments struct {
+	mu      sync.Mutex
+	owned   []map[int32]bool
+	changed chan struct{} // signalled (non-blocking) on every change
+}
+
+func (a *assignments) update(member int, m map[string][]int32, add bool) {
+	a.mu.Lock()
+	for _, ps := range m {
+		for _, p := range ps {
+			if add {
+				a.owned[member][p] = true
+			} else {
+				delete(a.owned[member], p)
+			}
+		}
+	}
+	a.mu.Unlock()
+	select {
+	case a.changed <- struct{}{}:
+	default:
+	}
+}
+
+// complete reports whether every member owns a partition and the members
+// together own all of them, each once.
+func (a *assignments) complete(partitions int) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	seen := map[int32]bool{}
+	for _, o := range a.owned {
+		if len(o) == 0 {
+			return false
+		}
+		for p := range o {
+			if seen[p] {
+				return false
+			}
+			seen[p] = true
+		}
+	}
+	return len(seen) == partitions
+}
+
+// measureRebalance starts `members` group consumers of topic at once and
+// returns the time from the start of the first to the moment all of them
+// are assigned (every member owns a partition and every partition has one
+// owner). The clients use franz-go's default cooperative-sticky balancer
+// and a 100 ms heartbeat, on both systems.
+func measureRebalance(ctx context.Context, addr, topic, group string, members, partitions int, timeout time.Duration) (time.Duration, error) {
+	a := &assignments{owned: make([]map[int32]bool, members), changed: make(chan struct{}, 1)}
+	clients := make([]*kgo.Client, members)
+	defer func() {
+		var wg sync.WaitGroup
+		for _, cl := range clients {
+			if cl != nil {
+				wg.Add(1)
+				go func() { defer wg.Done(); cl.Close() }()
+			}
+		}
+		wg.Wait()
+	}()
+	start := time.Now()
+	for i := range members {
+		a.owned[i] = map[int32]bool{}
+		cl, err := kgo.NewClient(
+			kgo.SeedBrokers(addr),
+			kgo.ConsumerGroup(group),
+			kgo.ConsumeTopics(topic),
+			kgo.SessionTimeout(10*time.Second),
+			kgo.HeartbeatInterval(100*time.Millisecond),
+			kgo.DisableAutoCommit(),
+			kgo.RetryBackoffFn(func(int) time.Duration { return 10 * time.Millisecond }),
+			kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { a.update(i, m, true) }),
+			kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { a.update(i, m, false) }),
+			kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { a.update(i, m, false) }),
+		)
+		if err != nil {
+			return 0, fmt.Errorf("bench: group member %d: %w", i, err)
+		}
+		clients[i] = cl
+		go func() {
+			for {
+				if fs := cl.PollFetches(ctx); fs.IsClientClosed() || ctx.Err() != nil {
+					return
+				}
+			}
+		}()
+	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for !a.complete(partitions) {
+		select {
+		case <-a.changed:
+		case <-deadline.C:
+			return 0, fmt.Errorf("bench: %d members not all assigned within %s", members, timeout)
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	return time.Since(start), nil
+}
