@@ -66,8 +66,11 @@ fuzz-smoke: ## run each fuzz target for FUZZTIME (10s)
 fuzz: ## run each fuzz target for FUZZTIME_LONG (2m)
 	$(MAKE) --no-print-directory fuzz-smoke FUZZTIME=$(FUZZTIME_LONG)
 
-bench: ## Strata vs. franz-go's kfake, side by side
+bench: ## benchmarks: produce/consume and groups vs kfake, cleaner vs its ceiling, cluster
 	$(GO) run ./test/bench
+	$(GO) run ./test/bench/groups
+	$(GO) run ./test/bench/cleaner
+	$(GO) run ./test/bench/cluster
 
 lint: ## gofmt, go vet, staticcheck
 	@files=$$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*'); \
@@ -80,11 +83,18 @@ lint: ## gofmt, go vet, staticcheck
 	fi
 	$(STATICCHECK) ./...
 
-chaos: ## fault-injection tests against a 3-broker cluster
-	@echo "chaos: not yet implemented (see issue 4)"; exit 1
+# Size of `make chaos`: records in the stream and nemesis rounds (6 faults
+# each); CHAOS_SEED replays a run (its seed is printed).
+CHAOS_RECORDS ?= 200000
+CHAOS_ROUNDS  ?= 6
+CHAOS_SEED    ?=
 
-cluster: ## etcd + 3 brokers on loopback
-	@echo "cluster: not yet implemented (see issue 4)"; exit 1
+chaos: deps ## fault-injection tests against a 3-broker cluster (longer than in `make test`)
+	STRATA_FAULT_RECORDS=$(CHAOS_RECORDS) STRATA_FAULT_ROUNDS=$(CHAOS_ROUNDS) STRATA_FAULT_SEED=$(CHAOS_SEED) \
+		$(GO) test -race -count=1 -v -timeout $(TEST_TIMEOUT) -run TestNemesis ./test/fault/
+
+cluster: build ## etcd + 3 brokers on loopback (19092-19094, data in ./data/cluster)
+	bash deploy/cluster.sh
 
 clean: ## remove build output
 	rm -rf bin

@@ -56,6 +56,7 @@ type Stats struct {
 type thread struct {
 	m  *offsetMap
 	rd batchReader
+	hs []keyHash // scratch: the key hashes of one batch
 }
 
 // Cleaner compacts the logs of topics with cleanup.policy containing
@@ -154,7 +155,9 @@ func (c *Cleaner) pick() (plan, bool) {
 	now := c.set.nowMs()
 	var best plan
 	found := false
-	for _, p := range c.src() {
+	parts := c.src()
+	c.forgetGone(parts)
+	for _, p := range parts {
 		pl, ok := makePlan(p, now)
 		if !ok || !pl.cleanable() {
 			continue
@@ -176,6 +179,25 @@ func (c *Cleaner) pick() (plan, bool) {
 	}
 	c.busy[best.log] = true
 	return best, true
+}
+
+// forgetGone drops the uncleanable marks of logs no longer served
+// (deleted topics), so they do not pile up.
+func (c *Cleaner) forgetGone(parts []Partition) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.broken) == 0 {
+		return
+	}
+	live := make(map[*local.Log]bool, len(parts))
+	for _, p := range parts {
+		live[p.Log()] = true
+	}
+	for l := range c.broken {
+		if !live[l] {
+			delete(c.broken, l)
+		}
+	}
 }
 
 // release unmarks a log once its pass is over.
@@ -216,7 +238,7 @@ func (c *Cleaner) clean(ctx context.Context, th *thread, pl *plan) (Stats, error
 		return st, err
 	}
 	st.End, st.MapEntries = end, th.m.used
-	f := &filter{m: th.m, end: end, nowMs: c.set.nowMs(), deleteRetentionMs: pl.cfg.DeleteRetentionMs,
+	f := &filter{m: th.m, hs: th.hs, end: end, nowMs: c.set.nowMs(), deleteRetentionMs: pl.cfg.DeleteRetentionMs,
 		producerLast: pl.log.ProducerLastOffset, minHorizon: math.MaxInt64, stats: &st}
 	var todo []local.SegmentInfo
 	for _, s := range pl.sealed {
@@ -236,7 +258,7 @@ func (c *Cleaner) clean(ctx context.Context, th *thread, pl *plan) (Stats, error
 // offset and returns where the mapped range ends: the end of the dirty
 // range, or the first batch that did not fit the map.
 func (c *Cleaner) buildMap(ctx context.Context, th *thread, pl *plan, st *Stats) (int64, error) {
-	th.m.reset(pl.firstUncleanable - pl.firstDirty)
+	th.m.reset(pl.firstDirty)
 	end := pl.firstDirty
 	if pl.dirtyBytes == 0 {
 		return end, nil
@@ -283,7 +305,7 @@ func (c *Cleaner) mapSegment(ctx context.Context, th *thread, pl *plan, s local.
 		switch {
 		case b.LastOffset() < pl.firstDirty:
 			continue
-		case b.LastOffset() >= pl.firstUncleanable:
+		case b.LastOffset() >= pl.firstUncleanable, b.LastOffset()-pl.firstDirty >= maxSpan:
 			return true, end, nil
 		case b.IsTransactional() || b.IsControl():
 			end = b.LastOffset() + 1
@@ -291,29 +313,47 @@ func (c *Cleaner) mapSegment(ctx context.Context, th *thread, pl *plan, s local.
 		case !th.m.room(int(b.NumRecords())):
 			if end == pl.firstDirty {
 				return true, end, fmt.Errorf("batch at offset %d has %d records, the map holds %d: %w",
-					b.BaseOffset(), b.NumRecords(), th.m.limit, ErrBufferTooSmall)
+					b.BaseOffset(), b.NumRecords(), th.m.capacity(), ErrBufferTooSmall)
 			}
 			return true, end, nil
 		}
-		if err := mapBatch(th.m, b); err != nil {
+		if th.hs, err = mapBatch(th.m, b, th.hs); err != nil {
 			return false, end, err
 		}
 		end = b.LastOffset() + 1
 	}
 }
 
-// mapBatch records the offsets of b's keyed records.
-func mapBatch(m *offsetMap, b record.Batch) error {
+// mapBatch records the offsets of b's keyed records at or after the
+// map's base (a batch may start before the first dirty offset when that
+// is a log start moved by DeleteRecords). hs is scratch space.
+func mapBatch(m *offsetMap, b record.Batch, hs []keyHash) ([]keyHash, error) {
 	recs, err := b.Records()
 	if err != nil {
-		return fmt.Errorf("decode batch at offset %d: %w", b.BaseOffset(), err)
+		return hs, fmt.Errorf("decode batch at offset %d: %w", b.BaseOffset(), err)
 	}
-	for _, r := range recs {
-		if r.Key != nil {
-			m.put(r.Key, b.Offset(r))
+	hs = hashKeys(m, recs, hs)
+	m.touch(hs)
+	for i, r := range recs {
+		if off := b.Offset(r); r.Key != nil && off >= m.base {
+			m.put(hs[i], off)
 		}
 	}
-	return nil
+	return hs, nil
+}
+
+// hashKeys hashes the keys of recs into hs (reused), a zero hash for a
+// null key.
+func hashKeys(m *offsetMap, recs []record.Record, hs []keyHash) []keyHash {
+	hs = hs[:0]
+	for _, r := range recs {
+		var h keyHash
+		if r.Key != nil {
+			h = m.hash(r.Key)
+		}
+		hs = append(hs, h)
+	}
+	return hs
 }
 
 // groups splits consecutive segments into runs to be cleaned into one

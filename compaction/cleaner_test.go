@@ -445,8 +445,8 @@ func TestSmallDedupeBufferTakesSeveralPasses(t *testing.T) {
 	clk := newClock()
 	p := newPart(t, clk, 4096, compactCfg("min.cleanable.dirty.ratio", "0.01"))
 	m := &model{}
-	for round := range 4 {
-		for k := range 2000 {
+	for round := range 3 {
+		for k := range 1000 {
 			v := fmt.Appendf(nil, "v%d", round)
 			off := appendKV(t, p.l, record.None, kv{key: key(k), value: v, ts: clk.Ms()})
 			m.add(off, key(k), v)
@@ -455,9 +455,9 @@ func TestSmallDedupeBufferTakesSeveralPasses(t *testing.T) {
 	roll(t, clk, p)
 	m.add(p.l.LogEndOffset()-1, []byte("roll"), []byte("r"))
 	set := settings(clk)
-	set.DedupeBufferSize = 32 << 10 // about 1000 keys
+	set.DedupeBufferSize = 16 << 10 // about 500 keys
 	c := NewCleaner(set, source(p))
-	if c.MapCapacity() >= 2000 {
+	if c.MapCapacity() >= 1000 {
 		t.Fatalf("map holds %d keys", c.MapCapacity())
 	}
 	passes := 0
@@ -478,7 +478,7 @@ func TestSmallDedupeBufferTakesSeveralPasses(t *testing.T) {
 	if passes < 3 {
 		t.Fatalf("%d passes with a map of %d keys", passes, c.MapCapacity())
 	}
-	if n := len(readLog(t, p.l)); n > 2001+c.MapCapacity() {
+	if n := len(readLog(t, p.l)); n > 1001+c.MapCapacity() {
 		t.Fatalf("%d records left", n)
 	}
 }

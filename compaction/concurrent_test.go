@@ -13,35 +13,39 @@ import (
 	"github.com/strata-broker/strata/tier/record"
 )
 
-// scan reads the records of l from its start up to end, a few batches at
-// a time (so that a cleaning pass can swap segments between two reads),
-// and folds them into the state a consumer ends with.
-func scan(l *local.Log, end int64) (map[string]string, error) {
+// scan reads the records of l from its start until it has caught up with
+// the log end, a few batches at a time (so that a cleaning pass can swap
+// segments between two reads), and folds them into the state a consumer
+// ends with; it returns that state and the offset it stopped at. Like a
+// consumer, it must follow the log to its end: a record may be cleaned
+// away because a later one of its key was appended after the scan began.
+func scan(l *local.Log) (map[string]string, int64, error) {
 	state := map[string]string{}
 	last := int64(-1)
-	for off := l.LogStartOffset(); off < end; {
-		sl, err := l.Read(off, 512, end)
+	off := l.LogStartOffset()
+	for off < l.LogEndOffset() {
+		sl, err := l.Read(off, 512, -1)
 		if err != nil {
-			return nil, fmt.Errorf("read %d: %w", off, err)
+			return nil, 0, fmt.Errorf("read %d: %w", off, err)
 		}
 		buf := make([]byte, sl.Len)
 		_, err = sl.File.ReadAt(buf, sl.Pos)
 		sl.Release()
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		bs, err := record.Split(buf)
 		if err != nil || len(bs) == 0 {
-			return nil, fmt.Errorf("split at %d: %d batches, %v", off, len(bs), err)
+			return nil, 0, fmt.Errorf("split at %d: %d batches, %v", off, len(bs), err)
 		}
 		for _, b := range bs {
 			recs, err := b.Records()
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			for _, r := range recs {
 				if o := b.Offset(r); o <= last {
-					return nil, fmt.Errorf("offset %d after %d", o, last)
+					return nil, 0, fmt.Errorf("offset %d after %d", o, last)
 				} else if o >= off {
 					last = o
 					if r.Value == nil {
@@ -54,12 +58,12 @@ func scan(l *local.Log, end int64) (map[string]string, error) {
 			off = b.LastOffset() + 1
 		}
 	}
-	return state, nil
+	return state, off, nil
 }
 
-// TestReadersDuringCleaning: consumers reading from the start while the
-// log is appended to and cleaned again and again always end with the
-// latest value of every key as of where they stopped.
+// TestReadersDuringCleaning: consumers reading from the start to the end
+// while the log is appended to and cleaned again and again always end with
+// the latest value of every key as of where they stopped.
 func TestReadersDuringCleaning(t *testing.T) {
 	clk := newClock()
 	p := newPart(t, clk, 1024, compactCfg("delete.retention.ms", "86400000"))
@@ -92,8 +96,7 @@ func TestReadersDuringCleaning(t *testing.T) {
 					return
 				default:
 				}
-				end := p.l.LogEndOffset()
-				got, err := scan(p.l, end)
+				got, end, err := scan(p.l)
 				if err != nil {
 					errs <- err
 					return
@@ -142,32 +145,45 @@ func TestReadersDuringCleaning(t *testing.T) {
 }
 
 func TestOffsetMap(t *testing.T) {
-	m := newOffsetMap(24 * 100)
+	m := newOffsetMap(slotSize * 100)
 	if m.capacity() != 75 {
 		t.Fatalf("capacity %d", m.capacity())
 	}
-	m.reset(1000)
+	m.reset(0)
 	for i := range 75 {
-		if !m.put(key(i), int64(i)) {
+		if !m.put(m.hash(key(i)), int64(i)) {
 			t.Fatalf("put %d refused", i)
 		}
 	}
-	if m.put(key(1000), 1) || !m.put(key(3), 300) || m.room(1) {
+	if m.put(m.hash(key(1000)), 1) || !m.put(m.hash(key(3)), 300) || m.room(1) {
 		t.Fatal("a full map took a new key, refused an update, or claims room")
 	}
-	if off, ok := m.get(key(3)); !ok || off != 300 {
+	if off, ok := m.get(m.hash(key(3))); !ok || off != 300 {
 		t.Fatalf("get: %d %v", off, ok)
 	}
-	if _, ok := m.get(key(1000)); ok {
+	if _, ok := m.get(m.hash(key(1000))); ok {
 		t.Fatal("absent key found")
 	}
-	// A small pass uses a small part of the table.
-	m.reset(2)
-	if len(m.slots) >= 100 || m.used != 0 {
-		t.Fatalf("%d slots, %d used after a small reset", len(m.slots), m.used)
-	}
-	if _, ok := m.get(key(3)); ok {
+	m.reset(0)
+	if _, ok := m.get(m.hash(key(3))); ok || m.used != 0 {
 		t.Fatal("reset kept a key")
+	}
+	// A big buffer starts small and grows with the keys.
+	big := newOffsetMap(1 << 30)
+	big.reset(0)
+	if len(big.slots) != initialSlots {
+		t.Fatalf("table of %d slots at the start", len(big.slots))
+	}
+	for i := range 100_000 {
+		big.put(big.hash(key(i)), int64(i))
+	}
+	for i := range 100_000 {
+		if off, ok := big.get(big.hash(key(i))); !ok || off != int64(i) {
+			t.Fatalf("after growing: key %d at %d, %v", i, off, ok)
+		}
+	}
+	if len(big.slots) > 1<<18 {
+		t.Fatalf("table of %d slots for 100k keys", len(big.slots))
 	}
 }
 

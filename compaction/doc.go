@@ -13,7 +13,8 @@
 // at the next pass) and deletes the oldest sealed segments past
 // retention.ms (by the segment's largest record timestamp, as Kafka does)
 // or beyond retention.bytes (per partition, active segment counted); -1
-// disables a rule and the active segment is never deleted. Deletion moves
+// disables a rule, and neither the active segment nor one reaching past
+// the high watermark is ever deleted. Deletion moves
 // the log start offset to the first kept segment with
 // local.Log.DeleteRecordsBefore, so ListOffsets(earliest) and Fetch's
 // OFFSET_OUT_OF_RANGE follow it. Tiered topics are left to the tier.
@@ -23,16 +24,16 @@
 // The Cleaner follows Kafka's LogCleaner. Per log, offsets below the
 // cleaner checkpoint (local.CleanerPoint) are clean; the dirty range runs
 // from there to the first uncleanable offset: the active segment's base,
-// or the first segment holding a record younger than
-// min.compaction.lag.ms. A log is cleanable when its dirty share of bytes
+// the high watermark (when the partition reports one), or the first
+// segment holding a record younger than min.compaction.lag.ms. A log is cleanable when its dirty share of bytes
 // exceeds min.cleanable.dirty.ratio, when its first dirty record is older
 // than max.compaction.lag.ms (such logs go first), or when a kept
 // tombstone's delete horizon has passed; the dirtiest goes next.
 //
-// A pass (1) maps the 128-bit hash of every key in the dirty range to its
-// latest offset (offsetMap, sized by the thread's share of
-// log.cleaner.dedupe.buffer.size; when it fills, the pass covers only the
-// dirty prefix that fit), then (2) rewrites every sealed segment from the
+// A pass (1) maps the 96-bit hash of every key in the dirty range to its
+// latest offset (offsetMap: 16-byte slots in a table that grows with the
+// keys up to the thread's share of log.cleaner.dedupe.buffer.size; when it
+// is full, the pass covers only the dirty prefix that fit), then (2) rewrites every sealed segment from the
 // log's start to the end of the mapped range, in groups of consecutive
 // segments whose sizes add up to at most segment.bytes, each group into
 // one new segment, and (3) checkpoints the end of the mapped range.

@@ -2,82 +2,112 @@ package compaction
 
 import (
 	"hash/maphash"
+	"math"
 	"math/bits"
 )
 
-// slotSize is the memory of one offset map slot: a 128-bit key hash and
-// an offset, as in Kafka's SkimpyOffsetMap (which stores an MD5 and an
-// offset).
-const slotSize = 24
+// slotSize is the memory of one offset map slot: a 96-bit key hash and a
+// 32-bit offset relative to the pass's first dirty offset (Kafka's
+// SkimpyOffsetMap stores an MD5 and an 8-byte offset in 24 bytes; 16 bytes
+// put four slots in a cache line, which is what the cleaner waits on).
+const slotSize = 16
 
-// loadFactor bounds how full the map may get; linear probing stays short
-// below it.
+// maxSpan is the largest dirty range, in offsets, one pass can map.
+const maxSpan = math.MaxUint32
+
+// loadFactor bounds how full the table may get; linear probing stays
+// short below it.
 const loadFactor = 0.75
 
-// slot is one entry of the offset map; h1 == h2 == 0 marks a free slot.
+// initialSlots is the table size a map starts with; it doubles as keys
+// arrive, up to what the buffer affords.
+const initialSlots = 1 << 14
+
+// slot is one entry of the offset map; h2 == 0 marks a free slot.
 type slot struct {
-	h1, h2 uint64
-	off    int64
+	h1  uint64
+	h2  uint32
+	rel uint32 // offset - offsetMap.base
 }
 
-// offsetMap maps the 128-bit hash of a key to the offset of the key's
-// latest record in the dirty range. Its memory is fixed at creation (the
-// cleaner thread's share of log.cleaner.dedupe.buffer.size); keys are not
-// stored, so two keys colliding in all 128 bits would be merged, which
-// for up to billions of keys has a negligible chance. Not safe for
-// concurrent use: each cleaner thread owns one.
+// offsetMap maps the 96-bit hash of a key to the offset of the key's
+// latest record in the dirty range. Its table grows by doubling up to the
+// cleaner thread's share of log.cleaner.dedupe.buffer.size and never
+// beyond: a small log uses little memory (and a table that fits the CPU
+// caches), a large one at most the buffer. Keys are not stored, so two
+// keys colliding in all 96 bits would be merged, which even for a billion
+// keys has a chance of about 1e-11. Not safe for concurrent use:
+// each cleaner thread owns one, and keeps its table between passes.
 type offsetMap struct {
-	size   int    // slots the buffer affords
-	table  []slot // allocated by the first reset
-	slots  []slot // table[:n] in use for the current pass
-	used   int
-	limit  int // entries allowed in slots
-	s1, s2 maphash.Seed
+	maxSlots int
+	slots    []slot
+	used     int
+	limit    int    // entries before the table must grow
+	base     int64  // offsets are stored relative to it
+	sink     uint32 // keeps touch's loads from being optimized away
+	s1, s2   maphash.Seed
 }
 
-// newOffsetMap makes a map using at most bufferBytes of memory. The table
-// is allocated lazily, by the first reset, and kept for later passes.
+// newOffsetMap makes a map whose table uses at most bufferBytes.
 func newOffsetMap(bufferBytes int64) *offsetMap {
-	n := max(bufferBytes/slotSize, 16)
-	return &offsetMap{size: int(n), s1: maphash.MakeSeed(), s2: maphash.MakeSeed()}
+	return &offsetMap{maxSlots: int(max(bufferBytes/slotSize, 16)), s1: maphash.MakeSeed(), s2: maphash.MakeSeed()}
 }
 
-// capacity is the most entries the map can hold in a pass.
-func (m *offsetMap) capacity() int { return int(float64(m.size) * loadFactor) }
+// capacity is the most keys the map can hold.
+func (m *offsetMap) capacity() int { return int(float64(m.maxSlots) * loadFactor) }
 
-// reset empties the map for a pass expecting up to want entries: only
-// enough of the table for want is cleared and used, so small logs touch
-// little memory.
-func (m *offsetMap) reset(want int64) {
-	if m.table == nil {
-		m.table = make([]slot, m.size)
+// reset empties the map for a new pass mapping offsets from base on,
+// keeping its table.
+func (m *offsetMap) reset(base int64) {
+	m.base = base
+	if m.slots == nil {
+		m.slots = make([]slot, min(initialSlots, m.maxSlots))
+	} else {
+		clear(m.slots)
 	}
-	n := int64(m.size)
-	if need := int64(float64(want)/loadFactor) + 16; need < n {
-		n = need
-	}
-	m.slots = m.table[:n]
-	clear(m.slots)
 	m.used = 0
-	m.limit = int(float64(n) * loadFactor)
+	m.limit = int(float64(len(m.slots)) * loadFactor)
 }
 
-// room reports whether n more entries fit.
-func (m *offsetMap) room(n int) bool { return m.used+n <= m.limit }
+// room reports whether n more keys surely fit.
+func (m *offsetMap) room(n int) bool { return m.used+n <= m.capacity() }
 
-// hash is the 128-bit hash of key, never zero.
-func (m *offsetMap) hash(key []byte) (uint64, uint64) {
-	return maphash.Bytes(m.s1, key), maphash.Bytes(m.s2, key) | 1
+// keyHash is the 96-bit hash of a key; h2 is never zero.
+type keyHash struct {
+	h1 uint64
+	h2 uint32
 }
 
-// find returns the index of key's slot, or of the free slot where it
-// would go.
-func (m *offsetMap) find(h1, h2 uint64) int {
-	hi, _ := bits.Mul64(h1, uint64(len(m.slots)))
-	i := int(hi)
+// hash is the hash of key.
+func (m *offsetMap) hash(key []byte) keyHash {
+	return keyHash{maphash.Bytes(m.s1, key), uint32(maphash.Bytes(m.s2, key)) | 1}
+}
+
+// home is the slot where a probe for h starts.
+func (m *offsetMap) home(h keyHash) int {
+	hi, _ := bits.Mul64(h.h1, uint64(len(m.slots)))
+	return int(hi)
+}
+
+// touch loads the home slots of hs, which the CPU can do for many keys at
+// once since the loads do not depend on each other: the look-ups of a
+// batch's keys then find their slots in the cache instead of waiting for
+// memory one key at a time (the table is usually larger than the caches).
+func (m *offsetMap) touch(hs []keyHash) {
+	var sink uint32
+	for _, h := range hs {
+		sink ^= m.slots[m.home(h)].h2
+	}
+	m.sink = sink
+}
+
+// find returns the index of the slot holding h, or of the free slot
+// where it would go.
+func (m *offsetMap) find(h keyHash) int {
+	i := m.home(h)
 	for {
 		s := &m.slots[i]
-		if (s.h1 == h1 && s.h2 == h2) || (s.h1 == 0 && s.h2 == 0) {
+		if s.h2 == 0 || (s.h1 == h.h1 && s.h2 == h.h2) {
 			return i
 		}
 		if i++; i == len(m.slots) {
@@ -86,31 +116,46 @@ func (m *offsetMap) find(h1, h2 uint64) int {
 	}
 }
 
-// put records off as the latest offset of key; it is false (and nothing
-// is stored) when the key is new and the map is full.
-func (m *offsetMap) put(key []byte, off int64) bool {
-	h1, h2 := m.hash(key)
-	s := &m.slots[m.find(h1, h2)]
+// put records off (in [base, base+maxSpan)) as the latest offset of the
+// key hashed to h; it is false (and nothing is stored) when the key is new
+// and the map is full.
+func (m *offsetMap) put(h keyHash, off int64) bool {
+	s := &m.slots[m.find(h)]
 	if s.h2 == 0 {
 		if m.used >= m.limit {
-			return false
+			if len(m.slots) >= m.maxSlots {
+				return false
+			}
+			m.grow()
+			s = &m.slots[m.find(h)]
 		}
 		m.used++
-		s.h1, s.h2 = h1, h2
+		s.h1, s.h2 = h.h1, h.h2
 	}
-	s.off = off
+	s.rel = uint32(off - m.base)
 	return true
 }
 
-// get returns the latest offset recorded for key.
-func (m *offsetMap) get(key []byte) (int64, bool) {
-	if len(m.slots) == 0 {
+// grow doubles the table (up to maxSlots) and rehashes it.
+func (m *offsetMap) grow() {
+	old := m.slots
+	m.slots = make([]slot, min(2*len(old), m.maxSlots))
+	m.limit = int(float64(len(m.slots)) * loadFactor)
+	for _, s := range old {
+		if s.h2 != 0 {
+			m.slots[m.find(keyHash{s.h1, s.h2})] = s
+		}
+	}
+}
+
+// get returns the latest offset recorded for the key hashed to h.
+func (m *offsetMap) get(h keyHash) (int64, bool) {
+	if m.used == 0 {
 		return 0, false
 	}
-	h1, h2 := m.hash(key)
-	s := &m.slots[m.find(h1, h2)]
+	s := &m.slots[m.find(h)]
 	if s.h2 == 0 {
 		return 0, false
 	}
-	return s.off, true
+	return m.base + int64(s.rel), true
 }

@@ -27,7 +27,8 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // seen, the earliest delete horizon kept).
 type filter struct {
 	m     *offsetMap
-	end   int64 // records at or after end are not in the map: kept as they are
+	hs    []keyHash // scratch: the key hashes of one batch
+	end   int64     // records at or after end are not in the map: kept as they are
 	nowMs int64
 	// deleteRetentionMs is the topic's delete.retention.ms: a tombstone's
 	// delete horizon is set this far after the pass that first keeps it.
@@ -69,14 +70,20 @@ func (f *filter) apply(b record.Batch, keepLast bool) (record.Batch, error) {
 	if horizonSet {
 		horizon = b.FirstTimestamp()
 	}
+	if f.m.used > 0 {
+		f.hs = hashKeys(f.m, recs, f.hs)
+		f.m.touch(f.hs)
+	}
 	kept, tombstones := recs[:0], 0
-	for _, r := range recs {
+	for i, r := range recs {
 		off := b.Offset(r)
 		if r.Key == nil {
 			continue // Kafka's cleaner drops keyless records too
 		}
-		if latest, ok := f.m.get(r.Key); ok && latest > off {
-			continue
+		if f.m.used > 0 {
+			if latest, ok := f.m.get(f.hs[i]); ok && latest > off {
+				continue
+			}
 		}
 		if r.Value == nil {
 			if !f.txnSeen && horizonSet && f.nowMs >= horizon {

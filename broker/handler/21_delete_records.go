@@ -16,6 +16,7 @@ import (
 // * An offset above the high watermark is OFFSET_OUT_OF_RANGE; one below
 //   the current start leaves it unchanged.
 // * LowWatermark answers the resulting log start offset.
+// * A compact-only topic (cleanup.policy=compact) is POLICY_VIOLATION.
 
 func handleDeleteRecords(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.DeleteRecordsRequest)
@@ -30,6 +31,12 @@ func handleDeleteRecords(_ context.Context, env *Env, req *Request) (Result, err
 			p, code := env.localPartition(t, tok, rp.Partition, false)
 			if code != 0 {
 				sp.ErrorCode = code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
+			if cfg := p.Config(); cfg.Compact && !cfg.Delete {
+				// As Kafka: records of a compact-only topic go by key, not by offset.
+				sp.ErrorCode = kerr.PolicyViolation.Code
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}

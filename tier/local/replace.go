@@ -3,7 +3,6 @@ package local
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,7 +43,7 @@ func (l *Log) ReadSegment(info SegmentInfo) (segment.Slice, error) {
 	if info.seg == nil || !slices.Contains(l.segs, info.seg) {
 		return segment.Slice{}, fmt.Errorf("read segment %d: %w", info.BaseOffset, ErrSegmentsChanged)
 	}
-	sl, err := info.seg.Read(info.seg.BaseOffset(), math.MaxInt, -1)
+	sl, err := info.seg.ReadAll()
 	if err != nil {
 		return segment.Slice{}, fmt.Errorf("read segment %d: %w", info.BaseOffset, err)
 	}

@@ -12,6 +12,11 @@
 //	<base>.timeindex  time index: entries of 12 bytes, big-endian
 //	                  timestamp int64 | relativeOffset uint32
 //
+// A segment being built by the log cleaner carries an extra suffix on all
+// three names (Options.FileSuffix: ".cleaned", then ".swap"); RenameSuffix
+// renames the open files, indexes first and .log last, and ReadAll hands
+// the cleaner the whole .log as one Slice.
+//
 // Relative offsets are offset-base. As in Kafka, an offset index entry is
 // added for a batch when more than IndexIntervalBytes of log were appended
 // since the previous entry; it maps the batch's LAST offset to the batch's

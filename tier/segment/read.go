@@ -178,3 +178,18 @@ func (s *Segment) Batches(from int64) iter.Seq2[BatchHeader, error] {
 		}
 	}
 }
+
+// ReadAll returns a Slice over every batch of the segment, without
+// looking at them (the log cleaner reads sealed segments whole).
+func (s *Segment) ReadAll() (Slice, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return Slice{}, ErrClosed
+	}
+	sl, ok := s.file.slice(0, s.size)
+	if !ok {
+		return Slice{}, ErrClosed
+	}
+	return sl, nil
+}

@@ -1,0 +1,324 @@
+package remote
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/strata-broker/strata/config"
+	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/tier/local"
+	"github.com/strata-broker/strata/tier/objstore"
+)
+
+// PartitionInfo is what the manager needs of one partition replica.
+type PartitionInfo struct {
+	Topic         string
+	Partition     int32
+	TopicID       metadata.TopicID
+	Log           *local.Log
+	Leader        bool // this broker leads the partition
+	LeaderEpoch   int32
+	HighWatermark int64
+	Config        *config.Topic
+}
+
+// Source lists the partition replicas this broker holds.
+type Source func() []PartitionInfo
+
+// Options tune a Manager; zero values take the defaults noted.
+type Options struct {
+	Interval      time.Duration // task interval (30s)
+	CacheDir      string        // chunk cache directory (required for reads)
+	CacheBytes    int64         // chunk cache bound (256 MiB)
+	ReaderThreads int           // concurrent object reads (10)
+	ChunkSize     int64         // ranged GET size (1 MiB)
+	OrphanGrace   time.Duration // unknown objects younger than this are kept (2×Interval)
+	Now           func() time.Time
+	Logger        *slog.Logger
+}
+
+// OptionsFromConfig maps the broker keys remote.log.* to Options.
+func OptionsFromConfig(b *config.Broker, cacheDir string, log *slog.Logger) Options {
+	return Options{
+		Interval:      time.Duration(b.RemoteLogManagerTaskIntervalMs) * time.Millisecond,
+		CacheDir:      cacheDir,
+		CacheBytes:    b.RemoteLogReaderCacheBytes,
+		ReaderThreads: int(b.RemoteLogReaderThreads),
+		Logger:        log,
+	}
+}
+
+func (o *Options) fill() {
+	if o.Interval <= 0 {
+		o.Interval = 30 * time.Second
+	}
+	if o.CacheBytes <= 0 {
+		o.CacheBytes = 256 << 20
+	}
+	if o.ReaderThreads <= 0 {
+		o.ReaderThreads = 10
+	}
+	if o.ChunkSize <= 0 {
+		o.ChunkSize = 1 << 20
+	}
+	if o.OrphanGrace <= 0 {
+		o.OrphanGrace = 2 * o.Interval
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Manager is the remote log manager of one broker: copier, expirer and
+// the metadata view the reader uses.
+type Manager struct {
+	store  objstore.ObjectStore
+	meta   MetaStore
+	src    Source
+	opts   Options
+	log    *slog.Logger
+	reader *Reader
+
+	mu    sync.Mutex
+	parts map[pkey]*view // guarded by mu
+}
+
+type pkey struct {
+	id metadata.TopicID
+	p  int32
+}
+
+// view is the cached metadata of one partition's remote segments.
+type view struct {
+	topic  string
+	segs   []Segment // every record, by base offset then name
+	loaded time.Time
+
+	backlog int    // segments waiting to be copied, after the last task
+	lastErr string // the last task's error ("" if it succeeded)
+}
+
+// New returns a manager over store and meta for the partitions of src.
+func New(store objstore.ObjectStore, meta MetaStore, src Source, opts Options) (*Manager, error) {
+	if store == nil || meta == nil || src == nil {
+		return nil, errors.New("remote: nil store, metadata or source")
+	}
+	opts.fill()
+	m := &Manager{store: store, meta: meta, src: src, opts: opts, log: opts.Logger, parts: map[pkey]*view{}}
+	if opts.CacheDir != "" {
+		r, err := newReader(m)
+		if err != nil {
+			return nil, err
+		}
+		m.reader = r
+	}
+	return m, nil
+}
+
+// Reader serves cold reads (nil without a cache directory).
+func (m *Manager) Reader() *Reader { return m.reader }
+
+// Run runs the task every interval until ctx is done.
+func (m *Manager) Run(ctx context.Context) {
+	t := time.NewTicker(m.opts.Interval)
+	defer t.Stop()
+	for {
+		m.RunOnce(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// RunOnce runs one pass over every tiered partition: copy, expire and
+// clean (leaders), local retention (every replica).
+func (m *Manager) RunOnce(ctx context.Context) {
+	for _, pi := range m.src() {
+		if ctx.Err() != nil {
+			return
+		}
+		if pi.Config == nil || pi.Log == nil {
+			continue
+		}
+		if !pi.Config.RemoteStorageEnable {
+			if pi.Config.RemoteLogDeleteOnDisable && pi.Leader {
+				if err := m.deleteAll(ctx, pi); err != nil && ctx.Err() == nil {
+					m.log.Warn("remote: delete on disable", "topic", pi.Topic, "partition", pi.Partition, "err", err)
+				}
+			}
+			continue
+		}
+		err := m.runPartition(ctx, pi)
+		if ctx.Err() == nil {
+			m.noteResult(pi, err)
+		}
+	}
+}
+
+// Close removes the reader's cache files.
+func (m *Manager) Close() error {
+	if m.reader != nil {
+		return m.reader.close()
+	}
+	return nil
+}
+
+func (m *Manager) runPartition(ctx context.Context, pi PartitionInfo) error {
+	if _, err := m.refresh(ctx, pi.TopicID, pi.Partition, pi.Topic); err != nil {
+		return err
+	}
+	var errs []error
+	if pi.Leader {
+		if err := m.cleanOrphans(ctx, pi); err != nil {
+			errs = append(errs, err)
+		}
+		if !pi.Config.RemoteLogCopyDisable {
+			if err := m.copySegments(ctx, pi); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if err := m.expireRemote(ctx, pi); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := m.expireLocal(pi); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// refresh reloads a partition's records from the metadata store.
+func (m *Manager) refresh(ctx context.Context, id metadata.TopicID, p int32, topic string) ([]Segment, error) {
+	names, vals, err := m.meta.ListRemoteSegments(ctx, id, p)
+	if err != nil {
+		return nil, fmt.Errorf("remote: list segments of %s-%d: %w", topic, p, err)
+	}
+	segs := make([]Segment, 0, len(vals))
+	for i, v := range vals {
+		var s Segment
+		if err := json.Unmarshal(v, &s); err != nil {
+			m.log.Warn("remote: skipping unreadable segment record", "name", names[i], "err", err)
+			continue
+		}
+		segs = append(segs, s)
+	}
+	slices.SortFunc(segs, func(a, b Segment) int {
+		if a.BaseOffset != b.BaseOffset {
+			return int(a.BaseOffset - b.BaseOffset)
+		}
+		return compareStrings(a.CopyID, b.CopyID)
+	})
+	m.mu.Lock()
+	v := &view{topic: topic, segs: segs, loaded: m.opts.Now()}
+	if old, ok := m.parts[pkey{id, p}]; ok {
+		v.backlog, v.lastErr = old.backlog, old.lastErr
+		if topic == "" {
+			v.topic = old.topic
+		}
+	}
+	m.parts[pkey{id, p}] = v
+	m.mu.Unlock()
+	return segs, nil
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// segments returns the cached records (nil when never loaded).
+func (m *Manager) segments(id metadata.TopicID, p int32) ([]Segment, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.parts[pkey{id, p}]
+	if !ok {
+		return nil, false
+	}
+	return v.segs, true
+}
+
+// finished returns the finished copies, by base offset.
+func finished(segs []Segment) []Segment {
+	var out []Segment
+	for _, s := range segs {
+		if s.State == CopyFinished {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// copiedEnd is the highest end offset ever copied (-1: none), counting
+// copies deleted since but not interrupted ones.
+func copiedEnd(segs []Segment) int64 {
+	end := int64(-1)
+	for _, s := range segs {
+		if s.Copied {
+			end = max(end, s.EndOffset)
+		}
+	}
+	return end
+}
+
+// putRecord writes s's record, fenced by epoch.
+func (m *Manager) putRecord(ctx context.Context, id metadata.TopicID, s *Segment, epoch int32) error {
+	s.UpdatedMs = m.opts.Now().UnixMilli()
+	b, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("remote: encode segment %s: %w", s.Name(), err)
+	}
+	if err := m.meta.PutRemoteSegment(ctx, id, s.Partition, s.Name(), b, epoch); err != nil {
+		return fmt.Errorf("remote: record %s as %s: %w", s.Name(), s.State, err)
+	}
+	return nil
+}
+
+// dir is the object key directory of a partition.
+func dir(topic string, id metadata.TopicID, p int32) string {
+	return fmt.Sprintf("%s-%s/%d/", topic, hex.EncodeToString(id[:]), p)
+}
+
+// objectSuffixes are the objects of one copy.
+var objectSuffixes = []string{".log", ".index", ".timeindex", ".epochs", ".producers"}
+
+// MayDeleteLocal reports whether a local segment ending before nextOffset
+// of a tiered partition may be deleted: its offsets are in a finished
+// remote copy. Callers (retention) must keep segments for which it is
+// false. It answers from the last loaded metadata.
+func (m *Manager) MayDeleteLocal(id metadata.TopicID, partition int32, nextOffset int64) bool {
+	segs, _ := m.segments(id, partition)
+	return coveredUpTo(segs) >= nextOffset-1
+}
+
+// coveredUpTo is the last offset up to which the finished copies (and the
+// expired ones before them) cover the log without a gap, -1 if none.
+func coveredUpTo(segs []Segment) int64 {
+	end := int64(-1)
+	for _, s := range segs {
+		if !s.Copied {
+			continue
+		}
+		if s.State == CopyFinished && end >= 0 && s.BaseOffset > end+1 {
+			break // a gap: nothing past it counts
+		}
+		end = max(end, s.EndOffset)
+	}
+	return end
+}
