@@ -123,6 +123,11 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	tier, err := s.openTiering(ctx, store, parts)
+	if err != nil {
+		return err
+	}
+	cleanups = append(cleanups, tier.Close)
 	fetchCtx, stopFetching := context.WithCancel(context.Background())
 	fetcher := replica.New(fetchCtx, s.cfg.NodeID, store.Cache(), s.log)
 	parts.SetReplication(store, fetcher)
@@ -140,9 +145,12 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	s.reg.MustRegister(newPartitionCollector(parts))
 	s.env = &handler.Env{Cfg: s.cfg, Store: store, Cache: store.Cache(), Partitions: parts, Groups: groups, Log: s.log, Metrics: handler.NewMetrics(s.reg), Self: self}
 
-	ctx, cancel := context.WithCancel(ctx)
+	// Stopping (ctx done) first moves leaderships away while still serving.
+	stopping := ctx
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	var wg sync.WaitGroup
+	wg.Go(func() { s.stopWhenDone(stopping, ctx, cancel, store, func() { fetcher.Follow(nil); parts.SetReplication(store, nil) }) })
 	wg.Go(func() { parts.Run(ctx) })
 	ctrl := controller.New(store, s.cfg.NodeID, controller.OptionsFromConfig(s.cfg, s.log))
 	wg.Go(func() {
@@ -150,9 +158,11 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			s.log.Error("controller stopped", "err", err)
 		}
 	})
+	wg.Go(func() { ctrl.RunReassignments(ctx) })
 	s.env.Controller = controller.Observe(ctx, store)
 	wg.Go(func() { compaction.New(s.cfg, compaction.SourceOf(parts.All), s.log).Run(ctx) })
 	wg.Go(func() { groups.Run(ctx, s.cfg.NodeID, store.Cache(), parts) })
+	wg.Go(func() { tier.Run(ctx) })
 	if s.cfg.MetricsListener != "" {
 		stop, err := s.serveMetrics()
 		if err != nil {

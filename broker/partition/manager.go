@@ -16,6 +16,7 @@ import (
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/tier/local"
+	"github.com/strata-broker/strata/tier/remote"
 )
 
 // metaFile names the topic id owning a partition directory.
@@ -37,6 +38,7 @@ type Manager struct {
 
 	isr     ISRWriter
 	fetcher Fetcher
+	tier    *remote.Reader // cold reads (SetTier); nil without tiering
 
 	mu    sync.RWMutex
 	parts map[Key]*Partition
@@ -58,6 +60,8 @@ type Fetcher interface {
 // SetReplication connects the manager to the metadata store for ISR
 // changes and to the follower fetcher. Call before Run.
 func (m *Manager) SetReplication(w ISRWriter, f Fetcher) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.isr, m.fetcher = w, f
 }
 
@@ -122,7 +126,10 @@ func (m *Manager) Run(ctx context.Context) {
 // fell behind), by compare-and-set on the partition epoch as Kafka's
 // ZooKeeper-mode leaders did. The metadata watch then applies it.
 func (m *Manager) changeISR(ctx context.Context, p *Partition, isr []int32) {
-	if m.isr == nil {
+	m.mu.RLock()
+	w := m.isr
+	m.mu.RUnlock()
+	if w == nil {
 		p.isrWritten()
 		return
 	}
@@ -131,7 +138,7 @@ func (m *Manager) changeISR(ctx context.Context, p *Partition, isr []int32) {
 	next.ISR = isr
 	next.PartitionEpoch = st.PartitionEpoch + 1
 	go func() {
-		if _, err := m.isr.CompareAndSetPartition(ctx, p.Topic, p.Index, st.PartitionEpoch, next); err != nil {
+		if _, err := w.CompareAndSetPartition(ctx, p.Topic, p.Index, st.PartitionEpoch, next); err != nil {
 			m.log.Info("ISR change not written", "topic", p.Topic, "partition", p.Index, "isr", isr, "err", err)
 			p.isrWritten()
 			return
@@ -140,8 +147,18 @@ func (m *Manager) changeISR(ctx context.Context, p *Partition, isr []int32) {
 	}()
 }
 
-// ExpandISR is called by the fetch handler when a follower caught up.
-func (m *Manager) ExpandISR(ctx context.Context, p *Partition, isr []int32) { m.changeISR(ctx, p, isr) }
+// ExpandISR is called by the fetch handler when a follower caught up. Only
+// registered (live) brokers are taken in: a broker whose lease is gone, or
+// that is shutting down and fetched one last time, stays out.
+func (m *Manager) ExpandISR(ctx context.Context, p *Partition, isr []int32) {
+	for _, r := range isr {
+		if _, live := m.cache.Broker(r); !live && r != m.nodeID {
+			p.isrWritten()
+			return
+		}
+	}
+	m.changeISR(ctx, p, isr)
+}
 
 // Sync opens, reconfigures and removes partitions so that they match the
 // metadata cache. It is idempotent.
@@ -220,7 +237,7 @@ func (m *Manager) open(id metadata.TopicID, k Key, tcfg *config.Topic, replicas 
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
 	}
-	p := &Partition{Topic: k.Topic, Index: k.Partition, TopicID: id, log: l, nodeID: m.nodeID}
+	p := &Partition{Topic: k.Topic, Index: k.Partition, TopicID: id, log: l, nodeID: m.nodeID, tier: m.tier}
 	p.leader.Store(metadata.NoLeader)
 	c := *tcfg
 	p.cfg.Store(&c)
