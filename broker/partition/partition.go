@@ -11,6 +11,7 @@ import (
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/tier/local"
 	"github.com/strata-broker/strata/tier/record"
+	"github.com/strata-broker/strata/tier/remote"
 	"github.com/strata-broker/strata/tier/segment"
 )
 
@@ -31,6 +32,7 @@ type Partition struct {
 	leaderEpoch atomic.Int32
 	leader      atomic.Int32
 	hw          atomic.Int64
+	tier        *remote.Reader // cold reads; nil without tiering (set at open)
 
 	mu      sync.Mutex
 	waiters []chan struct{}
@@ -59,8 +61,13 @@ func (p *Partition) Log() *local.Log { return p.log }
 // in-sync replica) and visible to consumers.
 func (p *Partition) HighWatermark() int64 { return p.hw.Load() }
 
-// LogStartOffset is the first offset still in the log.
-func (p *Partition) LogStartOffset() int64 { return p.log.LogStartOffset() }
+// LogStartOffset is the first offset still in the log, local or tiered.
+func (p *Partition) LogStartOffset() int64 {
+	if s, ok := p.tieredStart(); ok {
+		return s
+	}
+	return p.log.LogStartOffset()
+}
 
 // Append validates nothing (the caller has validated the batches), appends
 // them as leader and wakes waiting fetches.

@@ -29,6 +29,19 @@
 // offset, which remembers how far the partition was ever copied; an
 // interrupted copy (never finished) is deleted and pruned.
 //
+// # Reads
+//
+// The broker routes a read with one visible predicate,
+// broker/partition.(*Partition).IsCold: the offset is below the local log
+// start and a finished copy holds it. Reader.Read locates the copy, finds
+// the position with the copy's offset index (kept in memory), fetches the
+// .log object in ChunkSize ranged GETs into the on-disk chunk cache
+// (bounded by remote.log.reader.cache.bytes, LRU) and returns whole
+// batches as a region of a cache file, so the bytes still go out with
+// sendfile; a first batch that spans two chunks is copied to an unlinked
+// span file. The next chunk is read ahead in the background when a reader
+// slot is free.
+//
 // # Concurrency
 //
 // Manager.Run owns one goroutine that, every task interval, walks the

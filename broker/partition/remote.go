@@ -1,0 +1,76 @@
+package partition
+
+import (
+	"context"
+	"errors"
+
+	"github.com/strata-broker/strata/tier/remote"
+)
+
+// SetTier connects the partitions to the cold tier's reader (nil: no
+// tiering). Call before the first Sync.
+func (m *Manager) SetTier(r *remote.Reader) { m.tier = r }
+
+// IsCold is the one predicate that routes a read to the bucket: the topic
+// is tiered, the offset is below the local log start and a finished remote
+// copy holds it.
+func (p *Partition) IsCold(offset int64) bool {
+	return p.tier != nil && p.Config().RemoteStorageEnable && offset < p.log.LogStartOffset() &&
+		p.tier.Covers(p.TopicID, p.Index, offset)
+}
+
+// ReadCold reads whole batches from offset on out of the tier (see
+// IsCold); everything tiered is below the high watermark.
+func (p *Partition) ReadCold(ctx context.Context, offset int64, maxBytes int) (remote.Slice, error) {
+	if p.tier == nil {
+		return remote.Slice{}, ErrOffsetOutOfRange
+	}
+	s, err := p.tier.Read(ctx, p.TopicID, p.Index, offset, maxBytes)
+	if errors.Is(err, remote.ErrNotTiered) {
+		return remote.Slice{}, ErrOffsetOutOfRange
+	}
+	return s, err
+}
+
+// LocalLogStartOffset is the first offset on local disk (ListOffsets -4).
+func (p *Partition) LocalLogStartOffset() int64 { return p.log.LogStartOffset() }
+
+// TieredEndOffset is the last offset copied to the tier (ListOffsets -5);
+// false when nothing is tiered.
+func (p *Partition) TieredEndOffset() (int64, bool) {
+	if p.tier == nil {
+		return 0, false
+	}
+	return p.tier.HighestOffset(p.TopicID, p.Index)
+}
+
+// tieredStart is the first offset held in the tier when it is below the
+// local log start.
+func (p *Partition) tieredStart() (int64, bool) {
+	if p.tier == nil || !p.Config().RemoteStorageEnable {
+		return 0, false
+	}
+	s, ok := p.tier.LogStartOffset(p.TopicID, p.Index)
+	return s, ok && s < p.log.LogStartOffset()
+}
+
+// RemoteInfo is the partition as the remote log manager sees it.
+func (p *Partition) RemoteInfo() remote.PartitionInfo {
+	return remote.PartitionInfo{
+		Topic: p.Topic, Partition: p.Index, TopicID: p.TopicID, Log: p.log,
+		Leader: p.IsLeader(), LeaderEpoch: p.LeaderEpoch(), HighWatermark: p.HighWatermark(), Config: p.Config(),
+	}
+}
+
+// OffsetForTimestamp finds the first record with a timestamp ≥ ts in the
+// whole log: the tier's time indexes first (for offsets below the local
+// log start), then the local log.
+func (p *Partition) OffsetForTimestamp(ctx context.Context, ts int64) (offset, recordTs int64, ok bool) {
+	if _, tiered := p.tieredStart(); tiered {
+		off, rts, found, err := p.tier.OffsetForTimestamp(ctx, p.TopicID, p.Index, ts)
+		if err == nil && found && off < p.log.LogStartOffset() {
+			return off, rts, true
+		}
+	}
+	return p.log.OffsetForTimestamp(ts)
+}

@@ -1,0 +1,86 @@
+package etcdstore
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/strata-broker/strata/metadata"
+)
+
+// ErrRemoteFenced means a remote-segment write carried a leader epoch
+// older than one already written for the partition: a deposed leader.
+var ErrRemoteFenced = errors.New("etcdstore: remote segment write fenced by a newer leader epoch")
+
+// Remote-segment metadata (tiered storage) lives under
+//
+//	remote/<topicID hex>/<partition>/fence          highest leader epoch that wrote, 10 digits
+//	remote/<topicID hex>/<partition>/seg/<name>     one record per remote segment copy
+//
+// The values of seg records belong to tier/remote; the store only fences
+// them: every write compares the fence with the writer's leader epoch in
+// one transaction, so a deposed leader can never overwrite the new
+// leader's records.
+const remoteDir = "remote/"
+
+func (k keys) remotePartition(id metadata.TopicID, p int32) string {
+	return k.root + remoteDir + hex.EncodeToString(id[:]) + "/" + strconv.FormatInt(int64(p), 10) + "/"
+}
+
+// ListRemoteSegments returns every remote-segment record of the partition
+// by name, in name order.
+func (s *Store) ListRemoteSegments(ctx context.Context, id metadata.TopicID, partition int32) (names []string, values [][]byte, err error) {
+	dir := s.keys.remotePartition(id, partition) + "seg/"
+	resp, err := s.cli.Get(ctx, dir, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	if err != nil {
+		return nil, nil, fmt.Errorf("etcdstore: list remote segments: %w", err)
+	}
+	for _, kv := range resp.Kvs {
+		names = append(names, strings.TrimPrefix(string(kv.Key), dir))
+		values = append(values, kv.Value)
+	}
+	return names, values, nil
+}
+
+// PutRemoteSegment writes (value != nil) or deletes (value == nil) the
+// record name, fenced by leaderEpoch: ErrRemoteFenced when a newer epoch
+// has written for the partition.
+func (s *Store) PutRemoteSegment(ctx context.Context, id metadata.TopicID, partition int32, name string, value []byte, leaderEpoch int32) error {
+	if leaderEpoch < 0 || name == "" || strings.Contains(name, "/") {
+		return fmt.Errorf("etcdstore: put remote segment %q epoch %d: invalid argument", name, leaderEpoch)
+	}
+	dir := s.keys.remotePartition(id, partition)
+	fence, key := dir+"fence", dir+"seg/"+name
+	epoch := fmt.Sprintf("%010d", leaderEpoch)
+	for range maxCASAttempts {
+		cur, err := s.cli.Get(ctx, fence)
+		if err != nil {
+			return fmt.Errorf("etcdstore: read remote fence: %w", err)
+		}
+		var rev int64
+		if len(cur.Kvs) > 0 {
+			if string(cur.Kvs[0].Value) > epoch {
+				return fmt.Errorf("%w: epoch %d, fence %s", ErrRemoteFenced, leaderEpoch, cur.Kvs[0].Value)
+			}
+			rev = cur.Kvs[0].ModRevision
+		}
+		op := clientv3.OpDelete(key)
+		if value != nil {
+			op = clientv3.OpPut(key, string(value))
+		}
+		resp, err := s.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(fence), "=", rev)).
+			Then(clientv3.OpPut(fence, epoch), op).Commit()
+		if err != nil {
+			return fmt.Errorf("etcdstore: write remote segment %s: %w", name, err)
+		}
+		if resp.Succeeded {
+			return nil
+		}
+	}
+	return fmt.Errorf("etcdstore: write remote segment %s: too much contention", name)
+}
