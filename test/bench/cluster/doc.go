@@ -1,0 +1,12 @@
+// Command cluster is Strata's replication benchmark (`make bench`, issue 4
+// item 8): three broker processes on loopback against one etcd, measuring
+// RF=3 acks=all against RF=1 produce throughput, the produce p99 latency
+// at a fixed rate (10 MB/s by default), and the failover time (leader
+// kill -9 to the first successful acks=all produce on the new leader,
+// median of several) for each broker.session.timeout.ms given.
+//
+//	go run ./test/bench/cluster [-duration 5s] [-sessions 3000,9000] [-trials 3] [-rate 10]
+//
+// Concurrency: main owns every child process and runs the phases one after
+// another; perf.Produce runs its own producer goroutines.
+package main

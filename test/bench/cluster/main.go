@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/strata-broker/strata/perf"
+)
+
+// options are the command-line settings.
+type options struct {
+	duration   time.Duration
+	recordSize int
+	partitions int
+	rateMB     float64
+	sessions   []int
+	trials     int
+	dir        string
+	keep       bool
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	var sessions string
+	fs := flag.NewFlagSet("cluster", flag.ContinueOnError)
+	fs.DurationVar(&o.duration, "duration", 5*time.Second, "length of each throughput and latency run")
+	fs.IntVar(&o.recordSize, "record-size", 1024, "value bytes per record")
+	fs.IntVar(&o.partitions, "partitions", 3, "partitions of the throughput topics (leaders spread over the brokers)")
+	fs.Float64Var(&o.rateMB, "rate", 10, "MB/s of the fixed-rate latency run")
+	fs.StringVar(&sessions, "sessions", "3000,9000", "broker.session.timeout.ms values of the failover runs")
+	fs.IntVar(&o.trials, "trials", 3, "failover trials per session timeout (the median is reported)")
+	fs.StringVar(&o.dir, "dir", "", "directory for data and logs (default: a temp dir)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the data and logs afterwards")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	for _, s := range strings.Split(sessions, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			return o, fmt.Errorf("-sessions: bad value %q", s)
+		}
+		o.sessions = append(o.sessions, n)
+	}
+	if o.duration <= 0 || o.recordSize <= 0 || o.partitions <= 0 || o.rateMB <= 0 || o.trials <= 0 {
+		return o, errors.New("-duration, -record-size, -partitions, -rate and -trials must be positive")
+	}
+	return o, nil
+}
+
+func main() {
+	o, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench cluster:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options) (err error) {
+	dir := o.dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "strata-bench-cluster-"); err != nil {
+			return err
+		}
+	}
+	if !o.keep {
+		defer os.RemoveAll(dir)
+	} else {
+		fmt.Printf("data and logs in %s\n", dir)
+	}
+	bin, err := buildBinary(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("bench cluster: 3 brokers + 1 etcd on loopback, %d B records, %d partitions, GOMAXPROCS %d, %s\n",
+		o.recordSize, o.partitions, runtime.GOMAXPROCS(0), runtime.Version())
+
+	// min.insync.replicas stays 1 here: with 2 an acks=all produce to the
+	// RF=1 topic would fail (NOT_ENOUGH_REPLICAS), as in Kafka. RF=3 acks=all
+	// still waits for the whole ISR.
+	c, err := startCluster(bin, filepath.Join(dir, "throughput"), 3, nil)
+	if err != nil {
+		return err
+	}
+	tput, err := throughput(ctx, c, o)
+	c.stop()
+	if err != nil {
+		return err
+	}
+
+	var lines []string
+	for _, ms := range o.sessions {
+		session := time.Duration(ms) * time.Millisecond
+		fmt.Printf("failover with broker.session.timeout.ms=%d:\n", ms)
+		c, err := startCluster(bin, filepath.Join(dir, "failover-"+strconv.Itoa(ms)), 3, map[string]string{
+			"min.insync.replicas":       "2",
+			"broker.session.timeout.ms": strconv.Itoa(ms),
+		})
+		if err != nil {
+			return err
+		}
+		times, err := measureFailover(ctx, c, o.trials, session)
+		c.stop()
+		if err != nil {
+			return err
+		}
+		m := median(times)
+		lines = append(lines, fmt.Sprintf("failover (session %5d ms): median %7.0f ms over %d trials, %.2f× the lease TTL (target < 2×: %s)",
+			ms, float64(m)/float64(time.Millisecond), len(times), float64(m)/float64(session), verdict(m < 2*session)))
+	}
+	fmt.Println()
+	fmt.Println("summary:")
+	for _, l := range append(tput, lines...) {
+		fmt.Println("  " + l)
+	}
+	return nil
+}
+
+// throughput measures RF=1 and RF=3 acks=all throughput and the RF=3 p99
+// at the fixed rate, and returns the summary lines.
+func throughput(ctx context.Context, c *cluster, o options) ([]string, error) {
+	base := perf.ProduceOptions{Brokers: c.addrs, RecordSize: o.recordSize, Duration: o.duration, Partitions: o.partitions, Concurrency: 2}
+	var res [2]perf.Result
+	for i, rf := range []int{1, 3} {
+		opts := base
+		opts.Topic, opts.ReplicationFactor = "tput-rf"+strconv.Itoa(rf), rf
+		r, err := perf.Produce(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("RF=%d throughput: %w", rf, err)
+		}
+		fmt.Printf("RF=%d acks=all: %s\n", rf, r)
+		res[i] = r
+	}
+	paced := base
+	paced.Topic, paced.ReplicationFactor, paced.Concurrency = "paced-rf3", 3, 1
+	paced.Throughput = o.rateMB * (1 << 20) / float64(o.recordSize)
+	r, err := perf.Produce(ctx, paced)
+	if err != nil {
+		return nil, fmt.Errorf("fixed-rate run: %w", err)
+	}
+	fmt.Printf("RF=3 acks=all at %.0f MB/s: %s\n", o.rateMB, r)
+	ratio := 0.0
+	if res[0].MBPerSec() > 0 {
+		ratio = res[1].MBPerSec() / res[0].MBPerSec()
+	}
+	return []string{
+		fmt.Sprintf("throughput RF=1: %7.1f MB/s, RF=3 acks=all: %7.1f MB/s, ratio %.2f (target ≥ 0.5: %s)",
+			res[0].MBPerSec(), res[1].MBPerSec(), ratio, verdict(ratio >= 0.5)),
+		fmt.Sprintf("produce latency RF=3 acks=all at %.0f MB/s (achieved %.1f MB/s): p50 %.2f ms, p99 %.2f ms",
+			o.rateMB, r.MBPerSec(), float64(r.LatencyP50)/float64(time.Millisecond), float64(r.LatencyP99)/float64(time.Millisecond)),
+	}, nil
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "MISSED"
+}

@@ -1,0 +1,211 @@
+package fault
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/strata-broker/strata/test/harness"
+)
+
+const (
+	topic      = "chaos"
+	partitions = 3
+	sessionMs  = 3000
+	// settle bounds every wait for the cluster to react to a fault or heal.
+	settle = 60 * time.Second
+)
+
+// envInt reads a positive integer from the environment, or def.
+func envInt(t *testing.T, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		t.Fatalf("%s=%q: want a positive integer", name, s)
+	}
+	return n
+}
+
+// fault is one kind of nemesis action; inject returns once the fault has
+// had its effect and been healed.
+type fault struct {
+	name   string
+	inject func(c *cluster, rng *rand.Rand) string
+}
+
+var faults = []fault{
+	{"kill -9 leader", killLeader},
+	{"SIGSTOP past lease", pauseBroker},
+	{"network cut", cutBroker},
+	{"kill -9 leader", killLeader},
+	{"etcd member restart", restartEtcd},
+	{"kill -9 leader and a follower", killTwo},
+}
+
+// TestNemesis is the robustness test of issue 4 item 7.
+func TestNemesis(t *testing.T) {
+	total := envInt(t, "STRATA_FAULT_RECORDS", 20000)
+	rounds := envInt(t, "STRATA_FAULT_ROUNDS", 1)
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("STRATA_FAULT_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("STRATA_FAULT_SEED=%q: %v", s, err)
+		}
+	}
+	t.Logf("nemesis: seed %d (STRATA_FAULT_SEED=%d to replay), %d records, %d round(s)", seed, seed, total, rounds)
+	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
+
+	c := startCluster(t, 3, map[string]string{
+		"broker.session.timeout.ms":  strconv.Itoa(sessionMs),
+		"replica.lag.time.max.ms":    "2000",
+		"min.insync.replicas":        "2",
+		"default.replication.factor": "3",
+		"auto.create.topics.enable":  "false",
+	})
+	adm := kadm.NewClient(c.client)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	resp, err := adm.CreateTopic(ctx, partitions, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, topic)
+	cancel()
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatalf("create topic: %v", err)
+	}
+	c.waitFullISR(topic, partitions, settle)
+
+	s := newStream(t, c.seeds(), topic, 2, partitions, total)
+	steps := rounds * len(faults)
+	chunk := total / (steps + 1)
+	issued := 0
+	injected := map[string]int{}
+	began := time.Now()
+	for step := range steps {
+		s.release(issued, chunk)
+		issued += chunk
+		f := faults[step%len(faults)]
+		start := time.Now()
+		detail := f.inject(c, rng)
+		healed := c.waitFullISR(topic, partitions, settle)
+		injected[f.name]++
+		acked, failed := s.counts()
+		t.Logf("nemesis: step %d/%d %s: %s; healed %v after, %v in all; %d acked, %d failed so far",
+			step+1, steps, f.name, detail, healed.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), acked, failed)
+	}
+	s.release(issued, total-issued)
+	s.finish()
+	t.Logf("nemesis: producers done after %v", time.Since(began).Round(time.Millisecond))
+
+	c.waitFullISR(topic, partitions, settle)
+	sizes := c.waitIdentical(topic, partitions, settle)
+	log := harness.ReadAll(t, c.seeds()[0], topic)
+	v := s.check(log)
+	n := 0
+	for _, k := range injected {
+		n += k
+	}
+	t.Logf("nemesis: seed %d: records acked %d, failed %d, read %d (written but unacked %d), lost %d, duplicated %d, offset gaps %d, out of order %d; replicas identical (log bytes per partition %v); faults injected %d %v",
+		seed, v.acked, s.failed, v.read, v.unackedPresent, v.lost, v.duplicated, v.gaps, v.disorder, sizes, n, injected)
+	if s.failed > 0 {
+		t.Logf("nemesis: last produce error: %v", s.lastEr)
+	}
+	for i, p := range v.problems {
+		if i == 20 {
+			t.Errorf("… and %d more", len(v.problems)-20)
+			break
+		}
+		t.Error(p)
+	}
+	if v.acked == 0 {
+		t.Errorf("no record was acknowledged")
+	}
+}
+
+// leaderOf asks a running broker which broker leads partition p.
+func leaderOf(c *cluster, p int32) int32 {
+	c.t.Helper()
+	var leader int32
+	c.waitFor(fmt.Sprintf("a leader of partition %d", p), settle, func() (bool, string) {
+		for _, n := range c.nodes {
+			v, err := c.metadata(n.id, topic)
+			if err != nil {
+				continue
+			}
+			if ps, ok := v.parts[p]; ok && ps.leader > 0 {
+				leader = ps.leader
+				return true, ""
+			}
+		}
+		return false, "no broker names a leader"
+	})
+	return leader
+}
+
+// killLeader kill -9s the leader of a random partition, waits for the
+// controller to elect another, and restarts the killed broker.
+func killLeader(c *cluster, rng *rand.Rand) string {
+	p := int32(rng.IntN(partitions))
+	id := leaderOf(c, p)
+	c.node(id).proc.Kill9()
+	moved := c.waitGone(id, topic, settle)
+	c.node(id).proc.Restart()
+	return fmt.Sprintf("broker %d (leader of partition %d) killed; leadership moved after %v", id, p, moved.Round(time.Millisecond))
+}
+
+// pauseBroker SIGSTOPs a random broker until its lease has expired and its
+// leaderships moved, then SIGCONTs it.
+func pauseBroker(c *cluster, rng *rand.Rand) string {
+	id := int32(rng.IntN(len(c.nodes)) + 1)
+	c.node(id).proc.Pause()
+	gone := c.waitGone(id, topic, settle)
+	c.node(id).proc.Resume()
+	return fmt.Sprintf("broker %d stopped; lease lost after %v; %s", id, gone.Round(time.Millisecond), c.revive(id))
+}
+
+// cutBroker cuts a random broker off (its listener and its etcd links)
+// until its lease expires, then heals the network.
+func cutBroker(c *cluster, rng *rand.Rand) string {
+	id := int32(rng.IntN(len(c.nodes)) + 1)
+	c.node(id).cut()
+	gone := c.waitGone(id, topic, settle)
+	c.node(id).heal()
+	return fmt.Sprintf("broker %d cut off; lease lost after %v; %s", id, gone.Round(time.Millisecond), c.revive(id))
+}
+
+// killTwo kill -9s the leader of a random partition and one other broker
+// at once, so only one replica is left, then restarts both.
+func killTwo(c *cluster, rng *rand.Rand) string {
+	p := int32(rng.IntN(partitions))
+	leader := leaderOf(c, p)
+	other := (leader+int32(rng.IntN(len(c.nodes)-1)))%int32(len(c.nodes)) + 1
+	c.node(leader).proc.Kill9()
+	c.node(other).proc.Kill9()
+	survivor := 6 - leader - other
+	gone := c.waitFor(fmt.Sprintf("broker %d to see brokers %d and %d go", survivor, leader, other), settle, func() (bool, string) {
+		v, err := c.metadata(survivor, topic)
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(v.brokers) == 1, fmt.Sprintf("broker %d lists %v", survivor, v.brokers)
+	})
+	c.node(other).proc.Restart()
+	c.node(leader).proc.Restart()
+	return fmt.Sprintf("brokers %d (leader of partition %d) and %d killed; their leases ran out after %v", leader, p, other, gone.Round(time.Millisecond))
+}
+
+// restartEtcd restarts a random etcd member.
+func restartEtcd(c *cluster, rng *rand.Rand) string {
+	m := c.etcd.Members()[rng.IntN(len(c.etcd.Members()))]
+	m.Restart()
+	return m.String() + " restarted"
+}

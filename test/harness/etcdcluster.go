@@ -1,0 +1,169 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// EtcdCluster is a multi-member etcd cluster of real etcd processes
+// (Debian's etcd 3.4) on loopback ports, for tests of brokers against a
+// replicated metadata store that survives the restart of one member.
+type EtcdCluster struct {
+	t       testing.TB
+	members []*EtcdMember
+}
+
+// EtcdMember is one member process of an EtcdCluster.
+type EtcdMember struct {
+	t        testing.TB
+	name     string
+	dir      string
+	endpoint string // client URL
+	peerURL  string
+	cluster  string // --initial-cluster
+	logPath  string
+	cmd      *exec.Cmd
+	exited   chan struct{}
+}
+
+// StartEtcdCluster starts an n-member etcd cluster in temp dirs and waits
+// until every member answers its health check (which needs a raft leader);
+// the members are stopped when the test ends.
+func StartEtcdCluster(t testing.TB, n int) *EtcdCluster {
+	t.Helper()
+	requireFile(t, etcdBinary, "etcd (Debian package etcd-server; run `make deps`)")
+	c := &EtcdCluster{t: t}
+	var initial []string
+	for i := range n {
+		m := &EtcdMember{t: t, name: "m" + strconv.Itoa(i+1), dir: t.TempDir()}
+		m.endpoint = "http://127.0.0.1:" + strconv.Itoa(FreePort(t))
+		m.peerURL = "http://127.0.0.1:" + strconv.Itoa(FreePort(t))
+		m.logPath = filepath.Join(m.dir, "etcd.log")
+		initial = append(initial, m.name+"="+m.peerURL)
+		c.members = append(c.members, m)
+	}
+	for _, m := range c.members {
+		m.cluster = strings.Join(initial, ",")
+		m.launch()
+		t.Cleanup(m.Stop)
+	}
+	for _, m := range c.members {
+		m.waitHealthy()
+	}
+	return c
+}
+
+// Endpoints are the client URLs of every member.
+func (c *EtcdCluster) Endpoints() []string {
+	out := make([]string, len(c.members))
+	for i, m := range c.members {
+		out[i] = m.endpoint
+	}
+	return out
+}
+
+// Members are the cluster's members in start order.
+func (c *EtcdCluster) Members() []*EtcdMember { return c.members }
+
+// Endpoint is the member's client URL.
+func (m *EtcdMember) Endpoint() string { return m.endpoint }
+
+// Name is the member's etcd name (m1, m2, …).
+func (m *EtcdMember) Name() string { return m.name }
+
+// Running reports whether the member process is alive.
+func (m *EtcdMember) Running() bool {
+	if m.cmd == nil {
+		return false
+	}
+	select {
+	case <-m.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Restart stops the member (SIGINT) and starts it again on the same data
+// directory and ports, waiting until it is healthy.
+func (m *EtcdMember) Restart() {
+	m.t.Helper()
+	m.Stop()
+	m.launch()
+	m.waitHealthy()
+}
+
+// Stop terminates the member and waits for it to exit; stopping a stopped
+// member does nothing.
+func (m *EtcdMember) Stop() {
+	if !m.Running() {
+		return
+	}
+	_ = m.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-m.exited:
+	case <-time.After(startTimeout):
+		_ = m.cmd.Process.Kill()
+		<-m.exited
+	}
+}
+
+// launch starts the member process without waiting for it to be healthy
+// (a fresh member cannot be healthy before a quorum of its peers runs).
+func (m *EtcdMember) launch() {
+	m.t.Helper()
+	log, err := os.OpenFile(m.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		m.t.Fatalf("harness: etcd %s log: %v", m.name, err)
+	}
+	m.cmd = exec.Command(etcdBinary,
+		"--name", m.name, "--data-dir", filepath.Join(m.dir, "data"),
+		"--listen-client-urls", m.endpoint, "--advertise-client-urls", m.endpoint,
+		"--listen-peer-urls", m.peerURL, "--initial-advertise-peer-urls", m.peerURL,
+		"--initial-cluster", m.cluster, "--initial-cluster-state", "new",
+		"--initial-cluster-token", "strata-test",
+		"--heartbeat-interval", "50", "--election-timeout", "500",
+		"--max-txn-ops", "16384")
+	m.cmd.Stdout, m.cmd.Stderr = log, log
+	if err := m.cmd.Start(); err != nil {
+		log.Close()
+		m.t.Fatalf("harness: start etcd %s: %v", m.name, err)
+	}
+	exited := make(chan struct{})
+	m.exited = exited
+	cmd := m.cmd
+	go func() {
+		_ = cmd.Wait()
+		log.Close()
+		close(exited)
+	}()
+}
+
+func (m *EtcdMember) waitHealthy() {
+	m.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	probe := &Etcd{endpoint: m.endpoint}
+	for {
+		if err := probe.healthy(ctx); err == nil {
+			return
+		}
+		select {
+		case <-m.exited:
+			m.t.Fatalf("harness: etcd %s exited during start-up:\n%s", m.name, logTail(m.logPath, 30))
+		case <-ctx.Done():
+			m.t.Fatalf("harness: etcd %s not healthy after %v:\n%s", m.name, startTimeout, logTail(m.logPath, 30))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// String names the member and its endpoint, for logs.
+func (m *EtcdMember) String() string { return fmt.Sprintf("etcd %s (%s)", m.name, m.endpoint) }
