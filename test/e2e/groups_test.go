@@ -192,6 +192,20 @@ func startFranzMember(t *testing.T, addr, group, topic string, tr *tracker, opts
 // and leaves the group.
 func (m *franzMember) leave() {
 	m.once.Do(func() {
+		// Commit what was polled first, retrying while a rebalance is in
+		// progress (REBALANCE_IN_PROGRESS), as a careful application does:
+		// the commit inside Close is not retried.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		for ctx.Err() == nil {
+			if err := m.cl.CommitUncommittedOffsets(ctx); err == nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		cancel()
 		closed := make(chan struct{})
 		go func() {
 			m.cl.Close()

@@ -122,7 +122,9 @@ func (l *Log) loadEpochs() error {
 	l.epochs = &epochCache{path: filepath.Join(l.dir, epochFile)}
 	entries, err := readEpochs(l.epochs.path)
 	if err != nil {
-		l.logger.Info("rebuilding leader-epoch checkpoint", "reason", err)
+		if l.leo.Load() > l.segs[0].BaseOffset() {
+			l.logger.Info("rebuilding leader-epoch checkpoint", "reason", err)
+		}
 		entries = nil
 		for _, s := range l.segs {
 			for h, err := range s.Batches(s.BaseOffset()) {
