@@ -150,7 +150,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	var wg sync.WaitGroup
-	wg.Go(func() { s.stopWhenDone(stopping, ctx, cancel, store, func() { fetcher.Follow(nil); parts.SetReplication(store, nil) }) })
+	wg.Go(func() {
+		s.stopWhenDone(stopping, ctx, cancel, store, func() { fetcher.Follow(nil); parts.SetReplication(store, nil) })
+	})
 	wg.Go(func() { parts.Run(ctx) })
 	ctrl := controller.New(store, s.cfg.NodeID, controller.OptionsFromConfig(s.cfg, s.log))
 	wg.Go(func() {
