@@ -231,14 +231,14 @@ func (c *Coordinator) unload(sh *shard) {
 // It returns (nil, nil) for a missing group that is not to be created.
 func (c *Coordinator) lookup(name string, create bool) (*Group, error) {
 	c.mu.RLock()
-	g, sh, err := c.find(name)
+	g, _, err := c.find(name)
 	c.mu.RUnlock()
 	if err != nil || g != nil || !create {
 		return g, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g, sh, err = c.find(name)
+	g, sh, err := c.find(name)
 	if err != nil || g != nil {
 		return g, err
 	}
