@@ -19,7 +19,10 @@ FUZZ_TARGETS ?= \
 	./tier/record:FuzzValidate \
 	./tier/record:FuzzSplit \
 	./tier/segment:FuzzRecover \
-	./broker/wire:FuzzDecodeRequest
+	./broker/wire:FuzzDecodeRequest \
+	./tier/objstore:FuzzValidateKey \
+	./tier/producer:FuzzDecodeSnapshot \
+	./config:FuzzParseProperties
 FUZZTIME      ?= 10s
 FUZZTIME_LONG ?= 2m
 

@@ -1,7 +1,16 @@
-// Package broker is Strata's composition root: Server starts the metadata
-// store (embedded etcd or an external cluster), registers this broker under
-// a lease, opens the partitions it serves, and serves the Kafka protocol on
-// its listener and Prometheus metrics on metrics.listener.
+// Package broker is Strata's composition root: Server locks its log
+// directory, starts the metadata store (embedded etcd or an external
+// cluster), registers this broker under a lease, opens the partitions it
+// serves, and runs the parts around them — the controller campaign
+// (metadata/controller), follower fetchers (replica), the group
+// coordinator (group), retention and cleaning (compaction) and the remote
+// log manager (tier/remote) — while serving the Kafka protocol on its
+// listener and Prometheus metrics on metrics.listener.
+//
+// Stopping (ctx done, e.g. SIGTERM) is a controlled shutdown: the broker
+// stops following, hands the partitions it leads to live ISR members
+// (shutdown.go), then closes connections, flushes its logs with a
+// clean-shutdown marker and revokes its lease.
 //
 // A request's path: conn.go reads a frame (wire), finds the API in the
 // handler table, runs the handler, and queues the encoded response; a
