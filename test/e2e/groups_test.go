@@ -415,15 +415,6 @@ func TestGroupStaticMemberRestart(t *testing.T) {
 	a1.leave() // a static member does not send LeaveGroup
 	evA2 := &events{}
 	startFranzMember(t, b.Addr(), group, topic, tr, append(hooks(evA2), kgo.InstanceID("a"))...)
-	after := stable("a restarted", func(d kadm.DescribedGroup) bool { return len(owned(evA2)) == 2 })
-	if got := owned(evA2); !slices.Equal(got, a1Parts) {
-		t.Errorf("restarted member owns %v, before the restart %v", got, a1Parts)
-	}
-	evB.mu.Lock()
-	if len(evB.assigned) != bAssigned || evB.revoked != bRevoked {
-		t.Errorf("the other member saw a rebalance: assigned %d→%d, revoked %d→%d", bAssigned, len(evB.assigned), bRevoked, evB.revoked)
-	}
-	evB.mu.Unlock()
 	ids := func(d kadm.DescribedGroup) map[string]string {
 		out := map[string]string{}
 		for _, m := range d.Members {
@@ -433,6 +424,19 @@ func TestGroupStaticMemberRestart(t *testing.T) {
 		}
 		return out
 	}
+	// The description must postdate the rejoin: a snapshot taken just
+	// before it can pass the ownership check once the assignment arrives.
+	after := stable("a restarted", func(d kadm.DescribedGroup) bool {
+		return len(owned(evA2)) == 2 && ids(d)["a"] != ids(before)["a"]
+	})
+	if got := owned(evA2); !slices.Equal(got, a1Parts) {
+		t.Errorf("restarted member owns %v, before the restart %v", got, a1Parts)
+	}
+	evB.mu.Lock()
+	if len(evB.assigned) != bAssigned || evB.revoked != bRevoked {
+		t.Errorf("the other member saw a rebalance: assigned %d→%d, revoked %d→%d", bAssigned, len(evB.assigned), bRevoked, evB.revoked)
+	}
+	evB.mu.Unlock()
 	if bi, ai := ids(before), ids(after); bi["a"] == ai["a"] || bi["b"] != ai["b"] || len(ai) != 2 {
 		t.Errorf("member ids before %v, after %v: want a new id for a only", bi, ai)
 	}
