@@ -172,17 +172,9 @@ func describeConsumerGroup(t *testing.T, cl *kgo.Client, group string) kmsg.Cons
 // and a fresh member resumes at the final commits.
 func TestGroupKIP848(t *testing.T) {
 	const parts, phase = 6, 300
-	b := harness.Start(t, kip848Overrides())
-	adm := b.Admin()
 	const topic, group = "kip848", "kip848-group"
-	harness.CreateTopic(t, adm, topic, parts, nil)
-	produceSpread(t, b.Addr(), topic, parts, 0, phase)
-	opts := []kgo.Opt{kgo.ServerSideBalancer(), kgo.Balancers(kgo.CooperativeStickyBalancer())}
-	tr := newTracker()
-	a := startFranzMember(t, b.Addr(), group, topic, tr, opts...)
-	bm := startFranzMember(t, b.Addr(), group, topic, tr, opts...)
-	c := startFranzMember(t, b.Addr(), group, topic, tr, opts...)
-	tr.waitFor(t, phase, "three KIP-848 members")
+	b, tr, a, bm, c := startKIP848Trio(t, topic, group, parts, phase)
+	adm := b.Admin()
 
 	cl := b.Client()
 	settled := func(members, each int) {
@@ -223,7 +215,7 @@ func TestGroupKIP848(t *testing.T) {
 
 	produceSpread(t, b.Addr(), topic, parts, 2*phase, parts)
 	fresh := newTracker()
-	f := startFranzMember(t, b.Addr(), group, topic, fresh, opts...)
+	f := startFranzMember(t, b.Addr(), group, topic, fresh, kip848Opts()...)
 	fresh.waitFor(t, parts, "fresh KIP-848 member")
 	f.leave()
 	for p, o := range fresh.first() {
@@ -231,4 +223,26 @@ func TestGroupKIP848(t *testing.T) {
 			t.Errorf("fresh member started partition %d at %d, committed %d", p, o, committed[p])
 		}
 	}
+}
+
+// startKIP848Trio starts a broker with the new group protocol, a topic of
+// parts partitions holding phase records, and three franz-go members with
+// the server-side balancer, and waits until they processed every record.
+func startKIP848Trio(t *testing.T, topic, group string, parts, phase int) (*harness.Broker, *tracker, *franzMember, *franzMember, *franzMember) {
+	t.Helper()
+	b := harness.Start(t, kip848Overrides())
+	harness.CreateTopic(t, b.Admin(), topic, int32(parts), nil)
+	produceSpread(t, b.Addr(), topic, parts, 0, phase)
+	opts := kip848Opts()
+	tr := newTracker()
+	a := startFranzMember(t, b.Addr(), group, topic, tr, opts...)
+	bm := startFranzMember(t, b.Addr(), group, topic, tr, opts...)
+	c := startFranzMember(t, b.Addr(), group, topic, tr, opts...)
+	tr.waitFor(t, phase, "three KIP-848 members")
+	return b, tr, a, bm, c
+}
+
+// kip848Opts makes a franz-go member speak the new group protocol.
+func kip848Opts() []kgo.Opt {
+	return []kgo.Opt{kgo.ServerSideBalancer(), kgo.Balancers(kgo.CooperativeStickyBalancer())}
 }

@@ -110,16 +110,8 @@ func kip848Overrides() map[string]string {
 // the survivors take over its partitions; every record is processed.
 func TestGroupKIP848MemberCrash(t *testing.T) {
 	const parts, phase = 6, 300
-	b := harness.Start(t, kip848Overrides())
 	const topic, group = "kip848-crash", "kip848-crash-group"
-	harness.CreateTopic(t, b.Admin(), topic, parts, nil)
-	produceSpread(t, b.Addr(), topic, parts, 0, phase)
-	opts := []kgo.Opt{kgo.ServerSideBalancer(), kgo.Balancers(kgo.CooperativeStickyBalancer())}
-	tr := newTracker()
-	a := startFranzMember(t, b.Addr(), group, topic, tr, opts...)
-	bm := startFranzMember(t, b.Addr(), group, topic, tr, opts...)
-	c := startFranzMember(t, b.Addr(), group, topic, tr, opts...)
-	tr.waitFor(t, phase, "three KIP-848 members")
+	b, tr, a, bm, c := startKIP848Trio(t, topic, group, parts, phase)
 
 	cl := b.Client()
 	settled := func(members, each int) {
