@@ -31,6 +31,9 @@ type Broker struct {
 	UncleanLeaderElectionEnable bool  // unclean.leader.election.enable (false)
 	AutoLeaderRebalanceEnable   bool  // auto.leader.rebalance.enable (true)
 
+	LeaderImbalanceCheckIntervalSeconds int64 // leader.imbalance.check.interval.seconds (300)
+	LeaderImbalancePerBrokerPercentage  int32 // leader.imbalance.per.broker.percentage (10)
+
 	EtcdEndpoints []string // metadata.etcd.endpoints (empty: run an embedded etcd under the first log dir)
 	EtcdPrefix    string   // metadata.etcd.prefix ("/strata")
 

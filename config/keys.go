@@ -70,6 +70,10 @@ var brokerKeys = []keyDef{
 		f: boolField(func(b *Broker) *bool { return &b.UncleanLeaderElectionEnable })},
 	{name: "auto.leader.rebalance.enable", typ: TypeBoolean, def: "true", doc: "Move leadership back to preferred replicas in the background.",
 		f: boolField(func(b *Broker) *bool { return &b.AutoLeaderRebalanceEnable })},
+	{name: "leader.imbalance.check.interval.seconds", typ: TypeLong, def: "300", doc: "How often the controller checks for leaders away from their preferred replica.",
+		f: intField(1, func(b *Broker) *int64 { return &b.LeaderImbalanceCheckIntervalSeconds })},
+	{name: "leader.imbalance.per.broker.percentage", typ: TypeInt, def: "10", doc: "Share of a broker's preferred partitions led elsewhere that triggers a preferred-leader election.",
+		f: intRange(1, 100, func(b *Broker) *int32 { return &b.LeaderImbalancePerBrokerPercentage })},
 
 	// Metadata and observability (Strata keys).
 	{name: "metadata.etcd.endpoints", typ: TypeList, def: "", doc: "Comma-separated etcd endpoints (host:port or http://host:port); empty runs an embedded etcd under the first log dir.",

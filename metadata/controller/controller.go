@@ -74,14 +74,17 @@ type Options struct {
 }
 
 // OptionsFromConfig takes the controller's settings from a broker config:
-// broker.session.timeout.ms, unclean.leader.election.enable and
-// auto.leader.rebalance.enable.
+// broker.session.timeout.ms, unclean.leader.election.enable,
+// auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds and
+// leader.imbalance.per.broker.percentage.
 func OptionsFromConfig(cfg *config.Broker, log *slog.Logger) Options {
 	return Options{
 		Log:                   log,
 		SessionTTL:            time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
 		UncleanLeaderElection: cfg.UncleanLeaderElectionEnable,
 		AutoLeaderRebalance:   cfg.AutoLeaderRebalanceEnable,
+		RebalanceInterval:     time.Duration(cfg.LeaderImbalanceCheckIntervalSeconds) * time.Second,
+		ImbalancePercent:      int(cfg.LeaderImbalancePerBrokerPercentage),
 	}
 }
 
