@@ -5,7 +5,9 @@
 // (metadata/controller), follower fetchers (replica), the group
 // coordinator (group), retention and cleaning (compaction) and the remote
 // log manager (tier/remote) — while serving the Kafka protocol on its
-// listener and Prometheus metrics on metrics.listener.
+// listener and, on metrics.listener, Prometheus metrics (/metrics) and
+// the tier admin endpoints of `strata tier` (admin.go: GET /v1/tier/status,
+// POST /v1/tier/restore and /v1/tier/start).
 //
 // Stopping (ctx done, e.g. SIGTERM) is a controlled shutdown: the broker
 // stops following, hands the partitions it leads to live ISR members

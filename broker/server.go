@@ -142,7 +142,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 
 	s.reg = prometheus.NewRegistry()
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s.reg.MustRegister(newPartitionCollector(parts))
+	s.reg.MustRegister(newPartitionCollector(parts), tier.collector(parts))
 	s.env = &handler.Env{Cfg: s.cfg, Store: store, Cache: store.Cache(), Partitions: parts, Groups: groups, Log: s.log, Metrics: handler.NewMetrics(s.reg), Self: self}
 
 	// Stopping (ctx done) first moves leaderships away while still serving.
@@ -166,7 +166,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	wg.Go(func() { groups.Run(ctx, s.cfg.NodeID, store.Cache(), parts) })
 	wg.Go(func() { tier.Run(ctx) })
 	if s.cfg.MetricsListener != "" {
-		stop, err := s.serveMetrics()
+		stop, err := s.serveMetrics(&admin{cfg: s.cfg, store: store, cache: store.Cache(), parts: parts, tier: tier, log: s.log})
 		if err != nil {
 			return err
 		}
@@ -225,14 +225,16 @@ func (s *Server) register(ctx context.Context, store *etcdstore.Store, self meta
 	}
 }
 
-// serveMetrics serves Prometheus metrics at metrics.listener/metrics.
-func (s *Server) serveMetrics() (func() error, error) {
+// serveMetrics serves Prometheus metrics at metrics.listener/metrics and
+// the admin endpoints (admin.go) beside them.
+func (s *Server) serveMetrics(adm *admin) (func() error, error) {
 	ln, err := net.Listen("tcp", s.cfg.MetricsListener)
 	if err != nil {
 		return nil, fmt.Errorf("listen for metrics on %s: %w", s.cfg.MetricsListener, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	adm.mount(mux)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

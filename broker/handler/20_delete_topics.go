@@ -13,6 +13,10 @@ import (
 // Behavior:
 // * Removes the topic and its partitions from etcd in one transaction; the
 //   partition manager then deletes the local logs.
+// * For a tiered topic the same transaction leaves a deleted-topic marker;
+//   the remote log managers of all brokers then delete its objects and
+//   remote-segment records (tier/remote/deleted.go), also when the
+//   partitions' leaders are down.
 // * v6+ topics may be named by id; an unknown id is UNKNOWN_TOPIC_ID.
 
 func handleDeleteTopics(ctx context.Context, env *Env, req *Request) (Result, error) {

@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/strata-broker/strata/tier/remote"
 )
@@ -73,4 +74,27 @@ func (p *Partition) OffsetForTimestamp(ctx context.Context, ts int64) (offset, r
 		}
 	}
 	return p.log.OffsetForTimestamp(ts)
+}
+
+// StartAfterTier restarts an empty leader log just after the tier's last
+// offset, so that a topic recreated from the bucket (strata tier restore)
+// appends where the tiered data ends and reads every offset below cold.
+// It returns the local log end and whether it moved; a log that holds
+// records, a follower, or a tier that holds nothing at or past the log end
+// is left alone. Call it before producers know of the partition: an
+// append racing the restart would be dropped.
+func (p *Partition) StartAfterTier() (int64, bool, error) {
+	leo := p.log.LogEndOffset()
+	if p.tier == nil || !p.IsLeader() || !p.Config().RemoteStorageEnable || leo != p.log.LogStartOffset() {
+		return leo, false, nil
+	}
+	p.tier.Covers(p.TopicID, p.Index, leo) // loads the partition's metadata
+	end, ok := p.tier.HighestOffset(p.TopicID, p.Index)
+	if !ok || end < leo {
+		return leo, false, nil
+	}
+	if err := p.TruncateFullyAndStartAt(end + 1); err != nil {
+		return leo, false, fmt.Errorf("partition %s-%d: start after the tier at %d: %w", p.Topic, p.Index, end+1, err)
+	}
+	return end + 1, true, nil
 }

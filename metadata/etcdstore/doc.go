@@ -5,8 +5,8 @@
 //
 // # Key layout
 //
-// All keys live under a prefix (default "/strata", see keys.go, the only
-// place keys are spelled):
+// All keys live under a prefix (default "/strata"; keys.go spells the
+// core keys, and each feature file its own directory):
 //
 //	<prefix>/cluster/id             cluster id, 22 base64url chars; created once by a txn
 //	<prefix>/topics/<name>          {"id":"<base64url topic id>","configs":{"k":"v"}} (overrides only)
@@ -16,6 +16,10 @@
 //	<prefix>/controller/election/<lease>  campaign keys of concurrency.Election; the oldest one leads
 //	<prefix>/controller/epoch       controller epoch, decimal; bumped by every elected controller
 //	<prefix>/controller/leader      {"id":1,"epoch":3}, attached to the controller's session lease
+//	<prefix>/reassignments/<name>/<p>  target replica list of a partition reassignment (reassign.go)
+//	<prefix>/remote/<id hex>/<p>/seg/<segment>  one remote segment copy's record (remote.go)
+//	<prefix>/remote/<id hex>/<p>/fence  highest leader epoch that wrote the partition's records
+//	<prefix>/deleted-topics/<id hex>  name of a deleted tiered topic whose remote data is still to go (deleted.go)
 //
 // Topic names cannot contain '/', so every key parses unambiguously.
 // Values are JSON; unknown fields are ignored so fields can be added.
@@ -23,8 +27,9 @@
 // # Atomicity
 //
 // CreateTopic is one txn (topic key absent → put topic and all
-// partitions), DeleteTopic one txn (topic present → delete topic and the
-// partitions/<name>/ range). A txn holds one op per partition, so an
+// partitions), DeleteTopic one txn (topic unchanged → delete topic and the
+// partitions/<name>/ range and, for a tiered topic, put its deleted-topics
+// marker; remote segment writes fail while the marker exists). A txn holds one op per partition, so an
 // external etcd needs --max-txn-ops above the largest partition count
 // (the embedded server allows 16384). AddPartitions, SetTopicConfigs,
 // CompareAndSetPartition and AllocateProducerIDs read, then write in a txn

@@ -25,7 +25,8 @@ var ErrRemoteFenced = errors.New("etcdstore: remote segment write fenced by a ne
 // The values of seg records belong to tier/remote; the store only fences
 // them: every write compares the fence with the writer's leader epoch in
 // one transaction, so a deposed leader can never overwrite the new
-// leader's records.
+// leader's records, and fails while the topic id has a deleted-topic
+// marker (deleted.go), so nothing is recorded behind the deletion sweep.
 const remoteDir = "remote/"
 
 func (k keys) remotePartition(id metadata.TopicID, p int32) string {
@@ -49,7 +50,8 @@ func (s *Store) ListRemoteSegments(ctx context.Context, id metadata.TopicID, par
 
 // PutRemoteSegment writes (value != nil) or deletes (value == nil) the
 // record name, fenced by leaderEpoch: ErrRemoteFenced when a newer epoch
-// has written for the partition.
+// has written for the partition, ErrRemoteTopicDeleted when the topic was
+// deleted.
 func (s *Store) PutRemoteSegment(ctx context.Context, id metadata.TopicID, partition int32, name string, value []byte, leaderEpoch int32) error {
 	if leaderEpoch < 0 || name == "" || strings.Contains(name, "/") {
 		return fmt.Errorf("etcdstore: put remote segment %q epoch %d: invalid argument", name, leaderEpoch)
@@ -73,13 +75,20 @@ func (s *Store) PutRemoteSegment(ctx context.Context, id metadata.TopicID, parti
 		if value != nil {
 			op = clientv3.OpPut(key, string(value))
 		}
-		resp, err := s.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(fence), "=", rev)).
-			Then(clientv3.OpPut(fence, epoch), op).Commit()
+		deleted := s.keys.deletedTopic(id)
+		resp, err := s.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(fence), "=", rev), clientv3.Compare(clientv3.CreateRevision(deleted), "=", 0)).
+			Then(clientv3.OpPut(fence, epoch), op).
+			Else(clientv3.OpGet(deleted, clientv3.WithCountOnly())).
+			Commit()
 		if err != nil {
 			return fmt.Errorf("etcdstore: write remote segment %s: %w", name, err)
 		}
 		if resp.Succeeded {
 			return nil
+		}
+		if resp.Responses[0].GetResponseRange().GetCount() > 0 {
+			return fmt.Errorf("%w: %s", ErrRemoteTopicDeleted, name)
 		}
 	}
 	return fmt.Errorf("etcdstore: write remote segment %s: too much contention", name)

@@ -57,7 +57,10 @@ func (s *Store) CreateTopic(ctx context.Context, t metadata.Topic) (int64, error
 	return s.visible(ctx, op, resp.Header.Revision)
 }
 
-// DeleteTopic removes the topic key and every partition key in one txn.
+// DeleteTopic removes the topic key and every partition key in one txn
+// guarded by the topic's incarnation; for a tiered topic the same txn
+// records a deleted-topic marker (deleted.go) so its remote data is
+// removed later.
 func (s *Store) DeleteTopic(ctx context.Context, name string) (int64, error) {
 	op := fmt.Sprintf("delete topic %q", name)
 	if err := s.checkOpen(op); err != nil {
@@ -67,17 +70,29 @@ func (s *Store) DeleteTopic(ctx context.Context, name string) (int64, error) {
 		return 0, fmt.Errorf("etcdstore: %s: %w", op, err)
 	}
 	key := s.keys.topic(name)
-	resp, err := s.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(key), ">", 0)).
-		Then(clientv3.OpDelete(key), clientv3.OpDelete(s.keys.partitions(name), clientv3.WithPrefix())).
-		Commit()
-	if err != nil {
-		return 0, txnErr(op, err)
+	for range maxCASAttempts {
+		rec, createRev, err := s.getTopic(ctx, op, name)
+		if err != nil {
+			return 0, err
+		}
+		marker, err := s.deletedMarkerOps(ctx, name, rec)
+		if err != nil {
+			return 0, err
+		}
+		ops := append([]clientv3.Op{clientv3.OpDelete(key), clientv3.OpDelete(s.keys.partitions(name), clientv3.WithPrefix())}, marker...)
+		resp, err := s.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.CreateRevision(key), "=", createRev)).
+			Then(ops...).
+			Commit()
+		if err != nil {
+			return 0, txnErr(op, err)
+		}
+		if resp.Succeeded {
+			return s.visible(ctx, op, resp.Header.Revision)
+		}
+		// Deleted (and maybe re-created) since the read: look again.
 	}
-	if !resp.Succeeded {
-		return 0, fmt.Errorf("etcdstore: %s: %w", op, metadata.ErrUnknownTopic)
-	}
-	return s.visible(ctx, op, resp.Header.Revision)
+	return 0, fmt.Errorf("etcdstore: %s: gave up after %d contended attempts: %w", op, maxCASAttempts, metadata.ErrUnknownTopic)
 }
 
 // getTopic reads the topic key; it returns its record and create revision

@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	miniogo "github.com/minio/minio-go/v7"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/strata-broker/strata/test/harness"
 	"github.com/strata-broker/strata/test/minio"
@@ -34,6 +37,11 @@ var fastTiering = map[string]string{
 	"remote.log.manager.task.interval.ms": "100",
 	"remote.log.reader.cache.bytes":       "262144",
 }
+
+// tieredProducer makes clients that produce uncompressed records to the
+// partition each record names: segment counts stay predictable, and
+// python3-kafka (no snappy library, kgo's default codec) reads them.
+var tieredProducer = []kgo.Opt{kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression())}
 
 // objectKey is the layout of a tiered segment's objects.
 var objectKey = regexp.MustCompile(`^[a-z0-9.-]+-[0-9a-f]{32}/\d+/(\d{20}-[0-9a-f]{16}\.(log|index|timeindex|epochs|producers)|manifest\.json)$`)
@@ -116,7 +124,8 @@ func checkConsumed(t *testing.T, b *harness.Broker, topic string, want map[int32
 
 // TestTieredStorageMinIO tiers a two-partition topic to a real MinIO,
 // checks the objects with minio-go, and reads everything back from offset
-// 0 with kgo and kcat; a cold raw fetch is byte-identical to the object.
+// 0 with kgo, kcat and kafka-python; a cold raw fetch is byte-identical to
+// the object.
 func TestTieredStorageMinIO(t *testing.T) {
 	srv := minio.Start(t)
 	cfg := map[string]string{
@@ -135,7 +144,7 @@ func TestTieredStorageMinIO(t *testing.T) {
 	b := harness.Start(t, cfg)
 	adm := b.Admin()
 	id := harness.CreateTopic(t, adm, "tiered", 2, tieredTopic)
-	cl := b.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl := b.Client(tieredProducer...)
 	want := produceTiered(t, cl, "tiered", 2, 1500)
 	waitTiered(t, b, cl, "tiered", 2)
 
@@ -190,6 +199,62 @@ func TestTieredStorageMinIO(t *testing.T) {
 			t.Fatalf("kcat record %d: %.60q, want %.60q", i, lines[i], exp)
 		}
 	}
+	checkConsumedPython(t, b.Addr(), "tiered", want)
+}
+
+// pythonReadAll reads every partition of a topic from the beginning with
+// kafka-python until it has argv[3] records, one JSON line per record.
+const pythonReadAll = `
+import json, sys, time
+from kafka import KafkaConsumer, TopicPartition
+
+addr, topic, expect = sys.argv[1], sys.argv[2], int(sys.argv[3])
+consumer = KafkaConsumer(bootstrap_servers=addr, group_id=None, enable_auto_commit=False,
+                         auto_offset_reset='earliest', consumer_timeout_ms=1000)
+parts = consumer.partitions_for_topic(topic) or set()
+consumer.assign([TopicPartition(topic, p) for p in sorted(parts)])
+consumer.seek_to_beginning()
+n, deadline = 0, time.time() + 40
+while n < expect and time.time() < deadline:
+    for records in consumer.poll(timeout_ms=500).values():
+        for r in records:
+            print(json.dumps({'p': r.partition, 'o': r.offset, 'k': (r.key or b'').decode(), 'v': r.value.decode()}))
+            n += 1
+consumer.close()
+`
+
+// checkConsumedPython reads the topic from offset 0 with kafka-python and
+// compares every record with what was produced (uncompressed).
+func checkConsumedPython(t *testing.T, addr, topic string, want map[int32][]*kgo.Record) {
+	t.Helper()
+	total := 0
+	for _, recs := range want {
+		total += len(recs)
+	}
+	out := harness.Python(t, pythonReadAll, addr, topic, strconv.Itoa(total))
+	got := map[int32][]string{}
+	for line := range strings.Lines(out) {
+		var r struct {
+			P int32  `json:"p"`
+			O int64  `json:"o"`
+			K string `json:"k"`
+			V string `json:"v"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("kafka-python output line %.80q: %v", line, err)
+		}
+		got[r.P] = append(got[r.P], fmt.Sprintf("%d:%s=%s", r.O, r.K, r.V))
+	}
+	for p, recs := range want {
+		if len(got[p]) != len(recs) {
+			t.Fatalf("kafka-python read %d records from %s/%d, produced %d", len(got[p]), topic, p, len(recs))
+		}
+		for i, r := range recs {
+			if exp := fmt.Sprintf("%d:%s=%s", r.Offset, r.Key, r.Value); got[p][i] != exp {
+				t.Fatalf("kafka-python record %d of %s/%d: %.60q, want %.60q", i, topic, p, got[p][i], exp)
+			}
+		}
+	}
 }
 
 // TestTieredStorageLocalDir is the same round trip on the local-directory
@@ -219,4 +284,99 @@ func TestTieredStorageLocalDir(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(b.Dir(), "remote-log-cache")); err != nil {
 		t.Fatalf("chunk cache dir: %v", err)
 	}
+}
+
+// bucketKeys lists the keys under prefix in srv's bucket.
+func bucketKeys(t *testing.T, srv *minio.Server, prefix string) []string {
+	t.Helper()
+	var keys []string
+	for o := range srv.Client.ListObjects(testCtx(t), srv.Bucket, miniogo.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if o.Err != nil {
+			t.Fatalf("list %s: %v", prefix, o.Err)
+		}
+		keys = append(keys, o.Key)
+	}
+	return keys
+}
+
+// etcdCount counts the keys under the broker's etcd prefix + key.
+func etcdCount(t *testing.T, cli *clientv3.Client, key string) int64 {
+	t.Helper()
+	resp, err := cli.Get(testCtx(t), "/strata/"+key, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatalf("etcd get %s: %v", key, err)
+	}
+	return resp.Count
+}
+
+// TestTieredDeleteTopicCleansBucket: two brokers tier a topic to MinIO;
+// the leader of partition 0 is down when the topic is deleted through the
+// other broker. Every object under the topic's prefix and every remote
+// segment record in etcd still goes away, the deleted-topic marker too,
+// and nothing comes back when the stopped broker returns. A re-created
+// topic of the same name tiers under a new prefix.
+func TestTieredDeleteTopicCleansBucket(t *testing.T) {
+	srv := minio.Start(t)
+	etcd := harness.StartEtcd(t)
+	var bs []*harness.Broker
+	for id := 1; id <= 2; id++ {
+		cfg := minioTiering(srv)
+		cfg["node.id"] = strconv.Itoa(id)
+		cfg["metadata.etcd.endpoints"] = etcd.Endpoint()
+		cfg["broker.session.timeout.ms"] = "3000"
+		bs = append(bs, harness.Start(t, cfg))
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.Endpoint()}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+
+	adm := bs[0].Admin()
+	id := harness.CreateTopic(t, adm, "doomed", 2, tieredTopic)
+	cl := harness.NewClient(t, bs[0].Addr(), append([]kgo.Opt{kgo.SeedBrokers(bs[0].Addr(), bs[1].Addr())}, tieredProducer...)...)
+	produceTiered(t, cl, "doomed", 2, 600)
+	for p := range int32(2) {
+		waitFor(t, fmt.Sprintf("doomed/%d tiered", p), func() bool { return listOffset(t, cl, "doomed", p, -5) > 0 })
+	}
+	prefix := fmt.Sprintf("doomed-%x/", [16]byte(id))
+	remoteKeys := fmt.Sprintf("remote/%x/", [16]byte(id))
+	if n := len(bucketKeys(t, srv, prefix)); n < 10 {
+		t.Fatalf("%d objects under %s", n, prefix)
+	}
+	if etcdCount(t, cli, remoteKeys) == 0 {
+		t.Fatal("no remote segment records in etcd")
+	}
+
+	leader := topicDetail(t, adm, "doomed").Partitions[0].Leader
+	down, up := bs[leader-1], bs[2-leader]
+	down.Stop()
+	resp, err := up.Admin().DeleteTopic(testCtx(t), "doomed")
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatalf("delete topic: %v", err)
+	}
+	marker := fmt.Sprintf("deleted-topics/%x", [16]byte(id))
+	waitFor(t, "the bucket prefix, the remote records and the marker to be gone", func() bool {
+		return len(bucketKeys(t, srv, prefix)) == 0 && etcdCount(t, cli, remoteKeys) == 0 && etcdCount(t, cli, marker) == 0
+	})
+
+	down.Restart()
+	again := harness.CreateTopic(t, up.Admin(), "doomed", 1, tieredTopic)
+	if again == id {
+		t.Fatal("re-created topic kept its id")
+	}
+	cl2 := harness.NewClient(t, up.Addr(), append([]kgo.Opt{kgo.SeedBrokers(bs[0].Addr(), bs[1].Addr())}, tieredProducer...)...)
+	want := produceTiered(t, cl2, "doomed", 1, 400)
+	waitFor(t, "the re-created topic tiered", func() bool { return listOffset(t, cl2, "doomed", 0, -5) > 0 })
+	if keys := bucketKeys(t, srv, prefix); len(keys) != 0 {
+		t.Fatalf("objects of the deleted incarnation came back: %v", keys[:min(3, len(keys))])
+	}
+	if len(bucketKeys(t, srv, fmt.Sprintf("doomed-%x/", [16]byte(again)))) == 0 {
+		t.Fatal("the re-created topic has no objects")
+	}
+	got := harness.ReadAll(t, up.Addr(), "doomed")
+	checkPartition(t, "doomed", 0, want[0], got[0])
 }

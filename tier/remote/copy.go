@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/tier/local"
 	"github.com/strata-broker/strata/tier/objstore"
 	"github.com/strata-broker/strata/tier/segment"
@@ -132,16 +133,31 @@ func encodeEpochs(es []local.EpochEntry) []byte {
 }
 
 // manifest is the per-partition object listing the finished copies, enough
-// to rebuild the metadata from the bucket alone.
+// to rebuild the metadata from the bucket alone (see restore.go).
 type manifest struct {
 	Topic     string    `json:"topic"`
 	TopicID   string    `json:"topic_id"`
 	Partition int32     `json:"partition"`
 	Segments  []Segment `json:"segments"`
+	// Partitions and Configs describe the topic when the manifest was
+	// written: its partition count and config overrides. They are absent
+	// when the metadata store keeps no topic cache (topicCache).
+	Partitions int32             `json:"partitions,omitempty"`
+	Configs    map[string]string `json:"configs,omitempty"`
 }
 
+// topicCache is implemented by metadata stores that cache the topics
+// (etcdstore.Store); the manifest then carries the topic's description.
+type topicCache interface{ Cache() *metadata.Cache }
+
 func (m *Manager) writeManifest(ctx context.Context, pi PartitionInfo, segs []Segment) error {
-	b, err := json.Marshal(manifest{Topic: pi.Topic, TopicID: hex.EncodeToString(pi.TopicID[:]), Partition: pi.Partition, Segments: finished(segs)})
+	mf := manifest{Topic: pi.Topic, TopicID: hex.EncodeToString(pi.TopicID[:]), Partition: pi.Partition, Segments: finished(segs)}
+	if tc, ok := m.meta.(topicCache); ok {
+		if t, ok := tc.Cache().Topic(pi.Topic); ok && t.ID == pi.TopicID {
+			mf.Partitions, mf.Configs = int32(len(t.Partitions)), t.Configs
+		}
+	}
+	b, err := json.Marshal(mf)
 	if err != nil {
 		return fmt.Errorf("remote: encode manifest: %w", err)
 	}

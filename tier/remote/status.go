@@ -16,7 +16,10 @@ type Status struct {
 	RemoteBytes  int64 // bytes of the finished copies
 	RemoteCopies int   // finished copies
 	CopyBacklog  int   // sealed, committed local segments not yet copied (leader)
-	LastError    string
+	// CopyBacklogBytes is the size of those segments; only StatusOf
+	// computes it.
+	CopyBacklogBytes int64
+	LastError        string
 }
 
 // Status reports a partition's tiering state from the loaded metadata.
@@ -24,11 +27,12 @@ func (m *Manager) Status(id metadata.TopicID, partition int32) Status {
 	st := Status{RemoteStart: -1, RemoteEnd: -1}
 	m.mu.Lock()
 	v, ok := m.parts[pkey{id, partition}]
-	m.mu.Unlock()
-	if !ok {
-		return st
+	var segs []Segment
+	if ok {
+		segs, st.CopyBacklog, st.LastError = v.segs, v.backlog, v.lastErr
 	}
-	for _, s := range finished(v.segs) {
+	m.mu.Unlock()
+	for _, s := range finished(segs) {
 		if st.RemoteStart < 0 {
 			st.RemoteStart = s.BaseOffset
 		}
@@ -36,23 +40,39 @@ func (m *Manager) Status(id metadata.TopicID, partition int32) Status {
 		st.RemoteBytes += s.Size
 		st.RemoteCopies++
 	}
-	st.CopyBacklog, st.LastError = v.backlog, v.lastErr
 	return st
+}
+
+// StatusOf is Status with the copy backlog (segments and bytes) measured
+// now from the partition's local log rather than after the last task; a
+// follower has none.
+func (m *Manager) StatusOf(pi PartitionInfo) Status {
+	st := m.Status(pi.TopicID, pi.Partition)
+	st.CopyBacklog, st.CopyBacklogBytes = m.backlog(pi)
+	return st
+}
+
+// backlog counts the leader's sealed, committed local segments past what
+// is copied, and their bytes.
+func (m *Manager) backlog(pi PartitionInfo) (n int, bytes int64) {
+	if !pi.Leader || pi.Log == nil {
+		return 0, 0
+	}
+	segs, _ := m.segments(pi.TopicID, pi.Partition)
+	done := copiedEnd(segs)
+	for _, ls := range pi.Log.Segments() {
+		if ls.Sealed && ls.NextOffset-1 > done && ls.NextOffset <= pi.HighWatermark {
+			n++
+			bytes += ls.Size
+		}
+	}
+	return n, bytes
 }
 
 // noteResult records a task's outcome and backlog and warns while copies
 // fail with segments waiting.
 func (m *Manager) noteResult(pi PartitionInfo, err error) {
-	backlog := 0
-	if pi.Leader {
-		segs, _ := m.segments(pi.TopicID, pi.Partition)
-		done := copiedEnd(segs)
-		for _, ls := range pi.Log.Segments() {
-			if ls.Sealed && ls.NextOffset-1 > done && ls.NextOffset <= pi.HighWatermark {
-				backlog++
-			}
-		}
-	}
+	backlog, _ := m.backlog(pi)
 	m.mu.Lock()
 	if v, ok := m.parts[pkey{pi.TopicID, pi.Partition}]; ok {
 		v.backlog, v.lastErr = backlog, ""
