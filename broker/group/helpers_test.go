@@ -92,7 +92,7 @@ type testLog struct {
 	fail bool
 }
 
-func openTestLog(t *testing.T, dir string) *testLog {
+func openTestLog(t testing.TB, dir string) *testLog {
 	t.Helper()
 	l, err := local.Open(dir, local.Config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
@@ -130,7 +130,7 @@ func (tl *testLog) setFail(v bool) {
 // env is a coordinator with one __consumer_offsets partition on a real
 // log and a fake clock.
 type env struct {
-	t   *testing.T
+	t   testing.TB
 	clk *fakeClock
 	c   *Coordinator
 	log *testLog
@@ -153,7 +153,7 @@ func testConfig() Config {
 	}
 }
 
-func newEnv(t *testing.T, mod func(*Config)) *env {
+func newEnv(t testing.TB, mod func(*Config)) *env {
 	t.Helper()
 	cfg := testConfig()
 	if mod != nil {
@@ -220,7 +220,7 @@ func (e *env) joinAsync(req JoinRequest) <-chan JoinResult {
 }
 
 // got returns what ch holds now, failing if it is still waiting.
-func got[T any](t *testing.T, ch <-chan T) T {
+func got[T any](t testing.TB, ch <-chan T) T {
 	t.Helper()
 	select {
 	case v := <-ch:
@@ -233,7 +233,7 @@ func got[T any](t *testing.T, ch <-chan T) T {
 }
 
 // waiting fails if ch already holds a result.
-func waiting[T any](t *testing.T, ch <-chan T) {
+func waiting[T any](t testing.TB, ch <-chan T) {
 	t.Helper()
 	select {
 	case v := <-ch:
@@ -293,7 +293,7 @@ func (e *env) state(group string) State {
 	return Dead
 }
 
-func wantErr(t *testing.T, what string, got, want error) {
+func wantErr(t testing.TB, what string, got, want error) {
 	t.Helper()
 	if !errors.Is(got, want) {
 		t.Fatalf("%s: error %v, want %v", what, got, want)

@@ -95,6 +95,7 @@ func (c *Coordinator) CommitOffsets(req CommitRequest) []error {
 func (g *Group) commit(offsets []CommitOffset, errs []error) {
 	recs := make([]record.Record, 0, len(offsets))
 	now := g.c.clk.Now()
+	size := 0
 	for i := range offsets {
 		if offsets[i].CommitTimestamp <= 0 {
 			offsets[i].CommitTimestamp = now.UnixMilli()
@@ -103,7 +104,15 @@ func (g *Group) commit(offsets []CommitOffset, errs []error) {
 			errs[i] = ErrMetadataTooLarge
 			continue
 		}
-		recs = append(recs, offsetRecord(g.name, offsets[i].TopicPartition, &offsets[i].Offset))
+		size += offsetRecordSize(g.name, offsets[i].TopicPartition, &offsets[i].Offset)
+	}
+	buf := make([]byte, 0, size) // every key and value, in one allocation
+	for i := range offsets {
+		if errs[i] == nil {
+			var r record.Record
+			buf, r = offsetRecord(buf, g.name, offsets[i].TopicPartition, &offsets[i].Offset)
+			recs = append(recs, r)
+		}
 	}
 	if len(recs) == 0 {
 		return
@@ -234,11 +243,14 @@ func (g *Group) consumerTopics() map[string]bool {
 // and it leaves memory. Nothing changes if the write fails.
 func (g *Group) removeOffsets(tps []TopicPartition, dead bool) error {
 	var recs []record.Record
+	var buf []byte
 	gone := map[TopicPartition]bool{}
 	for _, tp := range tps {
 		if _, ok := g.offsets[tp]; ok && !gone[tp] {
 			gone[tp] = true
-			recs = append(recs, offsetRecord(g.name, tp, nil))
+			var r record.Record
+			buf, r = offsetRecord(buf, g.name, tp, nil)
+			recs = append(recs, r)
 		}
 	}
 	dead = dead || g.empty() && len(g.offsets) == len(gone)

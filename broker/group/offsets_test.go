@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/tier/record"
 )
 
 func offset(o int64, epoch int32, meta string) Offset {
@@ -218,5 +220,48 @@ func TestDescribeAndList(t *testing.T) {
 	}
 	if none, _ := e.c.List(nil, []string{"consumer"}); len(none) != 0 {
 		t.Fatalf("list consumer-type groups %+v", none)
+	}
+}
+
+// TestOffsetRecordSize checks that offsetRecordSize bounds what
+// offsetRecord appends (so a commit's records share one allocation) and
+// that records sharing a buffer decode to what was committed.
+func TestOffsetRecordSize(t *testing.T) {
+	offs := []*Offset{
+		{Offset: 1, LeaderEpoch: 2, Metadata: "m", CommitTimestamp: 3, ExpireTimestamp: -1},
+		{Offset: 4, LeaderEpoch: -1, Metadata: strings.Repeat("x", 40), CommitTimestamp: 5, ExpireTimestamp: 6},
+		nil,
+	}
+	size := 0
+	for i, o := range offs {
+		size += offsetRecordSize("group", TopicPartition{"topic", int32(i)}, o)
+	}
+	buf := make([]byte, 0, size)
+	start := &buf[:1][0]
+	var recs []*kmsg.OffsetCommitValue
+	for i, o := range offs {
+		var r record.Record
+		buf, r = offsetRecord(buf, "group", TopicPartition{"topic", int32(i)}, o)
+		var k kmsg.OffsetCommitKey
+		if err := k.ReadFrom(r.Key); err != nil || k.Group != "group" || k.Topic != "topic" || k.Partition != int32(i) {
+			t.Fatalf("record %d: key %+v, %v", i, k, err)
+		}
+		if o == nil {
+			if r.Value != nil {
+				t.Fatalf("tombstone %d has a value", i)
+			}
+			continue
+		}
+		v := new(kmsg.OffsetCommitValue)
+		if err := v.ReadFrom(r.Value); err != nil || v.Offset != o.Offset || v.Metadata != o.Metadata || v.CommitTimestamp != o.CommitTimestamp {
+			t.Fatalf("record %d: value %+v, %v", i, v, err)
+		}
+		recs = append(recs, v)
+	}
+	if len(buf) > size || &buf[:1][0] != start {
+		t.Fatalf("records took %d bytes, bound %d (reallocated: %v)", len(buf), size, &buf[:1][0] != start)
+	}
+	if recs[1].Version != offsetValueExpire || recs[1].ExpireTimestamp != 6 || recs[0].LeaderEpoch != 2 {
+		t.Fatalf("values %+v %+v", recs[0], recs[1])
 	}
 }

@@ -83,11 +83,15 @@ func (sh *shard) awaitCommitted(until int64, timeout time.Duration) error {
 	}
 }
 
-// offsetRecord is the record of a committed offset; a nil o is its
-// tombstone.
-func offsetRecord(group string, tp TopicPartition, o *Offset) record.Record {
+// offsetRecord appends the key and value of a committed offset's record
+// (a nil o: its tombstone) to dst and returns the grown buffer and the
+// record, whose key and value are capped views of it: one buffer sized
+// with offsetRecordSize holds a whole batch of them.
+func offsetRecord(dst []byte, group string, tp TopicPartition, o *Offset) ([]byte, record.Record) {
+	start := len(dst)
 	k := kmsg.OffsetCommitKey{Version: offsetKeyVersion, Group: group, Topic: tp.Topic, Partition: tp.Partition}
-	r := record.Record{Key: k.AppendTo(nil)}
+	dst = k.AppendTo(dst)
+	r := record.Record{Key: dst[start:len(dst):len(dst)]}
 	if o != nil {
 		v := kmsg.OffsetCommitValue{
 			Version:         offsetValueVersion,
@@ -99,9 +103,22 @@ func offsetRecord(group string, tp TopicPartition, o *Offset) record.Record {
 		if o.ExpireTimestamp >= 0 {
 			v.Version, v.ExpireTimestamp = offsetValueExpire, o.ExpireTimestamp
 		}
-		r.Value = v.AppendTo(nil)
+		end := len(dst)
+		dst = v.AppendTo(dst)
+		r.Value = dst[end:len(dst):len(dst)]
 	}
-	return r
+	return dst, r
+}
+
+// offsetRecordSize bounds the bytes offsetRecord appends: the key (version,
+// group, topic, partition) and the larger value version (version, offset,
+// metadata, commit and expire timestamps).
+func offsetRecordSize(group string, tp TopicPartition, o *Offset) int {
+	n := 2 + 2 + len(group) + 2 + len(tp.Topic) + 4
+	if o != nil {
+		n += 2 + 8 + 4 + 2 + len(o.Metadata) + 8 + 8
+	}
+	return n
 }
 
 // groupRecord is the record of a group's metadata; a nil v is its

@@ -51,10 +51,17 @@ func handleOffsetCommit(_ context.Context, env *Env, req *Request) (Result, erro
 		expire = now + r.RetentionTimeMillis
 	}
 	type slot struct{ t, p int }
-	var slots []slot
+	n := 0
+	for _, rt := range r.Topics {
+		n += len(rt.Partitions)
+	}
+	slots := make([]slot, 0, n)
+	cr.Offsets = make([]group.CommitOffset, 0, n)
+	resp.Topics = make([]kmsg.OffsetCommitResponseTopic, 0, len(r.Topics))
 	for ti, rt := range r.Topics {
 		st := kmsg.NewOffsetCommitResponseTopic()
 		st.Topic = rt.Topic
+		st.Partitions = make([]kmsg.OffsetCommitResponseTopicPartition, 0, len(rt.Partitions))
 		for pi, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetCommitResponseTopicPartition()
 			sp.Partition = rp.Partition

@@ -12,13 +12,13 @@ import (
 // groupErrorCode translates the group coordinator's errors into Kafka
 // error codes (the group-API counterpart of errorCode in errors.go).
 func groupErrorCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
 	for _, m := range groupErrors {
 		if errors.Is(err, m.err) {
 			return m.code
 		}
-	}
-	if err == nil {
-		return 0
 	}
 	return errorCode(err)
 }

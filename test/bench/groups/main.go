@@ -1,18 +1,23 @@
 // Command groups benchmarks Strata's group coordinator against franz-go's
 // kfake in the same run (issue 3, item 6):
 //
-//   - OffsetCommit latency: -commits sequential commits (after -warmup
-//     unmeasured ones) of -commit-partitions partitions, round trip p50 and
-//     p99;
+//   - OffsetCommit latency: -commits sequential commits of
+//     -commit-partitions partitions (after -warmup unmeasured ones and at
+//     least -settle, as the first commit creates __consumer_offsets), round
+//     trip p50 and p99;
 //   - rebalance time: -members franz-go group consumers (cooperative-sticky,
 //     100 ms heartbeats) start at once on a topic of as many partitions;
-//     the time from the first start until every member owns one partition,
-//     median over -rounds (5) fresh groups.
+//     the time from the first start until every member owns one partition.
 //
-// and prints a table with the strata/kfake ratios (target: ≤ 1 for the
-// commit p99 and the rebalance time). Strata runs in this process with
-// group.initial.rebalance.delay.ms=0 (kfake has no such delay), a single
-// broker, so each commit is acknowledged as soon as it is appended. It
+// Every round starts a fresh single broker of each system, one after the
+// other (alternating which goes first, so that a change of machine load
+// hits both alike), and takes both measures on it; the table shows the
+// median over -rounds of each measure and the strata/kfake ratios
+// (target: ≤ 1 for the commit p99 and the rebalance time). The effective
+// settings are the same for both and printed first: Strata runs in this
+// process with group.initial.rebalance.delay.ms=0 (kfake has no initial
+// delay), one broker, so each commit is acknowledged as soon as it is
+// appended (to the page cache, not fsynced; kfake keeps it in memory). It
 // exits non-zero only when a measure fails.
 //
 // Concurrency: systems run one after the other; each group member polls
@@ -21,12 +26,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"runtime"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -34,39 +41,63 @@ import (
 // options are the command-line settings.
 type options struct {
 	commits, warmup, commitPartitions int
+	settle                            time.Duration
 	members, rounds                   int
 	timeout                           time.Duration
 	verbose                           bool
+	profile                           string // directory for profiles of the commit measure
+	systems                           string // comma-separated systems to run
+}
+
+// sut is a system under test.
+type sut struct {
+	name  string
+	start func(context.Context, bool) (*system, error)
 }
 
 func main() {
 	var o options
-	flag.IntVar(&o.commits, "commits", 2000, "measured sequential OffsetCommits")
-	flag.IntVar(&o.warmup, "warmup", 100, "unmeasured OffsetCommits first")
+	flag.IntVar(&o.commits, "commits", 5000, "measured sequential OffsetCommits per round")
+	flag.IntVar(&o.warmup, "warmup", 500, "unmeasured OffsetCommits first, each round")
+	flag.DurationVar(&o.settle, "settle", time.Second, "minimum time of the unmeasured commits")
 	flag.IntVar(&o.commitPartitions, "commit-partitions", 4, "partitions per OffsetCommit")
 	flag.IntVar(&o.members, "members", 10, "members of the rebalancing group (and partitions of its topic)")
-	flag.IntVar(&o.rounds, "rounds", 5, "rebalance rounds (fresh groups); the median is shown")
-	flag.DurationVar(&o.timeout, "timeout", 30*time.Second, "bound of one rebalance round")
+	flag.IntVar(&o.rounds, "rounds", 5, "rounds (fresh brokers); medians are shown")
+	flag.DurationVar(&o.timeout, "timeout", 30*time.Second, "bound of one rebalance")
 	flag.BoolVar(&o.verbose, "v", false, "log Strata at info level")
+	flag.StringVar(&o.systems, "systems", "strata,kfake", "systems to measure, comma-separated")
+	flag.StringVar(&o.profile, "profile", "", "write CPU, allocs, block and mutex profiles of each system's commit measure (first round) to this directory")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	fmt.Printf("bench groups: %d OffsetCommits × %d partitions (sequential, after %d warmup), %d-member join × %d rounds, GOMAXPROCS %d, %s\n",
-		o.commits, o.commitPartitions, o.warmup, o.members, o.rounds, runtime.GOMAXPROCS(0), runtime.Version())
-	systems := []struct {
-		name  string
-		start func(context.Context, bool) (*system, error)
-	}{{"strata", startStrata}, {"kfake", startKfake}}
-	results := map[string]*result{}
-	failed := false
-	for _, s := range systems {
-		r, err := run(ctx, s.name, s.start, o)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "%s: %v\n", s.name, err)
-			failed = true
-			continue
+	fmt.Printf("bench groups: %d rounds of %d OffsetCommits × %d partitions (sequential, after %d warmup and %s) and one %d-member join, GOMAXPROCS %d, %s\n",
+		o.rounds, o.commits, o.commitPartitions, o.warmup, o.settle, o.members, runtime.GOMAXPROCS(0), runtime.Version())
+	fmt.Println("settings (both): 1 broker in this process, replication factor 1, no initial rebalance delay (strata group.initial.rebalance.delay.ms=0, kfake has none);")
+	fmt.Printf("  commits: OffsetCommit v%d, generation -1, acknowledged once appended (strata: to the page cache, no fsync; kfake: in memory);\n", commitVersion)
+	fmt.Println("  members: franz-go, cooperative-sticky, heartbeat.interval 100ms, session.timeout 10s, retry backoff 10ms")
+	var systems []sut
+	for _, s := range []sut{{"strata", startStrata}, {"kfake", startKfake}} {
+		if slices.Contains(strings.Split(o.systems, ","), s.name) {
+			systems = append(systems, s)
 		}
-		results[s.name] = r
+	}
+	results := map[string][]round{}
+	failed := false
+	for r := range o.rounds {
+		order := slices.Clone(systems)
+		if r%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, s := range order {
+			res, err := run(ctx, s, r, o)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "%s round %d: %v\n", s.name, r, err)
+				failed = true
+				continue
+			}
+			fmt.Printf("round %d %-6s commit p50 %7.3f ms  p99 %7.3f ms  rebalance %8.3f ms\n", r, s.name, ms(res.commitP50), ms(res.commitP99), ms(res.rebalance))
+			results[s.name] = append(results[s.name], res)
+		}
 	}
 	printTable(results)
 	if failed {
@@ -74,11 +105,11 @@ func main() {
 	}
 }
 
-// run starts one system and takes its measures.
-func run(ctx context.Context, name string, start func(context.Context, bool) (*system, error), o options) (r *result, err error) {
-	sys, err := start(ctx, o.verbose)
+// run starts one system and takes one round of its measures.
+func run(ctx context.Context, s sut, r int, o options) (res round, err error) {
+	sys, err := s.start(ctx, o.verbose)
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	defer func() {
 		if serr := sys.stop(); serr != nil && err == nil {
@@ -88,57 +119,62 @@ func run(ctx context.Context, name string, start func(context.Context, bool) (*s
 	const commitTopic, groupTopic = "bench-commit", "bench-group"
 	id, err := createTopic(ctx, sys.addr, commitTopic, int32(o.commitPartitions))
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	if _, err := createTopic(ctx, sys.addr, groupTopic, int32(o.members)); err != nil {
-		return nil, err
+		return res, err
 	}
-	r = &result{}
-	if r.commitP50, r.commitP99, err = measureCommits(ctx, sys.addr, commitTopic, id, o.commitPartitions, o.warmup, o.commits); err != nil {
-		return nil, err
-	}
-	for i := range o.rounds {
-		d, err := measureRebalance(ctx, sys.addr, groupTopic, fmt.Sprintf("bench-group-%d", i), o.members, o.members, o.timeout)
-		if err != nil {
-			return nil, err
+	var prof *profiler
+	if r == 0 {
+		if prof, err = startProfile(o.profile, s.name+"-commit"); err != nil {
+			return res, err
 		}
-		r.rebalance = append(r.rebalance, d)
 	}
-	fmt.Printf("%s: commit p50 %s p99 %s; rebalance rounds %v\n", name, r.commitP50, r.commitP99, r.rebalance)
-	return r, nil
+	lat, err := measureCommits(ctx, sys.addr, commitTopic, id, o.commitPartitions, o.warmup, o.settle, o.commits)
+	if err = errors.Join(err, prof.stop()); err != nil {
+		return res, err
+	}
+	res.commitP50, res.commitP99 = percentile(lat, 0.50), percentile(lat, 0.99)
+	res.rebalance, err = measureRebalance(ctx, sys.addr, groupTopic, fmt.Sprintf("bench-group-%d", r), o.members, o.members, o.timeout)
+	return res, err
 }
 
-// printTable writes the strata vs kfake table.
-func printTable(results map[string]*result) {
+// printTable writes the strata vs kfake table of the medians over rounds.
+func printTable(results map[string][]round) {
 	type row struct {
 		name   string
 		target bool // strata/kfake ≤ 1 is the issue's target
-		value  func(*result) time.Duration
+		value  func(round) time.Duration
 	}
 	rows := []row{
-		{"OffsetCommit p50 ms", false, func(r *result) time.Duration { return r.commitP50 }},
-		{"OffsetCommit p99 ms", true, func(r *result) time.Duration { return r.commitP99 }},
-		{"rebalance to all assigned ms", true, func(r *result) time.Duration {
-			s := slices.Sorted(slices.Values(r.rebalance))
-			return s[len(s)/2]
-		}},
+		{"OffsetCommit p50 ms", false, func(r round) time.Duration { return r.commitP50 }},
+		{"OffsetCommit p99 ms", true, func(r round) time.Duration { return r.commitP99 }},
+		{"rebalance to all assigned ms", true, func(r round) time.Duration { return r.rebalance }},
+	}
+	median := func(rs []round, f func(round) time.Duration) time.Duration {
+		var v []time.Duration
+		for _, r := range rs {
+			v = append(v, f(r))
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "metric\tstrata\tkfake\tstrata/kfake\ttarget\t\t")
+	fmt.Fprintln(tw, "median over rounds\tstrata\tkfake\tstrata/kfake\ttarget\t\t")
 	for _, rw := range rows {
 		cells := []string{rw.name, "error", "error", "-", "-", ""}
 		if rw.target {
 			cells[4] = "≤ 1.0x"
 		}
 		s, k := results["strata"], results["kfake"]
-		if s != nil {
-			cells[1] = fmt.Sprintf("%.3f", ms(rw.value(s)))
+		if len(s) > 0 {
+			cells[1] = fmt.Sprintf("%.3f", ms(median(s, rw.value)))
 		}
-		if k != nil {
-			cells[2] = fmt.Sprintf("%.3f", ms(rw.value(k)))
+		if len(k) > 0 {
+			cells[2] = fmt.Sprintf("%.3f", ms(median(k, rw.value)))
 		}
-		if s != nil && k != nil && rw.value(k) > 0 {
-			ratio := float64(rw.value(s)) / float64(rw.value(k))
+		if len(s) > 0 && len(k) > 0 && median(k, rw.value) > 0 {
+			ratio := float64(median(s, rw.value)) / float64(median(k, rw.value))
 			cells[3] = fmt.Sprintf("%.2fx", ratio)
 			if rw.target {
 				cells[5] = "meets"

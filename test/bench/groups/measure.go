@@ -11,12 +11,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
-// result is one system's measures.
-type result struct {
+// round is one system's measures in one round.
+type round struct {
 	commitP50, commitP99 time.Duration
-	rebalance            []time.Duration // one per round
+	rebalance            time.Duration
 }
 
 // createTopic creates the bench topic and returns its id.
@@ -36,19 +37,25 @@ func createTopic(ctx context.Context, addr, topic string, partitions int32) ([16
 	return resp.ID, nil
 }
 
-// measureCommits sends warmup+n sequential OffsetCommits of the first
-// `partitions` partitions of topic (simple commits: generation -1, no
-// member, as an admin or a manually assigned consumer commits) and
-// returns the p50 and p99 round-trip latencies of the last n.
-// The topic goes by name and id, as OffsetCommit v10 wants the id.
-func measureCommits(ctx context.Context, addr, topic string, id [16]byte, partitions, warmup, n int) (p50, p99 time.Duration, err error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RetryBackoffFn(func(int) time.Duration { return 10 * time.Millisecond }))
+// commitVersion is the OffsetCommit version both systems are sent.
+const commitVersion = 9
+
+// measureCommits sends sequential OffsetCommits of the first `partitions`
+// partitions of topic (simple commits: generation -1, no member, as an
+// admin or a manually assigned consumer commits): unmeasured ones until
+// both warmup commits and the settle time have passed (the first commit
+// creates __consumer_offsets, whose partitions then load), then n
+// measured ones, whose round-trip latencies it returns sorted. The topic
+// goes by name and id (the id would count from OffsetCommit v10 on).
+func measureCommits(ctx context.Context, addr, topic string, id [16]byte, partitions, warmup int, settle time.Duration, n int) ([]time.Duration, error) {
+	versions := kversion.Stable()
+	versions.SetMaxKeyVersion(8, commitVersion) // the same OffsetCommit version on both systems
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.MaxVersions(versions), kgo.RetryBackoffFn(func(int) time.Duration { return 10 * time.Millisecond }))
 	if err != nil {
-		return 0, 0, fmt.Errorf("bench: client: %w", err)
+		return nil, fmt.Errorf("bench: client: %w", err)
 	}
 	defer cl.Close()
-	lat := make([]time.Duration, 0, n)
-	for i := range warmup + n {
+	commit := func(i int) (time.Duration, error) {
 		req := kmsg.NewPtrOffsetCommitRequest()
 		req.Group, req.Generation = "bench-commits", -1
 		rt := kmsg.NewOffsetCommitRequestTopic()
@@ -63,21 +70,34 @@ func measureCommits(ctx context.Context, addr, topic string, id [16]byte, partit
 		resp, err := req.RequestWith(ctx, cl)
 		d := time.Since(start)
 		if err != nil {
-			return 0, 0, fmt.Errorf("bench: commit %d: %w", i, err)
+			return 0, fmt.Errorf("bench: commit %d: %w", i, err)
 		}
 		for _, t := range resp.Topics {
 			for _, p := range t.Partitions {
 				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-					return 0, 0, fmt.Errorf("bench: commit %d of %s-%d: %w", i, t.Topic, p.Partition, err)
+					return 0, fmt.Errorf("bench: commit %d of %s-%d: %w", i, t.Topic, p.Partition, err)
 				}
 			}
 		}
-		if i >= warmup {
-			lat = append(lat, d)
+		return d, nil
+	}
+	i := 0
+	for begin := time.Now(); i < warmup || time.Since(begin) < settle; i++ {
+		if _, err := commit(i); err != nil {
+			return nil, err
 		}
 	}
+	lat := make([]time.Duration, 0, n)
+	for range n {
+		d, err := commit(i)
+		if err != nil {
+			return nil, err
+		}
+		lat = append(lat, d)
+		i++
+	}
 	slices.Sort(lat)
-	return percentile(lat, 0.50), percentile(lat, 0.99), nil
+	return lat, nil
 }
 
 func percentile(sorted []time.Duration, q float64) time.Duration {
