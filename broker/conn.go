@@ -43,8 +43,10 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 
 	br := bufio.NewReaderSize(c, 64<<10)
 	// spare is a frame buffer free for reuse: only a produce request's
-	// frame is, once handled, since no other state keeps its bytes (kmsg
-	// decodes byte fields as views of the frame).
+	// frame is, once its handler returned (records appended; kmsg decodes
+	// byte fields as views of the frame but copies strings), even when an
+	// acks=all continuation (Result.Later) still waits: that works on the
+	// response only, never on the request's bytes.
 	var spare []byte
 loop:
 	for {
@@ -65,11 +67,11 @@ loop:
 		case <-ctx.Done():
 			break loop
 		}
-		async := s.dispatch(ctx, frame, p, log)
+		async, inline := s.dispatch(ctx, frame, p, log)
 		if !async && p.err != nil {
 			break
 		}
-		if !async && frame[0] == 0 && frame[1] == 0 { // api key 0: Produce
+		if inline && frame[0] == 0 && frame[1] == 0 { // api key 0: Produce
 			spare = frame
 		}
 	}
@@ -107,31 +109,33 @@ func (s *Server) writeLoop(c net.Conn, queue <-chan *pending, cancel context.Can
 }
 
 // dispatch decodes a frame and runs its handler, inline or (for async APIs)
-// on its own goroutine. It reports whether the handler went async.
-func (s *Server) dispatch(ctx context.Context, frame []byte, p *pending, log *slog.Logger) bool {
+// on its own goroutine. It reports whether the request goes on off this
+// goroutine (async) and whether its handler ran on it (inline; true also
+// when a Later continuation goes on elsewhere).
+func (s *Server) dispatch(ctx context.Context, frame []byte, p *pending, log *slog.Logger) (async, inline bool) {
 	start := time.Now()
 	h, body, err := wire.ParseHeader(frame)
 	if err != nil {
 		p.err = err
 		close(p.done)
-		return false
+		return false, false
 	}
 	if h.Key == 18 && !handler.Supported(h.Key, h.Version) {
 		p.frame, p.err = wire.EncodeResponse(h.CorrelationID, handler.UnsupportedApiVersions(), nil, nil)
 		close(p.done)
-		return false
+		return false, false
 	}
 	api, ok := handler.Lookup(h.Key)
 	if !ok || !handler.Supported(h.Key, h.Version) {
 		p.err = fmt.Errorf("unsupported api key %d version %d (client %q)", h.Key, h.Version, h.ClientID)
 		close(p.done)
-		return false
+		return false, false
 	}
 	req, err := wire.DecodeBody(h, body)
 	if err != nil {
 		p.err = err
 		close(p.done)
-		return false
+		return false, false
 	}
 	hreq := &handler.Request{Header: h, Body: req, Bytes: len(frame) + 4}
 	finish := func(res handler.Result, err error) {
@@ -141,7 +145,7 @@ func (s *Server) dispatch(ctx context.Context, frame []byte, p *pending, log *sl
 	}
 	if api.Async {
 		go func() { finish(s.run(ctx, api, hreq, log)) }()
-		return true
+		return true, false
 	}
 	res, err := s.run(ctx, api, hreq, log)
 	if err == nil && res.Later != nil {
@@ -151,10 +155,10 @@ func (s *Server) dispatch(ctx context.Context, frame []byte, p *pending, log *sl
 			res, err := s.later(ctx, api, hreq, res.Later, log)
 			finish(res, err)
 		}()
-		return true
+		return true, true
 	}
 	finish(res, err)
-	return false
+	return false, true
 }
 
 // later runs a handler's continuation, with the same panic protection.

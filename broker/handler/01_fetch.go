@@ -55,7 +55,7 @@ func handleFetch(ctx context.Context, env *Env, req *Request) (Result, error) {
 		for i, p := range f.parts {
 			p.Wait(wake)
 			// An append between the read and Wait would not wake us.
-			moved = moved || p.HighWatermark() != f.hws[i] && p.Log().LogEndOffset() != f.hws[i]
+			moved = moved || f.mark(p) != f.marks[i]
 		}
 		if moved {
 			continue
@@ -89,10 +89,20 @@ type fetchBuild struct {
 	marker  *wire.Marker
 	regions []wire.Region
 	parts   []*partition.Partition
-	hws     []int64 // high watermark of each of parts when read
+	marks   []int64 // mark of each of parts when read
+	replica bool    // a follower's fetch: reads up to the log end
 	bytes   int64
 	failed  bool
 	topicOf []string // topic name per region, for metrics
+}
+
+// mark is where the fetch may read p up to: the high watermark for a
+// consumer, the log end for a follower. A fetch waits until it moves.
+func (f *fetchBuild) mark(p *partition.Partition) int64 {
+	if f.replica {
+		return p.Log().LogEndOffset()
+	}
+	return p.HighWatermark()
 }
 
 func (f *fetchBuild) ready(minBytes int32) bool {
@@ -121,6 +131,7 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 	if r.Version >= 15 {
 		replica = r.ReplicaState.ID
 	}
+	f.replica = replica >= 0
 	now := time.Now()
 	remaining := int64(r.MaxBytes)
 	if r.Version < 3 || remaining <= 0 {
@@ -152,12 +163,8 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 					env.Partitions.ExpandISR(ctx, p, isr)
 				}
 			}
+			f.parts, f.marks = append(f.parts, p), append(f.marks, f.mark(p))
 			hw := p.HighWatermark()
-			mark := hw
-			if replica >= 0 {
-				mark = p.Log().LogEndOffset()
-			}
-			f.parts, f.hws = append(f.parts, p), append(f.hws, mark)
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, hw, p.LogStartOffset()
 			limit := min(int64(rp.PartitionMaxBytes), remaining)
 			if limit <= 0 && f.bytes == 0 {

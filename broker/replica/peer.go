@@ -29,6 +29,10 @@ type peer struct {
 	br   *bufio.Reader
 	fmt  *kmsg.RequestFormatter
 	corr int32
+	// buf is the last response frame, reused for the next one: a
+	// response's byte fields (fetched records) alias it, so they are
+	// valid only until the next request.
+	buf []byte
 }
 
 func dialPeer(ctx context.Context, addr, clientID string) (*peer, error) {
@@ -37,11 +41,14 @@ func dialPeer(ctx context.Context, addr, clientID string) (*peer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial leader %s: %w", addr, err)
 	}
-	return &peer{conn: c, br: bufio.NewReaderSize(c, 256<<10), fmt: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))}, nil
+	// A small read buffer: frames are read straight into peer.buf past
+	// what the buffer already holds, so bytes are copied once.
+	return &peer{conn: c, br: bufio.NewReaderSize(c, 16<<10), fmt: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))}, nil
 }
 
-// request sends req (its version already set) and reads its response.
-// Any error leaves the connection unusable.
+// request sends req (its version already set) and reads its response,
+// which stays valid until the next request. Any error leaves the
+// connection unusable.
 func (p *peer) request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
 	p.corr++
 	deadline := time.Now().Add(peerRequestTimeout)
@@ -54,13 +61,14 @@ func (p *peer) request(ctx context.Context, req kmsg.Request) (kmsg.Response, er
 	if _, err := p.conn.Write(p.fmt.AppendRequest(nil, req, p.corr)); err != nil {
 		return nil, fmt.Errorf("write %s: %w", kmsg.NameForKey(req.Key()), err)
 	}
-	frame, err := wire.ReadFrame(p.br, peerMaxFrame, nil)
+	frame, err := wire.ReadFrame(p.br, peerMaxFrame, p.buf)
 	if err != nil {
 		return nil, fmt.Errorf("read %s response: %w", kmsg.NameForKey(req.Key()), err)
 	}
 	if corr := int32(binary.BigEndian.Uint32(frame)); corr != p.corr {
 		return nil, fmt.Errorf("response correlation id %d, want %d", corr, p.corr)
 	}
+	p.buf = frame
 	resp := req.ResponseKind()
 	r := kbin.Reader{Src: frame[4:]}
 	if resp.IsFlexible() {

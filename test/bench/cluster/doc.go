@@ -7,6 +7,12 @@
 //
 //	go run ./test/bench/cluster [-duration 5s] [-sessions 3000,9000] [-trials 3] [-rate 10]
 //
+// The fixed-rate run comes first, on a quiet cluster. The throughput runs
+// go RF=1, RF=3, RF=3, RF=1 (each on its own topic, deleted after it) with
+// the same client settings, so that drift during the bench weighs on both
+// alike; each run also reports the CPU the brokers and the clients spent
+// per MB produced, which is what bounds the ratio when the cores are busy.
+//
 // Concurrency: main owns every child process and runs the phases one after
 // another; perf.Produce runs its own producer goroutines.
 package main

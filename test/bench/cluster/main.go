@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/strata-broker/strata/perf"
 )
 
 // options are the command-line settings.
@@ -131,41 +129,6 @@ func run(ctx context.Context, o options) (err error) {
 		fmt.Println("  " + l)
 	}
 	return nil
-}
-
-// throughput measures RF=1 and RF=3 acks=all throughput and the RF=3 p99
-// at the fixed rate, and returns the summary lines.
-func throughput(ctx context.Context, c *cluster, o options) ([]string, error) {
-	base := perf.ProduceOptions{Brokers: c.addrs, RecordSize: o.recordSize, Duration: o.duration, Partitions: o.partitions, Concurrency: 2}
-	var res [2]perf.Result
-	for i, rf := range []int{1, 3} {
-		opts := base
-		opts.Topic, opts.ReplicationFactor = "tput-rf"+strconv.Itoa(rf), rf
-		r, err := perf.Produce(ctx, opts)
-		if err != nil {
-			return nil, fmt.Errorf("RF=%d throughput: %w", rf, err)
-		}
-		fmt.Printf("RF=%d acks=all: %s\n", rf, r)
-		res[i] = r
-	}
-	paced := base
-	paced.Topic, paced.ReplicationFactor, paced.Concurrency = "paced-rf3", 3, 1
-	paced.Throughput = o.rateMB * (1 << 20) / float64(o.recordSize)
-	r, err := perf.Produce(ctx, paced)
-	if err != nil {
-		return nil, fmt.Errorf("fixed-rate run: %w", err)
-	}
-	fmt.Printf("RF=3 acks=all at %.0f MB/s: %s\n", o.rateMB, r)
-	ratio := 0.0
-	if res[0].MBPerSec() > 0 {
-		ratio = res[1].MBPerSec() / res[0].MBPerSec()
-	}
-	return []string{
-		fmt.Sprintf("throughput RF=1: %7.1f MB/s, RF=3 acks=all: %7.1f MB/s, ratio %.2f (target ≥ 0.5: %s)",
-			res[0].MBPerSec(), res[1].MBPerSec(), ratio, verdict(ratio >= 0.5)),
-		fmt.Sprintf("produce latency RF=3 acks=all at %.0f MB/s (achieved %.1f MB/s): p50 %.2f ms, p99 %.2f ms",
-			o.rateMB, r.MBPerSec(), float64(r.LatencyP50)/float64(time.Millisecond), float64(r.LatencyP99)/float64(time.Millisecond)),
-	}, nil
 }
 
 func verdict(ok bool) string {
