@@ -27,9 +27,12 @@ type Broker struct {
 	CompressionType          string   // compression.type ("producer")
 	BrokerSessionTimeoutMs   int64    // broker.session.timeout.ms (9000): lease TTL of the broker registration
 
-	ReplicaLagTimeMaxMs         int64 // replica.lag.time.max.ms (30000)
-	UncleanLeaderElectionEnable bool  // unclean.leader.election.enable (false)
-	AutoLeaderRebalanceEnable   bool  // auto.leader.rebalance.enable (true)
+	ReplicaLagTimeMaxMs int64 // replica.lag.time.max.ms (30000)
+	// ReplicaHighWatermarkCheckpointIntervalMs is
+	// replica.high.watermark.checkpoint.interval.ms (5000).
+	ReplicaHighWatermarkCheckpointIntervalMs int64
+	UncleanLeaderElectionEnable              bool // unclean.leader.election.enable (false)
+	AutoLeaderRebalanceEnable                bool // auto.leader.rebalance.enable (true)
 
 	LeaderImbalanceCheckIntervalSeconds int64 // leader.imbalance.check.interval.seconds (300)
 	LeaderImbalancePerBrokerPercentage  int32 // leader.imbalance.per.broker.percentage (10)

@@ -66,6 +66,8 @@ var brokerKeys = []keyDef{
 		f: enumField(func(b *Broker) *string { return &b.CompressionType }, compressionTypes...)},
 	{name: "replica.lag.time.max.ms", typ: TypeLong, def: "30000", doc: "A follower that has not caught up for this long leaves the ISR.",
 		f: intField(1, func(b *Broker) *int64 { return &b.ReplicaLagTimeMaxMs })},
+	{name: "replica.high.watermark.checkpoint.interval.ms", typ: TypeLong, def: "5000", doc: "How often each partition's high watermark is written to disk (only when it moved).",
+		f: intField(1, func(b *Broker) *int64 { return &b.ReplicaHighWatermarkCheckpointIntervalMs })},
 	{name: "unclean.leader.election.enable", typ: TypeBoolean, def: "false", doc: "Allow a replica outside the ISR to become leader (may lose data).",
 		f: boolField(func(b *Broker) *bool { return &b.UncleanLeaderElectionEnable })},
 	{name: "auto.leader.rebalance.enable", typ: TypeBoolean, def: "true", doc: "Move leadership back to preferred replicas in the background.",

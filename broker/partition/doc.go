@@ -13,5 +13,9 @@
 //
 // On disk, each partition lives in <log.dirs[0]>/<topic>-<partition>, with a
 // partition.metadata file naming the topic id, so that a topic deleted and
-// recreated under the same name never sees the old data.
+// recreated under the same name never sees the old data, and a
+// high-watermark file that Manager.Run rewrites every
+// replica.high.watermark.checkpoint.interval.ms when the HW moved (and
+// Close writes last). Manager.Run is the one goroutine that also shrinks
+// lagging ISRs.
 package partition

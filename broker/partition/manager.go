@@ -100,6 +100,12 @@ func (m *Manager) Run(ctx context.Context) {
 	lag := time.Duration(m.cfg.ReplicaLagTimeMaxMs) * time.Millisecond
 	tick := time.NewTicker(min(lag/2, time.Second))
 	defer tick.Stop()
+	hwEvery := time.Duration(m.cfg.ReplicaHighWatermarkCheckpointIntervalMs) * time.Millisecond
+	if hwEvery <= 0 {
+		hwEvery = 5 * time.Second // Kafka's default
+	}
+	hwTick := time.NewTicker(hwEvery)
+	defer hwTick.Stop()
 	for {
 		changed := m.cache.Changed()
 		if err := m.Sync(); err != nil {
@@ -114,6 +120,9 @@ func (m *Manager) Run(ctx context.Context) {
 				if next := p.laggingISR(now, lag); next != nil {
 					m.changeISR(ctx, p, next)
 				}
+			}
+		case <-hwTick.C:
+			for _, p := range m.All() {
 				if err := p.checkpointHW(); err != nil {
 					m.log.Warn("checkpoint high watermark", "topic", p.Topic, "partition", p.Index, "err", err)
 				}
@@ -239,6 +248,7 @@ func (m *Manager) open(id metadata.TopicID, k Key, tcfg *config.Topic, replicas 
 	}
 	p := &Partition{Topic: k.Topic, Index: k.Partition, TopicID: id, log: l, nodeID: m.nodeID, tier: m.tier}
 	p.leader.Store(metadata.NoLeader)
+	p.hwSaved.Store(-1)
 	c := *tcfg
 	p.cfg.Store(&c)
 	p.loadHW(replicas)

@@ -32,6 +32,7 @@ type Partition struct {
 	leaderEpoch atomic.Int32
 	leader      atomic.Int32
 	hw          atomic.Int64
+	hwSaved     atomic.Int64   // the high watermark last checkpointed (-1: none)
 	tier        *remote.Reader // cold reads; nil without tiering (set at open)
 
 	mu      sync.Mutex

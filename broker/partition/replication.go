@@ -239,9 +239,18 @@ func (p *Partition) TruncateFullyAndStartAt(offset int64) error {
 	return nil
 }
 
-// checkpointHW writes the high watermark next to the log.
+// checkpointHW writes the high watermark next to the log when it moved
+// since the last checkpoint (each write is an fsync).
 func (p *Partition) checkpointHW() error {
-	return segment.WriteFileAtomic(filepath.Join(p.log.Dir(), hwFile), []byte(strconv.FormatInt(p.hw.Load(), 10)+"\n"))
+	hw := p.hw.Load()
+	if hw == p.hwSaved.Load() {
+		return nil
+	}
+	if err := segment.WriteFileAtomic(filepath.Join(p.log.Dir(), hwFile), []byte(strconv.FormatInt(hw, 10)+"\n")); err != nil {
+		return err
+	}
+	p.hwSaved.Store(hw)
+	return nil
 }
 
 // loadHW sets the high watermark from its checkpoint, capped at the log

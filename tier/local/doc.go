@@ -17,6 +17,8 @@
 //	partition.checkpoint               text: log start offset and recovery
 //	                                   point, rewritten atomically
 //	clean-shutdown                     empty marker written last by Close
+//	leader-epoch-checkpoint            Kafka's text layout: epoch and first
+//	                                   offset of each leader epoch (epochs.go)
 //	cleaner.checkpoint                 text: the log cleaner's first dirty
 //	                                   offset and pending delete horizon
 //	<base:020>.log.cleaned (+indexes)  a cleaned segment being written
@@ -39,7 +41,9 @@
 // FlushIntervalMessages / FlushIntervalMs make appends flush synchronously.
 // A roll hands the sealed segment to a background flusher goroutine, which
 // syncs it without the lock and then advances the recovery point to the
-// new segment's base. Every flush rewrites the checkpoint.
+// new segment's base. Every flush rewrites the checkpoint, after fsyncing
+// the leader-epoch checkpoint (an append that starts a new epoch rewrites
+// that file without fsync, as Kafka does since KAFKA-15046).
 //
 // Recovery (Open): with the clean-shutdown marker the segments are loaded
 // without scanning (index files are still checked and rebuilt when
@@ -49,7 +53,8 @@
 // before the last segment the later segments are deleted. A half-written
 // batch is therefore never served. The producer state is then loaded from
 // the newest snapshot at or below the recovery point and brought up to the
-// log end by replaying batch headers after it. The wall clock of the active
+// log end by replaying batch headers after it, and the leader epochs of
+// the batches after the recovery point are added again. The wall clock of the active
 // segment's first append (for SegmentMs) is not persisted; it restarts at
 // Open.
 //

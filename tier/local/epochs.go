@@ -31,18 +31,40 @@ type EpochEntry struct {
 type epochCache struct {
 	path    string
 	entries []EpochEntry
+	dirty   bool // the file holds the entries but is not fsynced yet
 }
 
 // assign records that epoch starts at offset, if it is newer than the
-// latest known epoch. Caller holds Log.mu.
+// latest known epoch. It is on the append path, so the file is written
+// without fsync (as Kafka does since KAFKA-15046): sync makes it durable
+// before the recovery point passes offset, and recovery re-derives the
+// entries past the recovery point from the batches. Caller holds Log.mu.
 func (c *epochCache) assign(epoch int32, offset int64) error {
-	if epoch < 0 {
+	if !c.add(epoch, offset) {
 		return nil
+	}
+	c.dirty = true
+	return c.write(false)
+}
+
+// add appends the entry if epoch is newer than the latest known one.
+func (c *epochCache) add(epoch int32, offset int64) bool {
+	if epoch < 0 {
+		return false
 	}
 	if n := len(c.entries); n > 0 && c.entries[n-1].Epoch >= epoch {
-		return nil
+		return false
 	}
 	c.entries = append(c.entries, EpochEntry{epoch, offset})
+	return true
+}
+
+// sync makes an assign's write durable; call before the recovery point
+// is checkpointed. Caller holds Log.mu.
+func (c *epochCache) sync() error {
+	if c == nil || !c.dirty {
+		return nil
+	}
 	return c.persist()
 }
 
@@ -103,22 +125,41 @@ func (c *epochCache) endOffsetFor(epoch int32, leo int64) (int32, int64) {
 	return c.entries[hi-1].Epoch, c.entries[hi].StartOffset
 }
 
+// persist replaces the file durably (truncations, recovery, sync).
 func (c *epochCache) persist() error {
+	if err := c.write(true); err != nil {
+		return err
+	}
+	c.dirty = false
+	return nil
+}
+
+// write replaces the file with the entries through a renamed temporary
+// file; durable only with synced.
+func (c *epochCache) write(synced bool) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "0\n%d\n", len(c.entries))
 	for _, e := range c.entries {
 		fmt.Fprintf(&b, "%d %d\n", e.Epoch, e.StartOffset)
 	}
-	if err := segment.WriteFileAtomic(c.path, b.Bytes()); err != nil {
+	var err error
+	if synced {
+		err = segment.WriteFileAtomic(c.path, b.Bytes())
+	} else if err = os.WriteFile(c.path+".tmp", b.Bytes(), 0o644); err == nil {
+		err = os.Rename(c.path+".tmp", c.path)
+	}
+	if err != nil {
 		return fmt.Errorf("write %s: %w", c.path, err)
 	}
 	return nil
 }
 
 // loadEpochs reads the checkpoint (rebuilding it from the batch headers
-// when it is missing or unreadable) and drops entries past the log end.
-// Caller holds mu or owns the unpublished log.
-func (l *Log) loadEpochs() error {
+// when it is missing or unreadable), adds the epochs of the batches from
+// scanFrom on (the recovery point after a crash: assign does not fsync)
+// and drops entries past the log end. Caller holds mu or owns the
+// unpublished log.
+func (l *Log) loadEpochs(scanFrom int64) error {
 	l.epochs = &epochCache{path: filepath.Join(l.dir, epochFile)}
 	entries, err := readEpochs(l.epochs.path)
 	if err != nil {
@@ -142,7 +183,25 @@ func (l *Log) loadEpochs() error {
 		}
 	}
 	l.epochs.entries = entries
-	return l.epochs.truncateFromEnd(l.leo.Load())
+	if err := l.epochs.truncateFromEnd(l.leo.Load()); err != nil {
+		return err
+	}
+	added := false
+	for _, s := range l.segs {
+		if s.NextOffset() <= scanFrom {
+			continue
+		}
+		for h, err := range s.Batches(max(scanFrom, s.BaseOffset())) {
+			if err != nil {
+				return fmt.Errorf("recover leader epochs: %w", err)
+			}
+			added = l.epochs.add(h.LeaderEpoch, h.BaseOffset) || added
+		}
+	}
+	if added {
+		return l.epochs.persist()
+	}
+	return nil
 }
 
 func readEpochs(path string) ([]EpochEntry, error) {

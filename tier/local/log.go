@@ -221,9 +221,12 @@ func (l *Log) segmentOptions() segment.Options {
 	return segment.Options{IndexIntervalBytes: l.cfg.IndexIntervalBytes, Logger: l.logger}
 }
 
-// writeCheckpoint persists the log start offset and recovery point. Caller
-// holds mu.
+// writeCheckpoint persists the log start offset and recovery point, after
+// the leader epochs up to it. Caller holds mu.
 func (l *Log) writeCheckpoint() error {
+	if err := l.epochs.sync(); err != nil {
+		return err
+	}
 	return writeCheckpoint(l.dir, l.logStart.Load(), l.recoveryPoint)
 }
 

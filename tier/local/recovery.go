@@ -106,7 +106,11 @@ func (l *Log) recover() error {
 	if err := l.loadProducerState(snapshotLimit); err != nil {
 		return err
 	}
-	if err := l.loadEpochs(); err != nil {
+	epochScan := checkpointRP
+	if clean {
+		epochScan = leo
+	}
+	if err := l.loadEpochs(epochScan); err != nil {
 		return err
 	}
 	if err := l.writeCheckpoint(); err != nil {
