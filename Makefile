@@ -69,11 +69,12 @@ fuzz-smoke: ## run each fuzz target for FUZZTIME (10s)
 fuzz: ## run each fuzz target for FUZZTIME_LONG (2m)
 	$(MAKE) --no-print-directory fuzz-smoke FUZZTIME=$(FUZZTIME_LONG)
 
-bench: ## benchmarks: produce/consume and groups vs kfake, cleaner vs its ceiling, cluster
+bench: ## benchmarks: produce/consume and groups vs kfake, cleaner vs its ceiling, cluster, tiered storage vs raw MinIO GETs
 	$(GO) run ./test/bench
 	$(GO) run ./test/bench/groups
 	$(GO) run ./test/bench/cleaner
 	$(GO) run ./test/bench/cluster
+	$(GO) run ./test/bench/tier
 
 lint: ## gofmt, go vet, staticcheck
 	@files=$$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*'); \

@@ -111,6 +111,15 @@ func (c *chunkCache) evictLocked() {
 	}
 }
 
+// present reports whether key is cached or being filled.
+func (c *chunkCache) present(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, cached := c.entries[key]
+	_, filling := c.inflight[key]
+	return cached || filling
+}
+
 // usedBytes is the cache's current size.
 func (c *chunkCache) usedBytes() int64 {
 	c.mu.Lock()

@@ -16,7 +16,9 @@
 //	<topic>-<topicID hex>/<partition>/manifest.json                  finished segments (disaster recovery)
 //
 // The object store's own prefix (remote.log.storage.s3.prefix) comes
-// before these keys.
+// before these keys. The manifest also carries the topic's partition count
+// and config overrides, so that FindTopic (restore.go) can recreate the
+// topic from the bucket alone (`strata tier restore`).
 //
 // # Metadata
 //
@@ -38,19 +40,40 @@
 // .log object in ChunkSize ranged GETs into the on-disk chunk cache
 // (bounded by remote.log.reader.cache.bytes, LRU) and returns whole
 // batches as a region of a cache file, so the bytes still go out with
-// sendfile; a first batch that spans two chunks is copied to an unlinked
-// span file. The next chunk is read ahead in the background when a reader
-// slot is free.
+// sendfile; a first batch that spans two chunks is copied to a span entry
+// of the cache holding just that batch. The next four chunks (at most an
+// eighth of the cache) are read ahead in the background while reader
+// slots are free; past the end of a copy the read-ahead goes on into the
+// following copies (offset index and chunks), so a sequential reader does
+// not stall at segment boundaries. Chunks are 4 MiB: at 1 MiB a cold
+// read in the bench (test/bench/tier) cost the broker about 30% more CPU
+// per byte, in per-GET and per-file costs.
 //
 // # Concurrency
 //
 // Manager.Run owns one goroutine that, every task interval, walks the
 // partitions: the leader copies, expires and cleans orphans; every replica
-// applies local retention. Manager.mu guards the per-partition metadata
-// view (parts), which the reader consults from fetch goroutines. The
-// Reader bounds concurrent object reads with a semaphore of
-// remote.log.reader.threads; its chunk cache has its own mutex (cache.mu)
-// guarding the LRU list and in-flight downloads; files are opened under
-// it, so an evicted chunk stays readable through the fds already handed
-// out.
+// applies local retention. Between these full passes the same goroutine
+// polls every 200 ms (copyPending) for leader partitions with a sealed,
+// committed segment past the copied end, and copies it and applies local
+// retention right away, so copy lag and local disk use do not wait for the
+// interval. The poll reads only memory (the source's partition list, each
+// log's segment list and the copied end cached in the partition's view), so
+// its cost is a few allocations per partition and it calls the metadata
+// and object stores only for partitions with work; a copy that fails in a
+// poll is retried by the next full pass, not every poll. Followers apply
+// local retention in full passes only.
+//
+// A Sweeper (deleted.go), run by every broker next to Manager.Run on its
+// own goroutine, removes the objects and records of deleted topics from
+// the markers DeleteTopic leaves in etcd; each step is idempotent, so
+// brokers may race.
+//
+// Manager.mu guards the per-partition metadata view (parts), which the
+// reader consults from fetch goroutines. The Reader bounds concurrent
+// object reads with a semaphore of remote.log.reader.threads; read-ahead
+// runs in background goroutines (waited for by Close) that take a slot
+// per download. Its chunk cache has its own mutex (cache.mu) guarding the
+// LRU list and in-flight downloads; files are opened under it, so an
+// evicted chunk stays readable through the fds already handed out.
 package remote

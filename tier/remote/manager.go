@@ -38,7 +38,7 @@ type Options struct {
 	CacheDir      string        // chunk cache directory (required for reads)
 	CacheBytes    int64         // chunk cache bound (256 MiB)
 	ReaderThreads int           // concurrent object reads (10)
-	ChunkSize     int64         // ranged GET size (1 MiB)
+	ChunkSize     int64         // ranged GET size (4 MiB)
 	OrphanGrace   time.Duration // unknown objects younger than this are kept (2×Interval)
 	Now           func() time.Time
 	Logger        *slog.Logger
@@ -66,7 +66,7 @@ func (o *Options) fill() {
 		o.ReaderThreads = 10
 	}
 	if o.ChunkSize <= 0 {
-		o.ChunkSize = 1 << 20
+		o.ChunkSize = 4 << 20
 	}
 	if o.OrphanGrace <= 0 {
 		o.OrphanGrace = 2 * o.Interval
@@ -104,6 +104,9 @@ type view struct {
 	segs   []Segment // every record, by base offset then name
 	loaded time.Time
 
+	copied int64 // copiedEnd(segs), for copyPending's check
+	held   bool  // copyPending failed: wait for the next full pass
+
 	backlog int    // segments waiting to be copied, after the last task
 	lastErr string // the last task's error ("" if it succeeded)
 }
@@ -128,18 +131,102 @@ func New(store objstore.ObjectStore, meta MetaStore, src Source, opts Options) (
 // Reader serves cold reads (nil without a cache directory).
 func (m *Manager) Reader() *Reader { return m.reader }
 
-// Run runs the task every interval until ctx is done.
+// pendingPoll is how often Run looks, between full passes, for a leader
+// partition with a sealed, committed segment not yet copied.
+const pendingPoll = 200 * time.Millisecond
+
+// Run runs the full task every interval until ctx is done, and in between
+// copies newly sealed segments within about pendingPoll of their commit
+// (see copyPending), so copy lag does not wait for the interval.
 func (m *Manager) Run(ctx context.Context) {
-	t := time.NewTicker(m.opts.Interval)
-	defer t.Stop()
+	full := time.NewTicker(m.opts.Interval)
+	defer full.Stop()
+	poll := time.NewTicker(min(pendingPoll, m.opts.Interval))
+	defer poll.Stop()
 	for {
 		m.RunOnce(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-full.C:
+				break wait
+			case <-poll.C:
+				m.copyPending(ctx)
+			}
 		}
 	}
+}
+
+// copyPending copies, on the leaders, sealed and committed segments past
+// what is copied and then applies local retention; it is the cheap check
+// Run makes between full passes. The check reads only in-memory state
+// (the local segment list and the cached copied end), so partitions with
+// nothing to copy cost no metadata or object store call. A partition whose
+// copy fails here is left to the next full pass (its hold is cleared when
+// its metadata is reloaded), so an unreachable bucket is not retried every
+// poll.
+func (m *Manager) copyPending(ctx context.Context) {
+	for _, pi := range m.src() {
+		if ctx.Err() != nil {
+			return
+		}
+		if !pi.Leader || pi.Log == nil || pi.Config == nil || !pi.Config.RemoteStorageEnable || pi.Config.RemoteLogCopyDisable {
+			continue
+		}
+		k := pkey{pi.TopicID, pi.Partition}
+		m.mu.Lock()
+		v, loaded := m.parts[k]
+		done, held := int64(-1), false
+		if loaded {
+			done, held = v.copied, v.held
+		}
+		m.mu.Unlock()
+		if held || !uncopied(pi, done) {
+			continue
+		}
+		var err error
+		if !loaded { // a partition new since the last full pass
+			var segs []Segment
+			if segs, err = m.refresh(ctx, pi.TopicID, pi.Partition, pi.Topic); err == nil && !uncopied(pi, copiedEnd(segs)) {
+				continue
+			}
+		}
+		if err == nil {
+			err = m.copySegments(ctx, pi)
+		}
+		if err == nil {
+			err = m.expireLocal(pi)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			m.mu.Lock()
+			if v, ok := m.parts[k]; ok {
+				v.held = true
+			} else { // never loaded: an empty, stale view that holds
+				m.parts[k] = &view{topic: pi.Topic, copied: -1, held: true}
+			}
+			m.mu.Unlock()
+		}
+		m.noteResult(pi, err)
+	}
+}
+
+// uncopied reports whether pi has a sealed, committed, non-empty segment
+// ending past done, the copied end: what copySegments would copy.
+func uncopied(pi PartitionInfo, done int64) bool {
+	for _, ls := range pi.Log.Segments() {
+		if !ls.Sealed || ls.NextOffset > pi.HighWatermark {
+			return false
+		}
+		if ls.NextOffset > ls.BaseOffset && ls.NextOffset-1 > done {
+			return true
+		}
+	}
+	return false
 }
 
 // RunOnce runs one pass over every tiered partition: copy, expire and
@@ -221,7 +308,7 @@ func (m *Manager) refresh(ctx context.Context, id metadata.TopicID, p int32, top
 		return compareStrings(a.CopyID, b.CopyID)
 	})
 	m.mu.Lock()
-	v := &view{topic: topic, segs: segs, loaded: m.opts.Now()}
+	v := &view{topic: topic, segs: segs, loaded: m.opts.Now(), copied: copiedEnd(segs)}
 	if old, ok := m.parts[pkey{id, p}]; ok {
 		v.backlog, v.lastErr = old.backlog, old.lastErr
 		if topic == "" {
