@@ -86,7 +86,7 @@ func parseFlags() (options, error) {
 	fs.Float64Var(&o.rate, "rate", 32, "produce rate in MB/s (0: unthrottled)")
 	fs.IntVar(&o.recordSize, "record-size", 1024, "value bytes per record")
 	fs.IntVar(&o.rounds, "rounds", 3, "cold-read rounds (broker and raw GET alternate)")
-	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the first cold consume to this file")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the first cold raw fetch (broker and reader) to this file")
 	fs.BoolVar(&o.verbose, "v", false, "log the broker at info level (default: warnings only)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return o, err
@@ -319,29 +319,47 @@ func (b *bench) produceHot(ctx context.Context, cs coldSet) (hotSet, error) {
 }
 
 // roundResults are the MB/s of each read, by round.
-type roundResults struct{ cold, raw, hot []float64 }
+type roundResults struct {
+	cold, fetch, raw, hot []float64 // MB/s
+	fetchCPU, rawCPU      []float64 // CPU ms per MB, MinIO and this process
+}
 
 // coldRounds alternates cold consumes (each on a freshly started broker),
 // raw GETs and hot consumes, and returns their MB/s.
 func (b *bench) coldRounds(ctx context.Context, cs coldSet, hs hotSet) (rr roundResults, err error) {
 	for round := range b.o.rounds {
 		rctx, cancel := context.WithTimeout(ctx, roundBound)
-		var c, first, r, h time.Duration
+		var c, first, f, r, h time.Duration
+		var fcpu, rcpu time.Duration
 		steps := []func() error{
 			func() error {
 				if err := b.restart(rctx); err != nil {
 					return err
 				}
+				var n int64
 				var err error
-				c, err = profiled(round == 0 && b.o.cpuprofile != "", b.o.cpuprofile, func() (d time.Duration, err error) {
-					d, first, err = consumeCold(rctx, b.node.addr, topic, cs)
-					return d, err
+				fcpu = b.cpu(func() {
+					f, err = profiled(round == 0 && b.o.cpuprofile != "", b.o.cpuprofile, func() (d time.Duration, err error) {
+						d, n, err = fetchCold(rctx, b.node.addr, topic, cs)
+						return d, err
+					})
 				})
+				if err == nil && n != cs.bytes {
+					err = fmt.Errorf("raw cold fetch read %d bytes, want %d", n, cs.bytes)
+				}
+				return err
+			},
+			func() error {
+				if err := b.restart(rctx); err != nil {
+					return err
+				}
+				var err error
+				c, first, err = consumeCold(rctx, b.node.addr, topic, cs)
 				return err
 			},
 			func() error {
 				var err error
-				r, err = rawGet(rctx, b.s3.Client, b.s3.Bucket, cs)
+				rcpu = b.cpu(func() { r, err = rawGet(rctx, b.s3.Client, b.s3.Bucket, cs) })
 				return err
 			},
 			func() error {
@@ -364,8 +382,11 @@ func (b *bench) coldRounds(ctx context.Context, cs coldSet, hs hotSet) (rr round
 		}
 		cancel()
 		rr.cold, rr.raw, rr.hot = append(rr.cold, mbps(cs.bytes, c)), append(rr.raw, mbps(cs.bytes, r)), append(rr.hot, mbps(hs.bytes, h))
-		fmt.Printf("round %d: cold consume %.1f MB/s (%.2fs, first records after %.2fs), raw GET %.1f MB/s (%.2fs), hot consume %.1f MB/s (%.2fs); cold/raw %.2f, cold/hot %.2f\n",
-			round+1, rr.cold[round], c.Seconds(), first.Seconds(), rr.raw[round], r.Seconds(), rr.hot[round], h.Seconds(), rr.cold[round]/rr.raw[round], rr.cold[round]/rr.hot[round])
+		rr.fetch = append(rr.fetch, mbps(cs.bytes, f))
+		mb := float64(cs.bytes) / (1 << 20)
+		rr.fetchCPU, rr.rawCPU = append(rr.fetchCPU, fcpu.Seconds()*1000/mb), append(rr.rawCPU, rcpu.Seconds()*1000/mb)
+		fmt.Printf("round %d: cold consume %.1f MB/s (%.2fs, first records after %.2fs), cold raw fetch %.1f MB/s (%.2fs), raw GET %.1f MB/s (%.2fs), hot consume %.1f MB/s (%.2fs); cold/raw %.2f, cold fetch/raw %.2f, cold/hot %.2f\n",
+			round+1, rr.cold[round], c.Seconds(), first.Seconds(), rr.fetch[round], f.Seconds(), rr.raw[round], r.Seconds(), rr.hot[round], h.Seconds(), rr.cold[round]/rr.raw[round], rr.fetch[round]/rr.raw[round], rr.cold[round]/rr.hot[round])
 	}
 	return rr, nil
 }
@@ -374,12 +395,17 @@ func (b *bench) coldRounds(ctx context.Context, cs coldSet, hs hotSet) (rr round
 func (b *bench) report(lags []time.Duration, missing int, ds *dirSampler, rr roundResults) {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "metric\tvalue\ttarget\t")
-	c, r, h := median(rr.cold), median(rr.raw), median(rr.hot)
+	c, f, r, h := median(rr.cold), median(rr.fetch), median(rr.raw), median(rr.hot)
 	fmt.Fprintf(tw, "cold read (broker, kgo) MB/s\t%.1f\t\t\n", c)
+	fmt.Fprintf(tw, "cold read (broker, raw Fetch, records not decoded) MB/s\t%.1f\t\t\n", f)
 	fmt.Fprintf(tw, "raw minio-go GET MB/s\t%.1f\t\t\n", r)
 	fmt.Fprintf(tw, "hot read (local, kgo, reference) MB/s\t%.1f\t\t\n", h)
 	if r > 0 && h > 0 {
 		fmt.Fprintf(tw, "cold read / raw GET\t%.2fx\t≥ %.1fx\t%s\n", c/r, targetRatio, verdict(c/r >= targetRatio, "meets", "below"))
+		fmt.Fprintf(tw, "cold raw Fetch / raw GET\t%.2fx\t≥ %.1fx\t%s\n", f/r, targetRatio, verdict(f/r >= targetRatio, "meets", "below"))
+		fc, rc := median(rr.fetchCPU), median(rr.rawCPU)
+		fmt.Fprintf(tw, "CPU ms/MB, MinIO + broker + reader: raw GET / cold raw Fetch\t%.2f / %.2f\t\t\n", rc, fc)
+		fmt.Fprintf(tw, "CPU-bound ceiling of cold/raw here (2 cores, CPU per MB)\t%.2fx\t\t\n", rc/fc)
 		fmt.Fprintf(tw, "cold read / hot read\t%.2fx\t\t\n", c/h)
 		fmt.Fprintf(tw, "hot read / raw GET (the Kafka path's own ceiling)\t%.2fx\t\t\n", h/r)
 	}
@@ -452,4 +478,13 @@ func profiled(on bool, path string, fn func() (time.Duration, error)) (time.Dura
 	}
 	fmt.Printf("tier bench: wrote the cold consume's CPU profile to %s\n", path)
 	return d, err
+}
+
+// cpu runs fn and returns the CPU time MinIO and this process (broker and
+// readers) spent meanwhile.
+func (b *bench) cpu(fn func()) time.Duration {
+	pid := b.s3.Pid()
+	before := perf.ProcessCPU(pid) + perf.SelfCPU()
+	fn()
+	return perf.ProcessCPU(pid) + perf.SelfCPU() - before
 }
