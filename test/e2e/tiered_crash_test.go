@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/strata-broker/strata/test/harness"
@@ -104,6 +105,18 @@ type crashRig struct {
 	proxy *stallProxy
 	cli   *clientv3.Client
 	b     *harness.Process
+}
+
+// tieredHalf creates a one-partition tiered topic, produces n records and
+// waits until more than half of them are tiered.
+func (r *crashRig) tieredHalf(t *testing.T, topic string, n int) (*kadm.Client, *kgo.Client, kadm.TopicID, []*kgo.Record) {
+	t.Helper()
+	adm := harness.NewAdmin(t, r.b.Addr())
+	id := harness.CreateTopic(t, adm, topic, 1, tieredTopic)
+	cl := harness.NewClient(t, r.b.Addr(), tieredProducer...)
+	want := produceTiered(t, cl, topic, 1, n)[0]
+	waitFor(t, "segments tiered", func() bool { return listOffset(t, cl, topic, 0, -5) > int64(len(want))/2 })
+	return adm, cl, id, want
 }
 
 func startCrashRig(t *testing.T) *crashRig {
@@ -218,11 +231,7 @@ func TestTieredKillDuringUpload(t *testing.T) {
 // is left, and the log reads back from its new start.
 func TestTieredKillDuringRemoteDeletion(t *testing.T) {
 	r := startCrashRig(t)
-	adm := harness.NewAdmin(t, r.b.Addr())
-	id := harness.CreateTopic(t, adm, "crash-delete", 1, tieredTopic)
-	cl := harness.NewClient(t, r.b.Addr(), tieredProducer...)
-	want := produceTiered(t, cl, "crash-delete", 1, 800)[0]
-	waitFor(t, "segments tiered", func() bool { return listOffset(t, cl, "crash-delete", 0, -5) > int64(len(want))/2 })
+	adm, cl, id, want := r.tieredHalf(t, "crash-delete", 800)
 
 	r.proxy.stallOnce(requestFor(http.MethodDelete, ".index"))
 	set := func(k, v string) kadm.AlterConfig {
@@ -279,11 +288,7 @@ func TestTieredKillDuringRemoteDeletion(t *testing.T) {
 // and the prefix, the remote records and the marker are all gone.
 func TestTieredKillDuringTopicDeletion(t *testing.T) {
 	r := startCrashRig(t)
-	adm := harness.NewAdmin(t, r.b.Addr())
-	id := harness.CreateTopic(t, adm, "crash-drop", 1, tieredTopic)
-	cl := harness.NewClient(t, r.b.Addr(), tieredProducer...)
-	want := produceTiered(t, cl, "crash-drop", 1, 600)[0]
-	waitFor(t, "segments tiered", func() bool { return listOffset(t, cl, "crash-drop", 0, -5) > int64(len(want))/2 })
+	adm, _, id, _ := r.tieredHalf(t, "crash-drop", 600)
 	prefix := fmt.Sprintf("crash-drop-%x/", [16]byte(id))
 
 	r.proxy.stallOnce(requestFor(http.MethodDelete, ".index"))
