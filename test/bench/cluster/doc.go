@@ -5,9 +5,12 @@
 // kill -9 to the first successful acks=all produce on the new leader,
 // median of several) for each broker.session.timeout.ms given.
 //
-//	go run ./test/bench/cluster [-duration 5s] [-sessions 3000,9000] [-trials 3] [-rate 10]
+//	go run ./test/bench/cluster [-duration 5s] [-sessions 3000,9000] [-trials 3] [-rate 10] [-warm 8]
 //
-// The fixed-rate run comes first, on a quiet cluster. The throughput runs
+// First it writes and deletes -warm GiB (warm.go): on a VM the first touch
+// of a page-cache page costs several times a reuse, which would tax
+// whichever run first grows the page cache. The fixed-rate run comes
+// first, on a quiet cluster. The throughput runs
 // go RF=1, RF=3, RF=3, RF=1 (each on its own topic, deleted after it) with
 // the same client settings, so that drift during the bench weighs on both
 // alike; each run also reports the CPU the brokers and the clients spent

@@ -24,6 +24,7 @@ type options struct {
 	trials     int
 	dir        string
 	keep       bool
+	warmGiB    int
 }
 
 func parseFlags(args []string) (options, error) {
@@ -38,6 +39,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.trials, "trials", 3, "failover trials per session timeout (the median is reported)")
 	fs.StringVar(&o.dir, "dir", "", "directory for data and logs (default: a temp dir)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the data and logs afterwards")
+	fs.IntVar(&o.warmGiB, "warm", 8, "GiB written and deleted first so the page cache's pages were touched once (0: skip)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -90,6 +92,9 @@ func run(ctx context.Context, o options) (err error) {
 	fmt.Printf("bench cluster: 3 brokers + 1 etcd on loopback, %d B records, %d partitions, GOMAXPROCS %d, %s\n",
 		o.recordSize, o.partitions, runtime.GOMAXPROCS(0), runtime.Version())
 
+	if err := warmPageCache(dir, o.warmGiB); err != nil {
+		return err
+	}
 	// min.insync.replicas stays 1 here: with 2 an acks=all produce to the
 	// RF=1 topic would fail (NOT_ENOUGH_REPLICAS), as in Kafka. RF=3 acks=all
 	// still waits for the whole ISR.
