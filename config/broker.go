@@ -9,6 +9,11 @@ import (
 	"strings"
 )
 
+// RackAwareReplicaSelector is the replica.selector.class value (Kafka's
+// class name) that lets consumers fetch from an in-sync replica in their
+// own rack (KIP-392).
+const RackAwareReplicaSelector = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+
 // Broker is a broker's whole static configuration. Build it with Load,
 // Parse or Default; it is not changed afterwards, so one *Broker may be
 // shared by every goroutine. Field comments give the Kafka key and default.
@@ -27,7 +32,11 @@ type Broker struct {
 	CompressionType          string   // compression.type ("producer")
 	BrokerSessionTimeoutMs   int64    // broker.session.timeout.ms (9000): lease TTL of the broker registration
 
-	ReplicaLagTimeMaxMs int64 // replica.lag.time.max.ms (30000)
+	// ReplicaSelectorClass is replica.selector.class (unset: consumers
+	// fetch from the leader; RackAwareReplicaSelector: from an in-sync
+	// replica in their rack, KIP-392).
+	ReplicaSelectorClass string
+	ReplicaLagTimeMaxMs  int64 // replica.lag.time.max.ms (30000)
 	// ReplicaHighWatermarkCheckpointIntervalMs is
 	// replica.high.watermark.checkpoint.interval.ms (5000).
 	ReplicaHighWatermarkCheckpointIntervalMs int64

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"log/slog"
 	"math"
 	"sort"
@@ -64,6 +65,8 @@ var brokerKeys = []keyDef{
 		f: intField(1, func(b *Broker) *int32 { return &b.MinInsyncReplicas })},
 	{name: "compression.type", typ: TypeString, def: "producer", doc: "Codec of stored batches; producer keeps the producer's (batches pass through untouched).",
 		f: enumField(func(b *Broker) *string { return &b.CompressionType }, compressionTypes...)},
+	{name: "replica.selector.class", typ: TypeString, kind: keyOptional, doc: "Which replica a consumer that names its rack (client.rack) fetches from (KIP-392): unset, the leader; " + RackAwareReplicaSelector + ", an in-sync replica in the consumer's rack.",
+		f: strField(func(b *Broker) *string { return &b.ReplicaSelectorClass }, replicaSelector)},
 	{name: "replica.lag.time.max.ms", typ: TypeLong, def: "30000", doc: "A follower that has not caught up for this long leaves the ISR.",
 		f: intField(1, func(b *Broker) *int64 { return &b.ReplicaLagTimeMaxMs })},
 	{name: "replica.high.watermark.checkpoint.interval.ms", typ: TypeLong, def: "5000", doc: "How often each partition's high watermark is written to disk (only when it moved).",
@@ -220,6 +223,15 @@ func init() {
 		brokerNames = append(brokerNames, brokerKeys[i].name)
 	}
 	sort.Strings(brokerNames)
+}
+
+// replicaSelector accepts the one replica selector Strata implements (a
+// Java class name: exact case), or nothing.
+func replicaSelector(v string) error {
+	if v != "" && v != RackAwareReplicaSelector {
+		return fmt.Errorf("unsupported replica selector %q: want %s, or nothing for leader-only fetches", v, RackAwareReplicaSelector)
+	}
+	return nil
 }
 
 // BrokerKeys returns the names of all broker keys, sorted.

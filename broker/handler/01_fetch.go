@@ -3,10 +3,13 @@ package handler
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/strata-broker/strata/broker/partition"
 	"github.com/strata-broker/strata/broker/wire"
+	"github.com/strata-broker/strata/config"
+	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/tier/segment"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -32,10 +35,27 @@ import (
 // * A follower's fetch (replica id ≥ 0; ReplicaState from v15) reads up to
 //   the log end, records the follower's log end (its fetch offset), moves
 //   the high watermark and brings a caught-up follower back into the ISR.
+//   It answers at once when the high watermark moved since its last answer
+//   (Kafka's followerNeedsHwUpdate): followers learn it only this way, and
+//   consumers reading from them wait on it.
+// * Fetch from the closest replica (KIP-392), v11+ consumers only (older
+//   ones cannot be redirected, so they only ever reach leaders):
+//   - a follower serves them as a leader would, up to its own high
+//     watermark (the one the leader last sent), with the leader epoch
+//     check; an offset between that and its log end reads nothing yet, one
+//     past its log end or below its log start is OFFSET_OUT_OF_RANGE (the
+//     client goes back to the leader); a broker that is no replica answers
+//     NOT_LEADER_OR_FOLLOWER. Every other API stays leader-only.
+//   - with replica.selector.class = RackAwareReplicaSelector, the leader
+//     answers a consumer whose rack (client.rack) is not the leader's with
+//     PreferredReadReplica: an alive in-sync follower in that rack that
+//     holds the fetch offset (partition.PreferredReadReplica), and no
+//     records, at once, as Kafka does; else -1 and the records.
 //
 // Version notes:
 // * v4: isolation level, last stable offset; v5: log start offset
-// * v7: sessions; v9: current leader epoch (KIP-320); v11: rack (ignored)
+// * v7: sessions; v9: current leader epoch (KIP-320)
+// * v11: rack id and preferred read replica (KIP-392)
 // * v12+: flexible; v13+: topics by id (KIP-516)
 
 func handleFetch(ctx context.Context, env *Env, req *Request) (Result, error) {
@@ -85,28 +105,33 @@ func sleepUntilWoken(ctx context.Context, wake <-chan struct{}, deadline time.Ti
 
 // fetchBuild is one attempt at answering a fetch.
 type fetchBuild struct {
-	resp    *kmsg.FetchResponse
-	marker  *wire.Marker
-	regions []wire.Region
-	parts   []*partition.Partition
-	marks   []int64 // mark of each of parts when read
-	replica bool    // a follower's fetch: reads up to the log end
-	bytes   int64
-	failed  bool
-	topicOf []string // topic name per region, for metrics
+	resp      *kmsg.FetchResponse
+	marker    *wire.Marker
+	regions   []wire.Region
+	parts     []*partition.Partition
+	marks     []fetchMark // mark of each of parts when read
+	replica   bool        // a follower's fetch: reads up to the log end
+	bytes     int64
+	answerNow bool     // answer at once: a partition failed or was redirected
+	topicOf   []string // topic name per region, for metrics
 }
 
-// mark is where the fetch may read p up to: the high watermark for a
-// consumer, the log end for a follower. A fetch waits until it moves.
-func (f *fetchBuild) mark(p *partition.Partition) int64 {
+// fetchMark is what a waiting fetch watches on one partition.
+type fetchMark struct{ upTo, hw int64 }
+
+// mark is where the fetch may read p up to (the high watermark for a
+// consumer, the log end for a follower) and the high watermark, which a
+// follower's fetch must also bring back. A fetch waits until it moves.
+func (f *fetchBuild) mark(p *partition.Partition) fetchMark {
+	hw := p.HighWatermark()
 	if f.replica {
-		return p.Log().LogEndOffset()
+		return fetchMark{p.Log().LogEndOffset(), hw}
 	}
-	return p.HighWatermark()
+	return fetchMark{hw, hw}
 }
 
 func (f *fetchBuild) ready(minBytes int32) bool {
-	return f.failed || f.bytes >= int64(minBytes)
+	return f.answerNow || f.bytes >= int64(minBytes)
 }
 
 func (f *fetchBuild) release() {
@@ -127,11 +152,9 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 	f := &fetchBuild{resp: r.ResponseKind().(*kmsg.FetchResponse), marker: wire.NewMarker()}
 	byID := r.Version >= 13
 	prefetchCold(ctx, env, r, byID)
-	replica := r.ReplicaID
-	if r.Version >= 15 {
-		replica = r.ReplicaState.ID
-	}
+	replica := fetchReplicaID(r)
 	f.replica = replica >= 0
+	selectReplica := !f.replica && r.Version >= 11 && env.Cfg.ReplicaSelectorClass == config.RackAwareReplicaSelector
 	now := time.Now()
 	remaining := int64(r.MaxBytes)
 	if r.Version < 3 || remaining <= 0 {
@@ -146,15 +169,25 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 			sp.Partition = rp.Partition
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
 			sp.RecordBatches = []byte{} // empty, not null: librdkafka rejects a null record set
-			p, code := env.localPartition(t, tok, rp.Partition, byID)
+			p, code := env.fetchPartition(r, t, tok, rp.Partition, byID)
 			if code == 0 {
 				code = checkLeaderEpoch(rp.CurrentLeaderEpoch, p.LeaderEpoch())
 			}
 			if code != 0 {
 				sp.ErrorCode = code
-				f.failed = true
+				f.answerNow = true
 				st.Partitions = append(st.Partitions, sp)
 				continue
+			}
+			if selectReplica {
+				if id := p.PreferredReadReplica(r.Rack, rp.FetchOffset, env.rackOf); id >= 0 {
+					hw := p.HighWatermark()
+					sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, hw, p.LogStartOffset()
+					sp.PreferredReadReplica = id
+					f.answerNow = true
+					st.Partitions = append(st.Partitions, sp)
+					continue
+				}
 			}
 			if replica >= 0 {
 				// A follower's fetch offset is its log end: it moves the
@@ -166,6 +199,9 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 			f.parts, f.marks = append(f.parts, p), append(f.marks, f.mark(p))
 			hw := p.HighWatermark()
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, hw, p.LogStartOffset()
+			if replica >= 0 && p.HighWatermarkNews(replica, hw) {
+				f.answerNow = true
+			}
 			limit := min(int64(rp.PartitionMaxBytes), remaining)
 			if limit <= 0 && f.bytes == 0 {
 				limit = 1
@@ -179,11 +215,11 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 				switch {
 				case errors.Is(err, partition.ErrOffsetOutOfRange):
 					sp.ErrorCode = kerr.OffsetOutOfRange.Code
-					f.failed = true
+					f.answerNow = true
 				case err != nil:
 					env.Log.Error("fetch read", "topic", t.Name, "partition", rp.Partition, "offset", rp.FetchOffset, "err", err)
 					sp.ErrorCode = kerr.KafkaStorageError.Code
-					f.failed = true
+					f.answerNow = true
 				case n > 0:
 					sp.RecordBatches = f.marker.Bytes(len(f.regions))
 					f.regions = append(f.regions, region)
@@ -197,6 +233,34 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 		f.resp.Topics = append(f.resp.Topics, st)
 	}
 	return f
+}
+
+// fetchReplicaID is the replica id of a fetch: a follower's broker id, or
+// -1 for a consumer.
+func fetchReplicaID(r *kmsg.FetchRequest) int32 {
+	if r.Version >= 15 {
+		return r.ReplicaState.ID
+	}
+	return r.ReplicaID
+}
+
+// fetchPartition finds the partition a fetch reads: one this broker leads,
+// or, for a v11+ consumer (KIP-392), one it follows.
+func (e *Env) fetchPartition(r *kmsg.FetchRequest, t metadata.Topic, ok bool, idx int32, byID bool) (*partition.Partition, int16) {
+	p, code := e.localPartition(t, ok, idx, byID)
+	if code != kerr.NotLeaderForPartition.Code || r.Version < 11 || fetchReplicaID(r) >= 0 {
+		return p, code
+	}
+	if p, here := e.Partitions.Get(t.Name, idx); here && p.TopicID == t.ID && slices.Contains(t.Partitions[idx].Replicas, e.Cfg.NodeID) {
+		return p, 0
+	}
+	return nil, code
+}
+
+// rackOf is the rack of a live broker.
+func (e *Env) rackOf(id int32) (string, bool) {
+	b, ok := e.Cache.Broker(id)
+	return b.Rack, ok
 }
 
 // checkLeaderEpoch compares a client's view of the leader epoch with ours

@@ -43,7 +43,7 @@ func prefetchCold(ctx context.Context, env *Env, r *kmsg.FetchRequest, byID bool
 	for _, rt := range r.Topics {
 		t, tok := env.topicByNameOrID(rt.Topic, rt.TopicID, byID)
 		for _, rp := range rt.Partitions {
-			p, code := env.localPartition(t, tok, rp.Partition, byID)
+			p, code := env.fetchPartition(r, t, tok, rp.Partition, byID)
 			if code == 0 && p.IsCold(rp.FetchOffset) {
 				colds = append(colds, cold{p, rp.FetchOffset, int(max(rp.PartitionMaxBytes, 1))})
 			}

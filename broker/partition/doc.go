@@ -6,6 +6,15 @@
 // re-applies topic configs when they change, and deletes logs of deleted
 // topics.
 //
+// Fetch from the closest replica (KIP-392): a follower serves consumers up
+// to the high watermark the leader last sent (SetFollowerHighWatermark);
+// an offset between it and the log end reads nothing yet. The leader picks
+// a consumer's preferred read replica (PreferredReadReplica, Kafka's
+// RackAwareReplicaSelector) from what it knows of its in-sync followers,
+// and answers a follower's fetch at once when the high watermark moved
+// since its last answer (HighWatermarkNews), so that consumers reading from
+// followers are not held back by a long-polling replica fetch.
+//
 // Concurrency: Manager.mu guards the partition map and serialises Sync; it
 // is never held while a log does I/O other than open/close/delete. A
 // Partition's log has its own lock (see tier/local); Partition.mu guards only

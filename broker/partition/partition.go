@@ -91,6 +91,10 @@ func (p *Partition) Append(batches []record.Batch, now int64) (local.AppendResul
 
 // Read returns whole batches from offset on, up to the high watermark, for
 // consumers. Reading exactly at the high watermark returns an empty slice.
+// On a follower (a consumer fetching from the closest replica, KIP-392)
+// the high watermark is the one the leader last sent, which may trail the
+// leader's: an offset between it and the log end reads nothing yet, as in
+// Kafka, rather than being out of range.
 func (p *Partition) Read(offset int64, maxBytes int) (segment.Slice, error) {
 	return p.read(offset, maxBytes, false)
 }
@@ -106,10 +110,10 @@ func (p *Partition) read(offset int64, maxBytes int, replica bool) (segment.Slic
 	if replica {
 		upTo = p.log.LogEndOffset()
 	}
-	if offset < p.log.LogStartOffset() || offset > upTo {
+	if offset < p.log.LogStartOffset() || offset > upTo && (replica || p.IsLeader() || offset > p.log.LogEndOffset()) {
 		return segment.Slice{}, ErrOffsetOutOfRange
 	}
-	if offset == upTo {
+	if offset >= upTo {
 		return segment.Slice{}, nil
 	}
 	s, err := p.log.Read(offset, maxBytes, upTo)

@@ -26,6 +26,7 @@ type follower struct {
 	// lastFetchLeaderLogEndOffset rule).
 	prevLeaderLEO int64
 	prevFetchAt   time.Time
+	sentHW        int64 // the high watermark last sent to it; -1 none
 }
 
 // applyState takes the partition's metadata: leader, epoch, replicas and
@@ -51,7 +52,7 @@ func (p *Partition) applyState(st metadata.PartitionState, now time.Time) {
 	}
 	for _, r := range st.Replicas {
 		if _, ok := p.followers[r]; !ok && r != p.nodeID {
-			f := &follower{leo: -1}
+			f := &follower{leo: -1, sentHW: -1}
 			if slices.Contains(st.ISR, r) {
 				f.caughtUpAt = now
 			}
@@ -141,6 +142,24 @@ func (p *Partition) UpdateFollower(replica int32, fetchOffset int64, now time.Ti
 	p.mu.Unlock()
 	p.advanceHighWatermark()
 	return expand
+}
+
+// HighWatermarkNews records that a fetch answer to follower replica
+// carries hw and reports whether that is news to it: the high watermark
+// moved since the last answer. Such a fetch answers at once instead of
+// long-polling (Kafka's followerNeedsHwUpdate), since a follower learns the
+// high watermark only from fetch answers and consumers reading from it
+// (KIP-392) wait on it. Call it only for an answer that will be sent: one
+// that reports news is.
+func (p *Partition) HighWatermarkNews(replica int32, hw int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f := p.followers[replica]
+	if f == nil || hw <= f.sentHW {
+		return false
+	}
+	f.sentHW = hw
+	return true
 }
 
 // epochStart is the first offset of the current leader epoch in the log
