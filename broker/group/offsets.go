@@ -3,6 +3,8 @@ package group
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -93,7 +95,9 @@ func (c *Coordinator) CommitOffsets(req CommitRequest) []error {
 // commit writes the offsets whose metadata fits, then applies them.
 // Offsets without a commit timestamp get the current time.
 func (g *Group) commit(offsets []CommitOffset, errs []error) {
-	recs := make([]record.Record, 0, len(offsets))
+	sc := commitBufs.Get().(*commitBuf)
+	defer sc.put()
+	recs := slices.Grow(sc.recs[:0], len(offsets))
 	now := g.c.clk.Now()
 	size := 0
 	for i := range offsets {
@@ -106,7 +110,7 @@ func (g *Group) commit(offsets []CommitOffset, errs []error) {
 		}
 		size += offsetRecordSize(g.name, offsets[i].TopicPartition, &offsets[i].Offset)
 	}
-	buf := make([]byte, 0, size) // every key and value, in one allocation
+	buf := slices.Grow(sc.buf[:0], size) // every key and value, in one buffer
 	for i := range offsets {
 		if errs[i] == nil {
 			var r record.Record
@@ -114,6 +118,7 @@ func (g *Group) commit(offsets []CommitOffset, errs []error) {
 			recs = append(recs, r)
 		}
 	}
+	sc.recs, sc.buf = recs, buf
 	if len(recs) == 0 {
 		return
 	}
@@ -130,6 +135,29 @@ func (g *Group) commit(offsets []CommitOffset, errs []error) {
 			g.offsets[offsets[i].TopicPartition] = offsets[i].Offset
 		}
 	}
+}
+
+// commitBuf holds a commit's records and the buffer of their keys and
+// values until the batch is built from them (record.Build copies them), so
+// that commits reuse them (commitBufs).
+type commitBuf struct {
+	recs []record.Record
+	buf  []byte
+}
+
+// commitBufs pools commitBufs; put keeps only those up to maxPooledBuf.
+var commitBufs = sync.Pool{New: func() any { return new(commitBuf) }}
+
+// maxPooledBuf bounds the key and value bytes a pooled commitBuf keeps.
+const maxPooledBuf = 64 << 10
+
+func (b *commitBuf) put() {
+	if cap(b.buf) > maxPooledBuf {
+		return
+	}
+	clear(b.recs)
+	b.recs, b.buf = b.recs[:0], b.buf[:0]
+	commitBufs.Put(b)
 }
 
 // FetchOffsets returns the group's committed offsets of tps, or of every

@@ -59,6 +59,49 @@ func TestSimpleCommitFetchAndReload(t *testing.T) {
 		Offsets: []CommitOffset{commit(tp0, offset(1, -1, ""))}})[0], ErrIllegalGeneration)
 }
 
+func TestCommitsReuseBuffersIntact(t *testing.T) {
+	e := newEnv(t, nil)
+	// Commits of shrinking and growing size, to several groups, reuse the
+	// pooled record buffers: each must still be written as committed.
+	groups := []string{"a-long-group-name", "b", "a-long-group-name", "c"}
+	for i, g := range groups {
+		var offs []CommitOffset
+		for p := range int32(4 - i%3) {
+			offs = append(offs, commit(TopicPartition{"t", p}, offset(int64(100*i)+int64(p), int32(i), strings.Repeat("m", 10*(i%2)))))
+		}
+		for _, err := range e.c.CommitOffsets(CommitRequest{Group: g, Generation: -1, Offsets: offs}) {
+			wantErr(t, "commit to "+g, err, nil)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		want := map[string]map[TopicPartition]Offset{}
+		for i, g := range groups {
+			if want[g] == nil {
+				want[g] = map[TopicPartition]Offset{}
+			}
+			for p := range int32(4 - i%3) {
+				want[g][TopicPartition{"t", p}] = offset(int64(100*i)+int64(p), int32(i), strings.Repeat("m", 10*(i%2)))
+			}
+		}
+		for g, w := range want {
+			got, err := e.c.FetchOffsets(g, nil)
+			wantErr(t, when+": fetch "+g, err, nil)
+			if len(got) != len(w) {
+				t.Fatalf("%s: %s fetched %+v, want %+v", when, g, got, w)
+			}
+			for tp, o := range w {
+				if have := got[tp]; have.Offset != o.Offset || have.LeaderEpoch != o.LeaderEpoch || have.Metadata != o.Metadata {
+					t.Fatalf("%s: %s %s-%d = %+v, want %+v", when, g, tp.Topic, tp.Partition, have, o)
+				}
+			}
+		}
+	}
+	check("before restart")
+	e.restart()
+	check("after restart")
+}
+
 func TestGroupCommitsAndRestoreAfterRestart(t *testing.T) {
 	e := newEnv(t, nil)
 	j := e.stableGroup("g")

@@ -50,22 +50,22 @@ func handleOffsetCommit(_ context.Context, env *Env, req *Request) (Result, erro
 	if r.Version >= 2 && r.Version <= 4 && r.RetentionTimeMillis != -1 {
 		expire = now + r.RetentionTimeMillis
 	}
-	type slot struct{ t, p int }
 	n := 0
 	for _, rt := range r.Topics {
 		n += len(rt.Partitions)
 	}
-	slots := make([]slot, 0, n)
 	cr.Offsets = make([]group.CommitOffset, 0, n)
 	resp.Topics = make([]kmsg.OffsetCommitResponseTopic, 0, len(r.Topics))
-	for ti, rt := range r.Topics {
+	parts := make([]kmsg.OffsetCommitResponseTopicPartition, 0, n) // every topic's, in one allocation
+	for _, rt := range r.Topics {
 		st := kmsg.NewOffsetCommitResponseTopic()
 		st.Topic = rt.Topic
-		st.Partitions = make([]kmsg.OffsetCommitResponseTopicPartition, 0, len(rt.Partitions))
-		for pi, rp := range rt.Partitions {
+		first := len(parts)
+		t, known := env.Cache.Topic(rt.Topic) // one lookup for all its partitions
+		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetCommitResponseTopicPartition()
 			sp.Partition = rp.Partition
-			if !env.partitionExists(rt.Topic, rp.Partition) {
+			if _, ok := t.Partitions[rp.Partition]; !known || !ok {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			} else {
 				o := group.Offset{Offset: rp.Offset, LeaderEpoch: rp.LeaderEpoch, CommitTimestamp: now, ExpireTimestamp: expire}
@@ -79,18 +79,23 @@ func handleOffsetCommit(_ context.Context, env *Env, req *Request) (Result, erro
 					o.Metadata = *rp.Metadata
 				}
 				cr.Offsets = append(cr.Offsets, group.CommitOffset{TopicPartition: group.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}, Offset: o})
-				slots = append(slots, slot{ti, pi})
 			}
-			st.Partitions = append(st.Partitions, sp)
+			parts = append(parts, sp)
 		}
+		st.Partitions = parts[first:len(parts):len(parts)]
 		resp.Topics = append(resp.Topics, st)
 	}
 	if len(cr.Offsets) == 0 {
 		return Result{Resp: resp}, nil
 	}
-	for i, err := range env.Groups.CommitOffsets(cr) {
-		s := slots[i]
-		resp.Topics[s.t].Partitions[s.p].ErrorCode = groupErrorCode(err)
+	// The offsets went in response order, skipping the partitions already
+	// answered with an error.
+	errs := env.Groups.CommitOffsets(cr)
+	for i := range parts {
+		if parts[i].ErrorCode == 0 {
+			parts[i].ErrorCode = groupErrorCode(errs[0])
+			errs = errs[1:]
+		}
 	}
 	return Result{Resp: resp}, nil
 }

@@ -11,14 +11,20 @@
 //
 // Every round starts a fresh single broker of each system, one after the
 // other (alternating which goes first, so that a change of machine load
-// hits both alike), and takes both measures on it; the table shows the
-// median over -rounds of each measure and the strata/kfake ratios
-// (target: ≤ 1 for the commit p99 and the rebalance time). The effective
-// settings are the same for both and printed first: Strata runs in this
-// process with group.initial.rebalance.delay.ms=0 (kfake has no initial
-// delay), one broker, so each commit is acknowledged as soon as it is
-// appended (to the page cache, not fsynced; kfake keeps it in memory). It
-// exits non-zero only when a measure fails.
+// hits both alike), and takes both measures on it; the table shows, over
+// -rounds, the median of each round's commit p50 and p99, the p99 of all
+// rounds' commits together, the median and the mean rebalance time, and
+// how many rebalances needed no heartbeat and the median of those and of
+// the others (the rebalance time is bimodal: ~5-15 ms when the members
+// that start late still find the group rebalancing, ~200 ms, two heartbeat
+// intervals, when they find it Stable), with the strata/kfake ratios (target: ≤ 1 for the
+// commit p99 and the rebalance time). -trace prints each round's timeline
+// of the members' group requests. The effective settings are the same for
+// both and printed first: Strata runs in this process with
+// group.initial.rebalance.delay.ms=0 (kfake has no initial delay), one
+// broker, so each commit is acknowledged as soon as it is appended (to the
+// page cache, not fsynced; kfake keeps it in memory). It exits non-zero
+// only when a measure fails.
 //
 // Concurrency: systems run one after the other; each group member polls
 // on its own goroutine, and main waits on their assignment callbacks.
@@ -44,7 +50,7 @@ type options struct {
 	settle                            time.Duration
 	members, rounds                   int
 	timeout                           time.Duration
-	verbose                           bool
+	verbose, trace                    bool
 	profile                           string // directory for profiles of the commit measure
 	systems                           string // comma-separated systems to run
 }
@@ -62,9 +68,10 @@ func main() {
 	flag.DurationVar(&o.settle, "settle", time.Second, "minimum time of the unmeasured commits")
 	flag.IntVar(&o.commitPartitions, "commit-partitions", 4, "partitions per OffsetCommit")
 	flag.IntVar(&o.members, "members", 10, "members of the rebalancing group (and partitions of its topic)")
-	flag.IntVar(&o.rounds, "rounds", 5, "rounds (fresh brokers); medians are shown")
+	flag.IntVar(&o.rounds, "rounds", 11, "rounds (fresh brokers)")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Second, "bound of one rebalance")
 	flag.BoolVar(&o.verbose, "v", false, "log Strata at info level")
+	flag.BoolVar(&o.trace, "trace", false, "print each round's rebalance timeline: every member's FindCoordinator, JoinGroup, SyncGroup and Heartbeat (m<member> <F|J|S|H> <start ms>+<round trip ms>)")
 	flag.StringVar(&o.systems, "systems", "strata,kfake", "systems to measure, comma-separated")
 	flag.StringVar(&o.profile, "profile", "", "write CPU, allocs, block and mutex profiles of each system's commit measure (first round) to this directory")
 	flag.Parse()
@@ -135,46 +142,90 @@ func run(ctx context.Context, s sut, r int, o options) (res round, err error) {
 		return res, err
 	}
 	res.commitP50, res.commitP99 = percentile(lat, 0.50), percentile(lat, 0.99)
-	res.rebalance, err = measureRebalance(ctx, sys.addr, groupTopic, fmt.Sprintf("bench-group-%d", r), o.members, o.members, o.timeout)
+	res.commits = lat
+	var tr *tracer
+	if o.trace {
+		tr = &tracer{}
+		defer func() { fmt.Printf("trace %d %s: %s\n", r, s.name, tr) }()
+	}
+	res.rebalance, err = measureRebalance(ctx, sys.addr, groupTopic, fmt.Sprintf("bench-group-%d", r), o.members, o.members, o.timeout, tr)
 	return res, err
 }
 
-// printTable writes the strata vs kfake table of the medians over rounds.
-func printTable(results map[string][]round) {
-	type row struct {
-		name   string
-		target bool // strata/kfake ≤ 1 is the target
-		value  func(round) time.Duration
-	}
-	rows := []row{
-		{"OffsetCommit p50 ms", false, func(r round) time.Duration { return r.commitP50 }},
-		{"OffsetCommit p99 ms", true, func(r round) time.Duration { return r.commitP99 }},
-		{"rebalance to all assigned ms", true, func(r round) time.Duration { return r.rebalance }},
-	}
-	median := func(rs []round, f func(round) time.Duration) time.Duration {
+// fastRebalance bounds the rebalances in which no member waited for a
+// heartbeat (the members' heartbeat interval): the others took one or two
+// more rebalances that members in a Stable group only learn of from their
+// next heartbeat, so the rebalance time is bimodal.
+const fastRebalance = 100 * time.Millisecond
+
+// stat is one row of the table: a statistic of one system's rounds (false
+// when it has no value, as a median of no rounds).
+type stat struct {
+	name   string
+	target bool // strata/kfake ≤ 1 is the target
+	value  func([]round) (time.Duration, bool)
+}
+
+// median is the stat of the median of f over the rounds keep selects.
+func median(f func(round) time.Duration, keep func(round) bool) func([]round) (time.Duration, bool) {
+	return func(rs []round) (time.Duration, bool) {
 		var v []time.Duration
 		for _, r := range rs {
-			v = append(v, f(r))
+			if keep == nil || keep(r) {
+				v = append(v, f(r))
+			}
+		}
+		if len(v) == 0 {
+			return 0, false
 		}
 		slices.Sort(v)
-		return v[len(v)/2]
+		return v[len(v)/2], true
 	}
+}
+
+// printTable writes the strata vs kfake table of statistics over rounds.
+func printTable(results map[string][]round) {
+	rebalance := func(r round) time.Duration { return r.rebalance }
+	rows := []stat{
+		{"OffsetCommit p50 ms, median of rounds", false, median(func(r round) time.Duration { return r.commitP50 }, nil)},
+		{"OffsetCommit p99 ms, median of rounds", true, median(func(r round) time.Duration { return r.commitP99 }, nil)},
+		{"OffsetCommit p99 ms, all rounds' commits", true, func(rs []round) (time.Duration, bool) {
+			var all []time.Duration
+			for _, r := range rs {
+				all = append(all, r.commits...)
+			}
+			slices.Sort(all)
+			return percentile(all, 0.99), len(all) > 0
+		}},
+		{"rebalance to all assigned ms, median", true, median(rebalance, nil)},
+		{"rebalance to all assigned ms, mean", true, func(rs []round) (time.Duration, bool) {
+			var sum time.Duration
+			for _, r := range rs {
+				sum += r.rebalance
+			}
+			return sum / time.Duration(max(len(rs), 1)), len(rs) > 0
+		}},
+		{fmt.Sprintf("rebalance ms, median of rounds under %v", fastRebalance), false, median(rebalance, func(r round) bool { return r.rebalance < fastRebalance })},
+		{fmt.Sprintf("rebalance ms, median of rounds over %v", fastRebalance), false, median(rebalance, func(r round) bool { return r.rebalance >= fastRebalance })},
+	}
+	s, k := results["strata"], results["kfake"]
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "median over rounds\tstrata\tkfake\tstrata/kfake\ttarget\t\t")
+	fmt.Fprintf(tw, "over %d/%d rounds\tstrata\tkfake\tstrata/kfake\ttarget\t\t\n", len(s), len(k))
 	for _, rw := range rows {
-		cells := []string{rw.name, "error", "error", "-", "-", ""}
+		cells := []string{rw.name, "-", "-", "-", "-", ""}
 		if rw.target {
 			cells[4] = "≤ 1.0x"
 		}
-		s, k := results["strata"], results["kfake"]
-		if len(s) > 0 {
-			cells[1] = fmt.Sprintf("%.3f", ms(median(s, rw.value)))
+		sv, sok := rw.value(s)
+		kv, kok := rw.value(k)
+		if sok {
+			cells[1] = fmt.Sprintf("%.3f", ms(sv))
 		}
-		if len(k) > 0 {
-			cells[2] = fmt.Sprintf("%.3f", ms(median(k, rw.value)))
+		if kok {
+			cells[2] = fmt.Sprintf("%.3f", ms(kv))
 		}
-		if len(s) > 0 && len(k) > 0 && median(k, rw.value) > 0 {
-			ratio := float64(median(s, rw.value)) / float64(median(k, rw.value))
+		if sok && kok && kv > 0 {
+			ratio := float64(sv) / float64(kv)
 			cells[3] = fmt.Sprintf("%.2fx", ratio)
 			if rw.target {
 				cells[5] = "meets"
@@ -188,6 +239,16 @@ func printTable(results map[string][]round) {
 		}
 		fmt.Fprintln(tw)
 	}
+	fast := func(rs []round) string {
+		n := 0
+		for _, r := range rs {
+			if r.rebalance < fastRebalance {
+				n++
+			}
+		}
+		return fmt.Sprintf("%d/%d", n, len(rs))
+	}
+	fmt.Fprintf(tw, "rebalances under %v (no heartbeat wait)\t%s\t%s\t\t\t\t\n", fastRebalance, fast(s), fast(k))
 	_ = tw.Flush()
 }
 

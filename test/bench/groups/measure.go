@@ -16,6 +16,7 @@ import (
 
 // round is one system's measures in one round.
 type round struct {
+	commits              []time.Duration // sorted round trips
 	commitP50, commitP99 time.Duration
 	rebalance            time.Duration
 }
@@ -157,8 +158,9 @@ func (a *assignments) complete(partitions int) bool {
 // returns the time from the start of the first to the moment all of them
 // are assigned (every member owns a partition and every partition has one
 // owner). The clients use franz-go's default cooperative-sticky balancer
-// and a 100 ms heartbeat, on both systems.
-func measureRebalance(ctx context.Context, addr, topic, group string, members, partitions int, timeout time.Duration) (time.Duration, error) {
+// and a 100 ms heartbeat, on both systems. A non-nil tr records the
+// members' group requests.
+func measureRebalance(ctx context.Context, addr, topic, group string, members, partitions int, timeout time.Duration, tr *tracer) (time.Duration, error) {
 	a := &assignments{owned: make([]map[int32]bool, members), changed: make(chan struct{}, 1)}
 	clients := make([]*kgo.Client, members)
 	defer func() {
@@ -172,20 +174,27 @@ func measureRebalance(ctx context.Context, addr, topic, group string, members, p
 		wg.Wait()
 	}()
 	start := time.Now()
+	if tr != nil {
+		tr.start = start
+	}
 	for i := range members {
 		a.owned[i] = map[int32]bool{}
-		cl, err := kgo.NewClient(
+		opts := []kgo.Opt{
 			kgo.SeedBrokers(addr),
 			kgo.ConsumerGroup(group),
 			kgo.ConsumeTopics(topic),
-			kgo.SessionTimeout(10*time.Second),
-			kgo.HeartbeatInterval(100*time.Millisecond),
+			kgo.SessionTimeout(10 * time.Second),
+			kgo.HeartbeatInterval(100 * time.Millisecond),
 			kgo.DisableAutoCommit(),
 			kgo.RetryBackoffFn(func(int) time.Duration { return 10 * time.Millisecond }),
 			kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { a.update(i, m, true) }),
 			kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { a.update(i, m, false) }),
 			kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { a.update(i, m, false) }),
-		)
+		}
+		if tr != nil {
+			opts = append(opts, kgo.WithHooks(tr.hook(i)))
+		}
+		cl, err := kgo.NewClient(opts...)
 		if err != nil {
 			return 0, fmt.Errorf("bench: group member %d: %w", i, err)
 		}
