@@ -7,7 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// ApiVersions: v0-4
+// ApiVersions: v0-5
 //
 // Behavior:
 // * Lists every API in the registration table with its version range.
@@ -15,11 +15,22 @@ import (
 //   response carrying UNSUPPORTED_VERSION and our ApiVersions range (KIP-511),
 //   see UnsupportedApiVersions.
 // * v3+: client software name and version are not validated.
+// * v5+ (KIP-1242): a client that names the cluster and node it means to
+//   reach gets REBOOTSTRAP_REQUIRED when either is not ours; naming only
+//   one of them is INVALID_REQUEST.
 
-func handleApiVersions(_ context.Context, _ *Env, req *Request) (Result, error) {
+func handleApiVersions(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.ApiVersionsRequest)
 	resp := r.ResponseKind().(*kmsg.ApiVersionsResponse)
 	resp.ApiKeys = apiKeys()
+	if r.Version >= 5 && env.Store != nil {
+		switch named := r.ClusterID != nil; {
+		case named != (r.NodeID >= 0):
+			resp.ErrorCode = kerr.InvalidRequest.Code
+		case named && (*r.ClusterID != env.Store.ClusterID() || r.NodeID != env.Cfg.NodeID):
+			resp.ErrorCode = kerr.RebootstrapRequired.Code
+		}
+	}
 	return Result{Resp: resp}, nil
 }
 

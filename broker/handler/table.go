@@ -34,7 +34,7 @@ func init() {
 		{Key: 14, Min: 0, Max: 5, Fn: handleSyncGroup, Async: true},
 		{Key: 15, Min: 0, Max: 5, Fn: handleDescribeGroups},
 		{Key: 16, Min: 0, Max: 5, Fn: handleListGroups},
-		{Key: 18, Min: 0, Max: 4, Fn: handleApiVersions},
+		{Key: 18, Min: 0, Max: 5, Fn: handleApiVersions},
 		{Key: 19, Min: 0, Max: 7, Fn: handleCreateTopics},
 		{Key: 20, Min: 0, Max: 6, Fn: handleDeleteTopics},
 		{Key: 21, Min: 0, Max: 2, Fn: handleDeleteRecords},
