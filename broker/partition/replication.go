@@ -47,7 +47,8 @@ func (p *Partition) applyState(st metadata.PartitionState, now time.Time) {
 		p.wake()
 		return
 	}
-	if prev.Leader != p.nodeID || prev.LeaderEpoch != st.LeaderEpoch || p.followers == nil {
+	newEpoch := prev.Leader != p.nodeID || prev.LeaderEpoch != st.LeaderEpoch
+	if newEpoch || p.followers == nil {
 		p.followers = map[int32]*follower{}
 	}
 	for _, r := range st.Replicas {
@@ -65,6 +66,11 @@ func (p *Partition) applyState(st metadata.PartitionState, now time.Time) {
 		}
 	}
 	p.mu.Unlock()
+	if newEpoch {
+		// The new epoch starts at our log end (Kafka's makeLeader). A failed
+		// checkpoint write leaves the entry dirty for the next flush.
+		_ = p.log.AssignEpoch(st.LeaderEpoch)
+	}
 	p.advanceHighWatermark()
 	p.wake()
 }

@@ -256,6 +256,19 @@ func (l *Log) EndOffsetForEpoch(epoch int32) (int32, int64) {
 	return l.epochs.endOffsetFor(epoch, l.leo.Load())
 }
 
+// AssignEpoch records that epoch starts at the log end, if it is newer
+// than the latest known epoch: a replica that becomes leader calls it, as
+// Kafka's makeLeader does, so the first append of the epoch writes no
+// checkpoint.
+func (l *Log) AssignEpoch(epoch int32) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.usable(); err != nil {
+		return err
+	}
+	return l.epochs.assign(epoch, l.leo.Load())
+}
+
 // Epochs returns a copy of the leader-epoch history.
 func (l *Log) Epochs() []EpochEntry {
 	l.mu.Lock()

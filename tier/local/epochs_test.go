@@ -109,3 +109,20 @@ func TestEpochsPastRecoveryPointSurviveCrash(t *testing.T) {
 		t.Fatalf("after crash %v, want %v", re.Epochs(), want)
 	}
 }
+
+// TestAssignEpochAtLogEnd: a new leader's epoch starts at the log end
+// before its first append, which then adds nothing.
+func TestAssignEpochAtLogEnd(t *testing.T) {
+	l := openLog(t, t.TempDir(), Config{})
+	appendEpoch(t, l, 1, 3) // offsets 0-2
+	if err := l.AssignEpoch(4); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.AssignEpoch(2); err != nil { // older: ignored
+		t.Fatal(err)
+	}
+	appendEpoch(t, l, 4, 2)
+	if want := []EpochEntry{{1, 0}, {4, 3}}; !equalEpochs(l.Epochs(), want) {
+		t.Fatalf("epochs %v, want %v", l.Epochs(), want)
+	}
+}
