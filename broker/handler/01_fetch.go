@@ -151,7 +151,8 @@ func (f *fetchBuild) result(env *Env) Result {
 func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild {
 	f := &fetchBuild{resp: r.ResponseKind().(*kmsg.FetchResponse), marker: wire.NewMarker()}
 	byID := r.Version >= 13
-	prefetchCold(ctx, env, r, byID)
+	pre := prefetchCold(ctx, env, r, byID)
+	defer pre.release()
 	replica := fetchReplicaID(r)
 	f.replica = replica >= 0
 	selectReplica := !f.replica && r.Version >= 11 && env.Cfg.ReplicaSelectorClass == config.RackAwareReplicaSelector
@@ -211,7 +212,7 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 				if replica >= 0 {
 					read = p.ReadReplica
 				}
-				region, n, err := readRegion(ctx, p, read, rp.FetchOffset, int(limit))
+				region, n, err := readRegion(ctx, p, read, rp.FetchOffset, int(limit), pre)
 				switch {
 				case errors.Is(err, partition.ErrOffsetOutOfRange):
 					sp.ErrorCode = kerr.OffsetOutOfRange.Code
