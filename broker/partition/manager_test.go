@@ -25,6 +25,26 @@ func newManager(t *testing.T, dir string, cache *metadata.Cache) *Manager {
 	return m
 }
 
+// onePartition opens a manager (broker 1) over a cache holding topic "t"
+// with one partition in state st, and returns that partition.
+func onePartition(t *testing.T, st metadata.PartitionState) *Partition {
+	t.Helper()
+	cache := metadata.NewCache()
+	m := newManager(t, t.TempDir(), cache)
+	cache.Load(1, []metadata.Change{
+		{Kind: metadata.ChangeTopic, Topic: "t", ID: metadata.NewTopicID()},
+		{Kind: metadata.ChangePartition, Topic: "t", Partition: 0, State: st},
+	})
+	if err := m.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	p, ok := m.Get("t", 0)
+	if !ok {
+		t.Fatal("partition t-0 not opened")
+	}
+	return p
+}
+
 func topicChanges(name string, id metadata.TopicID, configs map[string]string, parts int32) []metadata.Change {
 	chs := []metadata.Change{{Kind: metadata.ChangeTopic, Topic: name, ID: id, Configs: configs}}
 	for p := range parts {

@@ -13,19 +13,9 @@ import (
 // next fetch, and a batch with a bad CRC is refused without appending
 // anything.
 func TestAppendFollowerTornAndCorrupt(t *testing.T) {
-	cache := metadata.NewCache()
-	m := newManager(t, t.TempDir(), cache)
-	cache.Load(1, []metadata.Change{
-		{Kind: metadata.ChangeTopic, Topic: "t", ID: metadata.NewTopicID()},
-		{Kind: metadata.ChangePartition, Topic: "t", Partition: 0,
-			State: metadata.PartitionState{Replicas: []int32{2, 1}, Leader: 2, ISR: []int32{1, 2}, LeaderEpoch: 1}},
-	})
-	if err := m.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	p, ok := m.Get("t", 0)
-	if !ok || p.IsLeader() {
-		t.Fatalf("want a follower partition, got ok=%v leader=%v", ok, p != nil && p.IsLeader())
+	p := onePartition(t, metadata.PartitionState{Replicas: []int32{2, 1}, Leader: 2, ISR: []int32{1, 2}, LeaderEpoch: 1})
+	if p.IsLeader() {
+		t.Fatal("want a follower partition")
 	}
 	batch := func(off int64) record.Batch {
 		return record.NewBatch(record.BuildOptions{BaseOffset: off, PartitionLeaderEpoch: 1}, record.Record{Value: []byte("value")})

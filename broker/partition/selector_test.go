@@ -14,18 +14,8 @@ import (
 // offset, and keeps everyone else (no rack, its own rack, a rack with no
 // such follower) for itself.
 func TestPreferredReadReplica(t *testing.T) {
-	cache := metadata.NewCache()
-	m := newManager(t, t.TempDir(), cache)
-	cache.Load(1, []metadata.Change{
-		{Kind: metadata.ChangeTopic, Topic: "t", ID: metadata.NewTopicID()},
-		{Kind: metadata.ChangePartition, Topic: "t", Partition: 0,
-			State: metadata.PartitionState{Replicas: []int32{1, 2, 3, 4}, Leader: 1, ISR: []int32{1, 2, 3}, LeaderEpoch: 1}},
-	})
-	if err := m.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	p, ok := m.Get("t", 0)
-	if !ok || !p.IsLeader() {
+	p := onePartition(t, metadata.PartitionState{Replicas: []int32{1, 2, 3, 4}, Leader: 1, ISR: []int32{1, 2, 3}, LeaderEpoch: 1})
+	if !p.IsLeader() {
 		t.Fatal("want a leader partition")
 	}
 	for range 3 {
@@ -68,18 +58,8 @@ func TestPreferredReadReplica(t *testing.T) {
 // watermark the leader sent; an offset between it and the log end reads
 // nothing yet, one past the log end is out of range.
 func TestFollowerConsumerRead(t *testing.T) {
-	cache := metadata.NewCache()
-	m := newManager(t, t.TempDir(), cache)
-	cache.Load(1, []metadata.Change{
-		{Kind: metadata.ChangeTopic, Topic: "t", ID: metadata.NewTopicID()},
-		{Kind: metadata.ChangePartition, Topic: "t", Partition: 0,
-			State: metadata.PartitionState{Replicas: []int32{2, 1}, Leader: 2, ISR: []int32{1, 2}, LeaderEpoch: 1}},
-	})
-	if err := m.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	p, ok := m.Get("t", 0)
-	if !ok || p.IsLeader() {
+	p := onePartition(t, metadata.PartitionState{Replicas: []int32{2, 1}, Leader: 2, ISR: []int32{1, 2}, LeaderEpoch: 1})
+	if p.IsLeader() {
 		t.Fatal("want a follower partition")
 	}
 	var data []byte
