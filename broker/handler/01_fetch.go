@@ -207,6 +207,13 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 			if limit <= 0 && f.bytes == 0 {
 				limit = 1
 			}
+			if replica >= 0 && p.IsCold(rp.FetchOffset) {
+				// KIP-405: a follower does not copy the tier back to its
+				// disk; it starts at our local log start (ListOffsets -4).
+				sp.ErrorCode = kerr.OffsetMovedToTieredStorage.Code
+				f.answerNow = true
+				limit = 0
+			}
 			if limit > 0 {
 				read := p.Read
 				if replica >= 0 {

@@ -45,6 +45,9 @@ type follow struct {
 	// epoch is the leader epoch the partition was truncated for; a new
 	// epoch means asking the leader where the logs agree again.
 	epoch int32
+	// tiered: the leader answered OFFSET_MOVED_TO_TIERED_STORAGE; the log
+	// must restart at the leader's local log start (tiered.go).
+	tiered bool
 }
 
 func newLoop(f *Fetcher, leader int32) *loop {
@@ -151,6 +154,9 @@ func (l *loop) once(cl *peer, parts map[*partition.Partition]*follow) error {
 			return err
 		}
 	}
+	if err := l.skipTiered(cl, parts); err != nil {
+		return err
+	}
 	req := kmsg.NewPtrFetchRequest()
 	req.SetVersion(fetchVersion)
 	req.ReplicaID = l.f.nodeID
@@ -163,8 +169,8 @@ func (l *loop) once(cl *peer, parts map[*partition.Partition]*follow) error {
 	byTopic := map[string]int{}
 	ready := map[string]map[int32]*partition.Partition{}
 	for p, st := range parts {
-		if st.epoch != p.LeaderEpoch() {
-			continue // truncation did not succeed yet
+		if st.epoch != p.LeaderEpoch() || st.tiered {
+			continue // truncation or the skip past the tier did not succeed yet
 		}
 		i, ok := byTopic[p.Topic]
 		if !ok {
@@ -220,6 +226,9 @@ func (l *loop) once(cl *peer, parts map[*partition.Partition]*follow) error {
 func (l *loop) apply(p *partition.Partition, st *follow, rp kmsg.FetchResponseTopicPartition) error {
 	switch err := kerr.ErrorForCode(rp.ErrorCode); {
 	case err == nil:
+	case errors.Is(err, kerr.OffsetMovedToTieredStorage):
+		st.tiered = true
+		return nil
 	case errors.Is(err, kerr.OffsetOutOfRange):
 		if p.Log().LogEndOffset() < rp.LogStartOffset {
 			// The leader no longer has what we would fetch next.

@@ -19,6 +19,7 @@ import (
 const (
 	fetchVersion       = 12 // flexible, by topic name, LastFetchedEpoch
 	epochQueryVersion  = 4
+	listOffsetsVersion = 8 // the first with the earliest-local timestamp (-4, KIP-405)
 	peerMaxFrame       = 256 << 20
 	peerRequestTimeout = 30 * time.Second
 )

@@ -1,0 +1,72 @@
+package replica
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/broker/partition"
+)
+
+// earliestLocal is ListOffsets' timestamp for the leader's local log
+// start (KIP-405).
+const earliestLocal = -4
+
+// skipTiered restarts, at the leader's local log start, the logs of
+// partitions whose next offset only the tier holds (the leader answered
+// OFFSET_MOVED_TO_TIERED_STORAGE), as Kafka's followers do: the tier is
+// read from the bucket, never copied back to this disk. Partitions whose
+// answer failed are asked again next round.
+//
+// Unlike Kafka, the producer state below that offset is not restored from
+// the tier's snapshot: this replica learns producers from the batches it
+// fetches from there on.
+func (l *loop) skipTiered(cl *peer, parts map[*partition.Partition]*follow) error {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.SetVersion(listOffsetsVersion)
+	req.ReplicaID = l.f.nodeID
+	index := map[string]map[int32]*partition.Partition{}
+	byTopic := map[string]int{}
+	for p, st := range parts {
+		if !st.tiered {
+			continue
+		}
+		i, ok := byTopic[p.Topic]
+		if !ok {
+			t := kmsg.NewListOffsetsRequestTopic()
+			t.Topic = p.Topic
+			req.Topics = append(req.Topics, t)
+			i = len(req.Topics) - 1
+			byTopic[p.Topic] = i
+			index[p.Topic] = map[int32]*partition.Partition{}
+		}
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition, rp.CurrentLeaderEpoch, rp.Timestamp = p.Index, p.LeaderEpoch(), earliestLocal
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+		index[p.Topic][p.Index] = p
+	}
+	if len(req.Topics) == 0 {
+		return nil
+	}
+	kresp, err := cl.request(l.ctx, req)
+	if err != nil {
+		return fmt.Errorf("earliest local offset from leader %d: %w", l.leader, err)
+	}
+	for _, t := range kresp.(*kmsg.ListOffsetsResponse).Topics {
+		for _, rp := range t.Partitions {
+			p := index[t.Topic][rp.Partition]
+			if p == nil || rp.ErrorCode != 0 || rp.Offset < 0 {
+				continue
+			}
+			if rp.Offset > p.Log().LogEndOffset() {
+				if err := p.TruncateFullyAndStartAt(rp.Offset); err != nil {
+					return fmt.Errorf("start %s-%d at the leader's local log start %d: %w", p.Topic, p.Index, rp.Offset, err)
+				}
+				l.log.Info("following from the leader's local log start; the tier holds the rest",
+					"topic", p.Topic, "partition", p.Index, "offset", rp.Offset)
+			}
+			parts[p].tiered = false
+		}
+	}
+	return nil
+}
