@@ -209,7 +209,7 @@ func (a *admin) restore(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.log.Info("restored topic from the bucket", "topic", t.Name, "id", hex.EncodeToString(t.ID[:]), "partitions", len(t.Partitions))
-	res, err := a.startAfterTier(t.Name, bt)
+	res, err := a.startAfterTier(r.Context(), t.Name, bt)
 	res.Missing, res.Revision = bt.Missing, rev
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, fmt.Errorf("topic %q recreated, but starting its logs failed (retry with strata tier restore --resume): %w", t.Name, err))
@@ -286,7 +286,7 @@ func (a *admin) start(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("unknown topic %q", topic))
 		return
 	}
-	res, err := a.startAfterTier(topic, remote.BucketTopic{ID: t.ID})
+	res, err := a.startAfterTier(r.Context(), topic, remote.BucketTopic{ID: t.ID})
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return
@@ -297,7 +297,7 @@ func (a *admin) start(w http.ResponseWriter, r *http.Request) {
 // startAfterTier opens the topic's partitions assigned here and starts
 // the empty logs of those led here after the tier; bt (may be empty)
 // describes the restored copies.
-func (a *admin) startAfterTier(topic string, bt remote.BucketTopic) (TierRestoreResult, error) {
+func (a *admin) startAfterTier(ctx context.Context, topic string, bt remote.BucketTopic) (TierRestoreResult, error) {
 	res := TierRestoreResult{Topic: topic, TopicID: hex.EncodeToString(bt.ID[:]), Broker: a.cfg.NodeID}
 	if err := a.parts.Sync(); err != nil {
 		a.log.Error("open partitions of restored topic", "topic", topic, "err", err)
@@ -318,7 +318,7 @@ func (a *admin) startAfterTier(topic string, bt remote.BucketTopic) (TierRestore
 			rp.Copies++
 		}
 		if p, ok := a.parts.Get(topic, idx); ok && p.IsLeader() {
-			leo, _, err := p.StartAfterTier()
+			leo, _, err := p.StartAfterTier(ctx)
 			errs = append(errs, err)
 			rp.Started, rp.LogEnd = err == nil, leo
 		}

@@ -83,7 +83,7 @@ func (p *Partition) OffsetForTimestamp(ctx context.Context, ts int64) (offset, r
 // records, a follower, or a tier that holds nothing at or past the log end
 // is left alone. Call it before producers know of the partition: an
 // append racing the restart would be dropped.
-func (p *Partition) StartAfterTier() (int64, bool, error) {
+func (p *Partition) StartAfterTier(ctx context.Context) (int64, bool, error) {
 	leo := p.log.LogEndOffset()
 	if p.tier == nil || !p.IsLeader() || !p.Config().RemoteStorageEnable || leo != p.log.LogStartOffset() {
 		return leo, false, nil
@@ -93,8 +93,29 @@ func (p *Partition) StartAfterTier() (int64, bool, error) {
 	if !ok || end < leo {
 		return leo, false, nil
 	}
-	if err := p.TruncateFullyAndStartAt(end + 1); err != nil {
+	if err := p.StartAtTier(ctx, end+1); err != nil {
 		return leo, false, fmt.Errorf("partition %s-%d: start after the tier at %d: %w", p.Topic, p.Index, end+1, err)
 	}
 	return end + 1, true, nil
+}
+
+// StartAtTier restarts the log empty at offset, below which the tier
+// holds the partition, with the producer state the tier kept there (see
+// remote.Reader.ProducerSnapshot): a follower that skips the tier
+// (OFFSET_MOVED_TO_TIERED_STORAGE) or a restored leader. Without tiering
+// it is TruncateFullyAndStartAt.
+func (p *Partition) StartAtTier(ctx context.Context, offset int64) error {
+	var snap []byte
+	if p.tier != nil {
+		s, err := p.tier.ProducerSnapshot(ctx, p.TopicID, p.Index, offset)
+		if err != nil {
+			return fmt.Errorf("producer state at %d from the tier: %w", offset, err)
+		}
+		snap = s
+	}
+	if err := p.log.TruncateFullyAndStartAtWithProducers(offset, snap); err != nil {
+		return err
+	}
+	p.hw.Store(offset)
+	return nil
 }

@@ -18,9 +18,9 @@ const earliestLocal = -4
 // read from the bucket, never copied back to this disk. Partitions whose
 // answer failed are asked again next round.
 //
-// Unlike Kafka, the producer state below that offset is not restored from
-// the tier's snapshot: this replica learns producers from the batches it
-// fetches from there on.
+// The producer state at that offset comes from the tier's snapshot, as
+// Kafka's follower builds it from the remote segment; the leader epochs
+// come with the batches fetched from there on.
 func (l *loop) skipTiered(cl *peer, parts map[*partition.Partition]*follow) error {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.SetVersion(listOffsetsVersion)
@@ -59,7 +59,7 @@ func (l *loop) skipTiered(cl *peer, parts map[*partition.Partition]*follow) erro
 				continue
 			}
 			if rp.Offset > p.Log().LogEndOffset() {
-				if err := p.TruncateFullyAndStartAt(rp.Offset); err != nil {
+				if err := p.StartAtTier(l.ctx, rp.Offset); err != nil {
 					return fmt.Errorf("start %s-%d at the leader's local log start %d: %w", p.Topic, p.Index, rp.Offset, err)
 				}
 				l.log.Info("following from the leader's local log start; the tier holds the rest",

@@ -2,6 +2,7 @@ package local
 
 import (
 	"errors"
+	"os"
 	"testing"
 	"time"
 
@@ -179,5 +180,40 @@ func TestRollInsideAppendSnapshotsExactly(t *testing.T) {
 	}
 	if last, ok := st.Last(9); !ok || last.LastOffset != base-1 {
 		t.Fatalf("snapshot at %d ends with %+v", base, last)
+	}
+}
+
+// TestStartAtWithProducerSnapshot: a log restarted at an offset with the
+// producer snapshot taken there (a replica skipping the tier) still
+// recognises a retried batch and a sequence gap of a producer it never
+// saw a batch of.
+func TestStartAtWithProducerSnapshot(t *testing.T) {
+	src := openLog(t, t.TempDir(), Config{})
+	first := produce(t, src, 21, 0, 0, 3) // offsets 0-2
+	path := t.TempDir() + "/snap"
+	if err := src.producers.WriteSnapshot(path); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := openLog(t, t.TempDir(), Config{})
+	if err := l.TruncateFullyAndStartAtWithProducers(first.LastOffset+1, snap); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.AppendAsLeader([]record.Batch{idem(21, 0, 0, 3)}, AppendOptions{})
+	if err != nil || !res.Duplicate || res.LastOffset != first.LastOffset {
+		t.Fatalf("retried batch: %+v %v, want the duplicate of %+v", res, err, first)
+	}
+	if _, err := l.AppendAsLeader([]record.Batch{idem(21, 0, 9, 1)}, AppendOptions{}); !errors.Is(err, producer.ErrOutOfOrderSequence) {
+		t.Fatalf("gap: %v", err)
+	}
+	if res := produce(t, l, 21, 0, 3, 1); res.FirstOffset != first.LastOffset+1 {
+		t.Fatalf("next batch at %d, want %d", res.FirstOffset, first.LastOffset+1)
+	}
+	// An unusable snapshot leaves the state empty; the log still starts.
+	if err := l.TruncateFullyAndStartAtWithProducers(10, []byte("not a snapshot")); err != nil || l.LogStartOffset() != 10 {
+		t.Fatalf("bad snapshot: %v, start %d", err, l.LogStartOffset())
 	}
 }

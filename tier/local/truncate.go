@@ -110,6 +110,15 @@ func (l *Log) TruncateTo(offset int64) error {
 // at offset, which becomes both its start and end (a follower whose log
 // fell behind the leader's start).
 func (l *Log) TruncateFullyAndStartAt(offset int64) error {
+	return l.TruncateFullyAndStartAtWithProducers(offset, nil)
+}
+
+// TruncateFullyAndStartAtWithProducers is TruncateFullyAndStartAt that
+// also takes the producer state at offset from a snapshot (the tier's copy
+// of the segment ending just below offset), so idempotent producers keep
+// their sequences across the jump, as Kafka's follower rebuilds them from
+// the remote segment. An empty or unusable snapshot leaves the state empty.
+func (l *Log) TruncateFullyAndStartAtWithProducers(offset int64, snapshot []byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.usable(); err != nil {
@@ -118,7 +127,21 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 	if offset < 0 {
 		return fmt.Errorf("truncate fully to %d: %w", offset, ErrOffsetOutOfRange)
 	}
-	return l.truncateFullyLocked(offset)
+	if err := l.truncateFullyLocked(offset); err != nil || len(snapshot) == 0 {
+		return err
+	}
+	path := l.snapshotPath(offset)
+	if err := segment.WriteFileAtomic(path, snapshot); err != nil {
+		return fmt.Errorf("write producer snapshot at %d: %w", offset, err)
+	}
+	st, err := producer.LoadSnapshot(path)
+	if err != nil {
+		l.logger.Warn("dropping unusable producer snapshot from the tier", "offset", offset, "err", err)
+		l.removeSnapshot(offset)
+		return nil
+	}
+	l.producers = st
+	return nil
 }
 
 // truncateFullyLocked implements TruncateFullyAndStartAt. Caller holds mu.

@@ -401,8 +401,8 @@ func (r *Reader) index(ctx context.Context, seg Segment) ([]byte, error) {
 	return r.indexFile(ctx, seg, ".index")
 }
 
-// indexFile returns a copy's index object (.index or .timeindex), kept in
-// memory after the first fetch.
+// indexFile returns a copy's small object (.index, .timeindex or
+// .producers), kept in memory after the first fetch.
 func (r *Reader) indexFile(ctx context.Context, seg Segment, suffix string) ([]byte, error) {
 	ck := seg.CopyID + suffix
 	r.idxMu.Lock()
