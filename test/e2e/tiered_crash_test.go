@@ -109,14 +109,14 @@ type crashRig struct {
 
 // tieredHalf creates a one-partition tiered topic, produces n records and
 // waits until more than half of them are tiered.
-func (r *crashRig) tieredHalf(t *testing.T, topic string, n int) (*kadm.Client, *kgo.Client, kadm.TopicID, []*kgo.Record) {
+func (r *crashRig) tieredHalf(t *testing.T, topic string, n int) (*kadm.Client, kadm.TopicID, []*kgo.Record) {
 	t.Helper()
 	adm := harness.NewAdmin(t, r.b.Addr())
 	id := harness.CreateTopic(t, adm, topic, 1, tieredTopic)
 	cl := harness.NewClient(t, r.b.Addr(), tieredProducer...)
 	want := produceTiered(t, cl, topic, 1, n)[0]
 	waitFor(t, "segments tiered", func() bool { return listOffset(t, cl, topic, 0, -5) > int64(len(want))/2 })
-	return adm, cl, id, want
+	return adm, id, want
 }
 
 func startCrashRig(t *testing.T) *crashRig {
@@ -231,7 +231,7 @@ func TestTieredKillDuringUpload(t *testing.T) {
 // is left, and the log reads back from its new start.
 func TestTieredKillDuringRemoteDeletion(t *testing.T) {
 	r := startCrashRig(t)
-	adm, cl, id, want := r.tieredHalf(t, "crash-delete", 800)
+	adm, id, want := r.tieredHalf(t, "crash-delete", 800)
 
 	r.proxy.stallOnce(requestFor(http.MethodDelete, ".index"))
 	set := func(k, v string) kadm.AlterConfig {
@@ -252,7 +252,7 @@ func TestTieredKillDuringRemoteDeletion(t *testing.T) {
 	r.b.Kill9()
 
 	r.b.Restart()
-	cl = harness.NewClient(t, r.b.Addr(), tieredProducer...)
+	cl := harness.NewClient(t, r.b.Addr(), tieredProducer...)
 	prefix := fmt.Sprintf("crash-delete-%x/0/%s.", [16]byte(id), stem)
 	waitFor(t, "the interrupted deletion to complete", func() bool {
 		st := r.records(t, id, 0)[stem]
@@ -288,7 +288,7 @@ func TestTieredKillDuringRemoteDeletion(t *testing.T) {
 // and the prefix, the remote records and the marker are all gone.
 func TestTieredKillDuringTopicDeletion(t *testing.T) {
 	r := startCrashRig(t)
-	adm, _, id, _ := r.tieredHalf(t, "crash-drop", 600)
+	adm, id, _ := r.tieredHalf(t, "crash-drop", 600)
 	prefix := fmt.Sprintf("crash-drop-%x/", [16]byte(id))
 
 	r.proxy.stallOnce(requestFor(http.MethodDelete, ".index"))
