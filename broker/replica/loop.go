@@ -166,21 +166,17 @@ func (l *loop) once(cl *peer, parts map[*partition.Partition]*follow) error {
 	req.MinBytes = 1
 	req.MaxBytes = fetchMaxBytes
 	req.SessionEpoch = -1
-	byTopic := map[string]int{}
-	ready := map[string]map[int32]*partition.Partition{}
+	slots := map[string]int{}
+	ready := map[topicPartition]*partition.Partition{}
 	for p, st := range parts {
 		if st.epoch != p.LeaderEpoch() || st.tiered {
 			continue // truncation or the skip past the tier did not succeed yet
 		}
-		i, ok := byTopic[p.Topic]
-		if !ok {
+		i := topicSlot(slots, &req.Topics, p, func(p *partition.Partition) kmsg.FetchRequestTopic {
 			t := kmsg.NewFetchRequestTopic()
 			t.Topic, t.TopicID = p.Topic, p.TopicID
-			req.Topics = append(req.Topics, t)
-			i = len(req.Topics) - 1
-			byTopic[p.Topic] = i
-			ready[p.Topic] = map[int32]*partition.Partition{}
-		}
+			return t
+		})
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition = p.Index
 		rp.CurrentLeaderEpoch = p.LeaderEpoch()
@@ -189,7 +185,7 @@ func (l *loop) once(cl *peer, parts map[*partition.Partition]*follow) error {
 		rp.LogStartOffset = p.LogStartOffset()
 		rp.PartitionMaxBytes = partitionMaxBytes
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
-		ready[p.Topic][p.Index] = p
+		ready[keyOf(p)] = p
 	}
 	if len(req.Topics) == 0 {
 		l.sleep(retryBackoff)
@@ -206,7 +202,7 @@ func (l *loop) once(cl *peer, parts map[*partition.Partition]*follow) error {
 	backoff := false
 	for _, t := range resp.Topics {
 		for _, rp := range t.Partitions {
-			p := ready[t.Topic][rp.Partition]
+			p := ready[topicPartition{t.Topic, rp.Partition}]
 			if p == nil {
 				continue
 			}

@@ -25,25 +25,21 @@ func (l *loop) skipTiered(cl *peer, parts map[*partition.Partition]*follow) erro
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.SetVersion(listOffsetsVersion)
 	req.ReplicaID = l.f.nodeID
-	index := map[string]map[int32]*partition.Partition{}
-	byTopic := map[string]int{}
+	index := map[topicPartition]*partition.Partition{}
+	slots := map[string]int{}
 	for p, st := range parts {
 		if !st.tiered {
 			continue
 		}
-		i, ok := byTopic[p.Topic]
-		if !ok {
+		i := topicSlot(slots, &req.Topics, p, func(p *partition.Partition) kmsg.ListOffsetsRequestTopic {
 			t := kmsg.NewListOffsetsRequestTopic()
 			t.Topic = p.Topic
-			req.Topics = append(req.Topics, t)
-			i = len(req.Topics) - 1
-			byTopic[p.Topic] = i
-			index[p.Topic] = map[int32]*partition.Partition{}
-		}
+			return t
+		})
 		rp := kmsg.NewListOffsetsRequestTopicPartition()
 		rp.Partition, rp.CurrentLeaderEpoch, rp.Timestamp = p.Index, p.LeaderEpoch(), earliestLocal
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
-		index[p.Topic][p.Index] = p
+		index[keyOf(p)] = p
 	}
 	if len(req.Topics) == 0 {
 		return nil
@@ -54,7 +50,7 @@ func (l *loop) skipTiered(cl *peer, parts map[*partition.Partition]*follow) erro
 	}
 	for _, t := range kresp.(*kmsg.ListOffsetsResponse).Topics {
 		for _, rp := range t.Partitions {
-			p := index[t.Topic][rp.Partition]
+			p := index[topicPartition{t.Topic, rp.Partition}]
 			if p == nil || rp.ErrorCode != 0 || rp.Offset < 0 {
 				continue
 			}

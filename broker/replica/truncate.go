@@ -20,8 +20,8 @@ func (l *loop) truncate(cl *peer, stale []*partition.Partition, parts map[*parti
 		p            *partition.Partition
 		epoch, local int32
 	}
-	index := map[string]map[int32]asked{}
-	byTopic := map[string]int{}
+	index := map[topicPartition]asked{}
+	slots := map[string]int{}
 	for _, p := range stale {
 		epoch, local := p.LeaderEpoch(), p.Log().LatestEpoch()
 		if local < 0 {
@@ -29,19 +29,15 @@ func (l *loop) truncate(cl *peer, stale []*partition.Partition, parts map[*parti
 			parts[p].epoch = epoch
 			continue
 		}
-		i, ok := byTopic[p.Topic]
-		if !ok {
+		i := topicSlot(slots, &req.Topics, p, func(p *partition.Partition) kmsg.OffsetForLeaderEpochRequestTopic {
 			t := kmsg.NewOffsetForLeaderEpochRequestTopic()
 			t.Topic = p.Topic
-			req.Topics = append(req.Topics, t)
-			i = len(req.Topics) - 1
-			byTopic[p.Topic] = i
-			index[p.Topic] = map[int32]asked{}
-		}
+			return t
+		})
 		rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
 		rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = p.Index, epoch, local
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
-		index[p.Topic][p.Index] = asked{p, epoch, local}
+		index[keyOf(p)] = asked{p, epoch, local}
 	}
 	if len(req.Topics) == 0 {
 		return nil
@@ -52,7 +48,7 @@ func (l *loop) truncate(cl *peer, stale []*partition.Partition, parts map[*parti
 	}
 	for _, t := range kresp.(*kmsg.OffsetForLeaderEpochResponse).Topics {
 		for _, rp := range t.Partitions {
-			a, ok := index[t.Topic][rp.Partition]
+			a, ok := index[topicPartition{t.Topic, rp.Partition}]
 			if !ok || rp.ErrorCode != 0 {
 				continue
 			}
