@@ -128,19 +128,8 @@ func checkConsumed(t *testing.T, b *harness.Broker, topic string, want map[int32
 // the object.
 func TestTieredStorageMinIO(t *testing.T) {
 	srv := minio.Start(t)
-	cfg := map[string]string{
-		"remote.log.storage.backend":       "s3",
-		"remote.log.storage.s3.bucket":     srv.Bucket,
-		"remote.log.storage.s3.endpoint":   srv.Endpoint,
-		"remote.log.storage.s3.region":     srv.Region,
-		"remote.log.storage.s3.access.key": srv.AccessKey,
-		"remote.log.storage.s3.secret.key": srv.SecretKey,
-		"remote.log.storage.s3.path.style": "true",
-		"remote.log.storage.s3.prefix":     "strata-test",
-	}
-	for k, v := range fastTiering {
-		cfg[k] = v
-	}
+	cfg := minioTiering(srv)
+	cfg["remote.log.storage.s3.prefix"] = "strata-test"
 	b := harness.Start(t, cfg)
 	adm := b.Admin()
 	id := harness.CreateTopic(t, adm, "tiered", 2, tieredTopic)
