@@ -15,40 +15,24 @@ import (
 	"github.com/strata-broker/strata/broker/wire"
 )
 
-// maxInFlight bounds the requests of one connection that are read but not
-// yet answered.
-const maxInFlight = 64
-
-// pending is one request's place in a connection's response order.
-type pending struct {
-	done  chan struct{}
-	frame *wire.Frame // nil: no response (acks=0)
-	err   error       // set: close the connection
-}
-
 // serveConn serves one client connection until it closes or ctx is done.
 func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	ctx, cancel := context.WithCancel(ctx)
 	log := s.log.With("remote", c.RemoteAddr().String())
-	queue := make(chan *pending, maxInFlight)
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		s.writeLoop(c, queue, cancel, log)
-	}()
+	resp := newResponder(c, cancel, log)
 	go func() {
 		<-ctx.Done()
 		_ = c.Close()
 	}()
 
 	br := bufio.NewReaderSize(c, 64<<10)
-	// spare is a frame buffer free for reuse: only a produce request's
-	// frame is, once its handler returned (records appended; kmsg decodes
-	// byte fields as views of the frame but copies strings), even when an
+	// spare is a frame buffer free for reuse: a Produce or OffsetCommit
+	// request's frame is, once its handler returned (records appended or
+	// offsets committed; kmsg decodes byte fields as views of the frame but
+	// copies strings, and OffsetCommit has no byte fields), even when an
 	// acks=all continuation (Result.Later) still waits: that works on the
 	// response only, never on the request's bytes.
 	var spare []byte
-loop:
 	for {
 		frame, err := wire.ReadFrame(br, s.cfg.SocketRequestMaxBytes, spare)
 		spare = nil
@@ -61,87 +45,56 @@ loop:
 			}
 			break
 		}
-		p := &pending{done: make(chan struct{})}
-		select {
-		case queue <- p:
-		case <-ctx.Done():
-			break loop
+		p, ok := resp.add(ctx)
+		if !ok {
+			break
 		}
-		async, inline := s.dispatch(ctx, frame, p, log)
+		async, inline := s.dispatch(ctx, frame, resp, p, log)
 		if !async && p.err != nil {
 			break
 		}
-		if inline && frame[0] == 0 && frame[1] == 0 { // api key 0: Produce
+		if inline && frame[0] == 0 && (frame[1] == 0 || frame[1] == 8) { // api key 0: Produce, 8: OffsetCommit
 			spare = frame
 		}
 	}
-	close(queue)
-	<-writerDone
+	resp.wait()
 	cancel()
-}
-
-// writeLoop writes responses in request order; on the first failure it
-// closes the connection and drops the rest.
-func (s *Server) writeLoop(c net.Conn, queue <-chan *pending, cancel context.CancelFunc, log *slog.Logger) {
-	failed := false
-	for p := range queue {
-		<-p.done
-		if failed {
-			if p.frame != nil {
-				p.frame.Release()
-			}
-			continue
-		}
-		if p.err != nil {
-			log.Warn("closing connection", "err", p.err)
-			failed = true
-			cancel()
-			continue
-		}
-		if p.frame == nil {
-			continue
-		}
-		if err := wire.WriteFrame(c, p.frame); err != nil {
-			failed = true
-			cancel()
-		}
-	}
 }
 
 // dispatch decodes a frame and runs its handler, inline or (for async APIs)
 // on its own goroutine. It reports whether the request goes on off this
 // goroutine (async) and whether its handler ran on it (inline; true also
 // when a Later continuation goes on elsewhere).
-func (s *Server) dispatch(ctx context.Context, frame []byte, p *pending, log *slog.Logger) (async, inline bool) {
+func (s *Server) dispatch(ctx context.Context, frame []byte, resp *responder, p *pending, log *slog.Logger) (async, inline bool) {
 	start := time.Now()
 	h, body, err := wire.ParseHeader(frame)
 	if err != nil {
 		p.err = err
-		close(p.done)
+		resp.complete(p)
 		return false, false
 	}
 	if h.Key == 18 && !handler.Supported(h.Key, h.Version) {
 		p.frame, p.err = wire.EncodeResponse(h.CorrelationID, handler.UnsupportedApiVersions(), nil, nil)
-		close(p.done)
+		resp.complete(p)
 		return false, false
 	}
 	api, ok := handler.Lookup(h.Key)
 	if !ok || !handler.Supported(h.Key, h.Version) {
 		p.err = fmt.Errorf("unsupported api key %d version %d (client %q)", h.Key, h.Version, h.ClientID)
-		close(p.done)
+		resp.complete(p)
 		return false, false
 	}
 	req, err := wire.DecodeBody(h, body)
 	if err != nil {
 		p.err = err
-		close(p.done)
+		resp.complete(p)
 		return false, false
 	}
 	hreq := &handler.Request{Header: h, Body: req, Bytes: len(frame) + 4}
 	finish := func(res handler.Result, err error) {
 		p.frame, p.err = s.encode(hreq, res, err)
 		s.env.Metrics.Observe(h.Key, time.Since(start), p.err != nil)
-		close(p.done)
+		resp.complete(p)
 	}
 	if api.Async {
 		go func() { finish(s.run(ctx, api, hreq, log)) }()
