@@ -63,6 +63,8 @@ const (
 // the high watermark passes it when the log is also replicated (see
 // store.go); otherwise at once.
 type Log interface {
+	// Append writes the batches; it keeps none of their bytes once it
+	// returns (commits build their batch in a reused buffer).
 	Append(batches []record.Batch, now int64) (local.AppendResult, error)
 	Read(offset int64, maxBytes int) (segment.Slice, error)
 	LogStartOffset() int64

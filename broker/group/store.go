@@ -2,6 +2,7 @@ package group
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -40,15 +41,31 @@ type replicated interface {
 // (Kafka maps NOT_LEADER and REQUEST_TIMED_OUT the same way).
 func (sh *shard) append(recs []record.Record, now time.Time) error {
 	ms := now.UnixMilli()
-	b, err := record.Build(record.BuildOptions{FirstTimestamp: ms}, recs)
+	buf := batchBufs.Get().(*[]byte)
+	defer putBatchBuf(buf)
+	b, err := record.Build(record.BuildOptions{FirstTimestamp: ms, Buf: *buf}, recs)
 	if err != nil {
 		return fmt.Errorf("group: build %s-%d batch: %w", TopicName, sh.index, err)
 	}
+	*buf = b // the log copies the batch, so the buffer is reused
 	res, err := sh.log.Append([]record.Batch{b}, ms)
 	if err != nil {
 		return fmt.Errorf("group: append to %s-%d: %w: %w", TopicName, sh.index, ErrCoordinatorNotAvailable, err)
 	}
 	return sh.awaitCommitted(res.LastOffset+1, sh.timeout)
+}
+
+// batchBufs pools the buffers commits build their batch in (the log
+// writes the batch and keeps none of it); putBatchBuf keeps only those up to
+// maxPooledBuf.
+var batchBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+func putBatchBuf(b *[]byte) {
+	if cap(*b) > maxPooledBuf {
+		return
+	}
+	*b = (*b)[:0]
+	batchBufs.Put(b)
 }
 
 // awaitCommitted waits until the high watermark reaches until, the

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -24,7 +25,15 @@ type Region interface {
 type Frame struct {
 	Bufs    [][]byte
 	Regions []Region
+	pooled  *[]byte // Bufs[0], from respBufs: back there on Release
 }
+
+// respBufs pools the buffers of responses without regions (most responses
+// but Fetch), which are small and many: one per OffsetCommit or Heartbeat.
+var respBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
+// maxPooledResp bounds the buffers respBufs keeps.
+const maxPooledResp = 64 << 10
 
 // Size is the number of bytes the frame puts on the wire.
 func (f *Frame) Size() int64 {
@@ -38,12 +47,18 @@ func (f *Frame) Size() int64 {
 	return n
 }
 
-// Release releases every region of the frame.
+// Release releases every region of the frame and its buffer: nothing may
+// use the frame afterwards.
 func (f *Frame) Release() {
 	for _, r := range f.Regions {
 		r.Release()
 	}
 	f.Regions = nil
+	if f.pooled != nil && cap(*f.pooled) <= maxPooledResp {
+		*f.pooled = (*f.pooled)[:0]
+		respBufs.Put(f.pooled)
+	}
+	f.pooled, f.Bufs = nil, nil
 }
 
 // markerLen is the size of a placeholder written where a region goes.
@@ -74,13 +89,23 @@ func (m *Marker) Bytes(i int) []byte {
 // placeholders; each is replaced by the region's bytes (and its length
 // prefix rewritten) in the same order.
 func EncodeResponse(corr int32, resp kmsg.Response, m *Marker, regions []Region) (*Frame, error) {
-	buf := make([]byte, 8, 256)
+	var pooled *[]byte
+	var buf []byte
+	if len(regions) == 0 {
+		pooled = respBufs.Get().(*[]byte)
+		buf = append((*pooled)[:0], 0, 0, 0, 0, 0, 0, 0, 0)
+	} else {
+		buf = make([]byte, 8, 256)
+	}
 	if resp.IsFlexible() && resp.Key() != 18 { // ApiVersions always uses header v0
 		buf = append(buf, 0)
 	}
 	buf = resp.AppendTo(buf)
 	binary.BigEndian.PutUint32(buf[4:8], uint32(corr))
 	f := &Frame{Regions: regions}
+	if pooled != nil {
+		*pooled, f.pooled = buf, pooled
+	}
 	flexible := resp.IsFlexible()
 	rest := buf
 	for i, r := range regions {

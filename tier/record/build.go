@@ -33,6 +33,10 @@ type BuildOptions struct {
 	ProducerID    int64
 	ProducerEpoch int16
 	BaseSequence  int32
+	// Buf, when its capacity holds the uncompressed batch, is where Build
+	// writes it (so that callers can reuse one buffer); the batch then
+	// aliases Buf.
+	Buf []byte
 }
 
 // compressors holds one lazily built kgo compressor per codec; they pool
@@ -74,7 +78,12 @@ func Build(opts BuildOptions, recs []Record) (Batch, error) {
 	for i := range recs {
 		size += encodedSize(&recs[i], offsetDelta(recs, i, number))
 	}
-	body := make([]byte, HeaderSize, HeaderSize+size)
+	var body []byte
+	if cap(opts.Buf) >= HeaderSize+size {
+		body = opts.Buf[:HeaderSize]
+	} else {
+		body = make([]byte, HeaderSize, HeaderSize+size)
+	}
 	var lastDelta int32
 	maxTS := opts.FirstTimestamp // Kafka: the largest record timestamp
 	if len(recs) > 0 {
