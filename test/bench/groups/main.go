@@ -53,6 +53,8 @@ type options struct {
 	verbose, trace                    bool
 	profile                           string // directory for profiles of the commit measure
 	systems                           string // comma-separated systems to run
+	inProcess                         bool   // run the systems in this process, not each in its own
+	serve                             string // internal: run this system for a parent bench process
 }
 
 // sut is a system under test.
@@ -74,19 +76,37 @@ func main() {
 	flag.BoolVar(&o.trace, "trace", false, "print each round's rebalance timeline: every member's FindCoordinator, JoinGroup, SyncGroup and Heartbeat (m<member> <F|J|S|H> <start ms>+<round trip ms>)")
 	flag.StringVar(&o.systems, "systems", "strata,kfake", "systems to measure, comma-separated")
 	flag.StringVar(&o.profile, "profile", "", "write CPU, allocs, block and mutex profiles of each system's commit measure (first round) to this directory")
+	flag.BoolVar(&o.inProcess, "in-process", false, "run the systems in this process (sharing its heap and garbage collector with the clients), not each in a child process")
+	flag.StringVar(&o.serve, "serve", "", "internal: run this system for a parent bench process")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if o.serve != "" {
+		if err := serve(ctx, o.serve, o.verbose); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	fmt.Printf("bench groups: %d rounds of %d OffsetCommits × %d partitions (sequential, after %d warmup and %s) and one %d-member join, GOMAXPROCS %d, %s\n",
 		o.rounds, o.commits, o.commitPartitions, o.warmup, o.settle, o.members, runtime.GOMAXPROCS(0), runtime.Version())
-	fmt.Println("settings (both): 1 broker in this process, replication factor 1, no initial rebalance delay (strata group.initial.rebalance.delay.ms=0, kfake has none);")
+	where := "its own process (this binary with -serve)"
+	if o.inProcess {
+		where = "this process"
+	}
+	fmt.Printf("settings (both): 1 broker in %s, replication factor 1, no initial rebalance delay (strata group.initial.rebalance.delay.ms=0, kfake has none);\n", where)
 	fmt.Printf("  commits: OffsetCommit v%d, generation -1, acknowledged once appended (strata: to the page cache, no fsync; kfake: in memory);\n", commitVersion)
 	fmt.Println("  members: franz-go, cooperative-sticky, heartbeat.interval 100ms, session.timeout 10s, retry backoff 10ms")
 	var systems []sut
-	for _, s := range []sut{{"strata", startStrata}, {"kfake", startKfake}} {
-		if slices.Contains(strings.Split(o.systems, ","), s.name) {
-			systems = append(systems, s)
+	for _, name := range []string{"strata", "kfake"} {
+		if !slices.Contains(strings.Split(o.systems, ","), name) {
+			continue
 		}
+		start := starters[name]
+		if !o.inProcess {
+			start = startProcess(name)
+		}
+		systems = append(systems, sut{name, start})
 	}
 	results := map[string][]round{}
 	failed := false

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -85,4 +88,89 @@ func startKfake(context.Context, bool) (*system, error) {
 		return nil, fmt.Errorf("bench: kfake: %w", err)
 	}
 	return &system{addr: c.ListenAddrs()[0], stop: func() error { c.Close(); return nil }}, nil
+}
+
+// serve runs system name in this process for a parent bench process: it
+// prints the listen address as the first line of stdout and stops once
+// stdin closes (the parent closes it, or dies).
+func serve(ctx context.Context, name string, verbose bool) error {
+	start, ok := starters[name]
+	if !ok {
+		return fmt.Errorf("bench: unknown system %q", name)
+	}
+	sys, err := start(ctx, verbose)
+	if err != nil {
+		return err
+	}
+	fmt.Println(sys.addr)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return sys.stop()
+}
+
+// starters are the systems by name, started in this process.
+var starters = map[string]func(context.Context, bool) (*system, error){
+	"strata": startStrata,
+	"kfake":  startKfake,
+}
+
+// startProcess runs system name in a child process (this binary with
+// -serve), as a broker runs in production: its heap, garbage collector and
+// goroutines are its own, not shared with the clients measuring it.
+func startProcess(name string) func(context.Context, bool) (*system, error) {
+	return func(ctx context.Context, verbose bool) (*system, error) {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("bench: executable: %w", err)
+		}
+		args := []string{"-serve", name}
+		if verbose {
+			args = append(args, "-v")
+		}
+		cmd := exec.Command(exe, args...)
+		cmd.Stderr = os.Stderr
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			return nil, fmt.Errorf("bench: %s stdin: %w", name, err)
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, fmt.Errorf("bench: %s stdout: %w", name, err)
+		}
+		if err := cmd.Start(); err != nil {
+			return nil, fmt.Errorf("bench: start %s: %w", name, err)
+		}
+		exited := make(chan error, 1)
+		stop := func() error {
+			_ = stdin.Close()
+			select {
+			case err := <-exited:
+				return err
+			case <-time.After(stopTimeout):
+				_ = cmd.Process.Kill()
+				return fmt.Errorf("bench: %s did not stop within %s", name, stopTimeout)
+			}
+		}
+		addr := make(chan string, 1)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			if sc.Scan() {
+				addr <- sc.Text()
+			}
+			_, _ = io.Copy(io.Discard, stdout)
+			if err := cmd.Wait(); err != nil {
+				exited <- fmt.Errorf("bench: %s process: %w", name, err)
+			}
+			close(exited)
+		}()
+		select {
+		case a := <-addr:
+			return &system{addr: a, stop: stop}, nil
+		case err := <-exited:
+			return nil, fmt.Errorf("bench: %s exited before serving: %v", name, err)
+		case <-time.After(startTimeout):
+			return nil, errors.Join(fmt.Errorf("bench: %s not serving within %s", name, startTimeout), stop())
+		case <-ctx.Done():
+			return nil, errors.Join(ctx.Err(), stop())
+		}
+	}
 }
