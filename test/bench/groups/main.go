@@ -11,7 +11,10 @@
 //
 // Every round starts a fresh single broker of each system, one after the
 // other (alternating which goes first, so that a change of machine load
-// hits both alike), and takes both measures on it; the table shows, over
+// hits both alike), each in a child process of its own (this binary with
+// -serve), as a broker runs in production, so that neither shares a heap
+// and garbage collector with the measuring clients (-in-process runs them
+// here instead), and takes both measures on it; the table shows, over
 // -rounds, the median of each round's commit p50 and p99, the p99 of all
 // rounds' commits together, the median and the mean rebalance time, and
 // how many rebalances needed no heartbeat and the median of those and of
@@ -20,14 +23,15 @@
 // intervals, when they find it Stable), with the strata/kfake ratios (target: ≤ 1 for the
 // commit p99 and the rebalance time). -trace prints each round's timeline
 // of the members' group requests. The effective settings are the same for
-// both and printed first: Strata runs in this process with
+// both and printed first: Strata runs with
 // group.initial.rebalance.delay.ms=0 (kfake has no initial delay), one
 // broker, so each commit is acknowledged as soon as it is appended (to the
 // page cache, not fsynced; kfake keeps it in memory). It exits non-zero
 // only when a measure fails.
 //
 // Concurrency: systems run one after the other; each group member polls
-// on its own goroutine, and main waits on their assignment callbacks.
+// on its own goroutine, and main waits on their assignment callbacks; a
+// child process's stdin closing tells it to stop.
 package main
 
 import (
