@@ -2,6 +2,8 @@ package handler
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -9,6 +11,24 @@ import (
 
 	"github.com/strata-broker/strata/broker/group"
 )
+
+// commitOffsets pools the offset slices of OffsetCommit requests: the
+// coordinator keeps none of the slice once CommitOffsets returns.
+var commitOffsets = sync.Pool{New: func() any { return new([]group.CommitOffset) }}
+
+// putCommitOffsets returns used (grown from *p) to commitOffsets, unless it
+// grew past maxPooledOffsets.
+func putCommitOffsets(p *[]group.CommitOffset, used []group.CommitOffset) {
+	if cap(used) > maxPooledOffsets {
+		return
+	}
+	clear(used)
+	*p = used[:0]
+	commitOffsets.Put(p)
+}
+
+// maxPooledOffsets bounds the slices commitOffsets keeps.
+const maxPooledOffsets = 1024
 
 // OffsetCommit: v0-9
 //
@@ -54,7 +74,9 @@ func handleOffsetCommit(_ context.Context, env *Env, req *Request) (Result, erro
 	for _, rt := range r.Topics {
 		n += len(rt.Partitions)
 	}
-	cr.Offsets = make([]group.CommitOffset, 0, n)
+	offsets := commitOffsets.Get().(*[]group.CommitOffset)
+	cr.Offsets = slices.Grow((*offsets)[:0], n)
+	defer putCommitOffsets(offsets, cr.Offsets)
 	resp.Topics = make([]kmsg.OffsetCommitResponseTopic, 0, len(r.Topics))
 	parts := make([]kmsg.OffsetCommitResponseTopicPartition, 0, n) // every topic's, in one allocation
 	for _, rt := range r.Topics {
