@@ -185,6 +185,8 @@ var brokerKeys = []keyDef{
 		f: intField(1, func(b *Broker) *int32 { return &b.RemoteLogReaderThreads })},
 	{name: "remote.log.reader.cache.bytes", typ: TypeLong, def: "268435456", doc: "Size of the on-disk chunk cache of tier reads.",
 		f: intField(0, func(b *Broker) *int64 { return &b.RemoteLogReaderCacheBytes })},
+	{name: "remote.log.reader.memory.bytes", typ: TypeLong, def: "268435456", doc: "Memory for chunks of tier reads (read-ahead and recent chunks); a chunk goes to the on-disk cache only when read again after it left memory.",
+		f: intField(0, func(b *Broker) *int64 { return &b.RemoteLogReaderMemoryBytes })},
 
 	// Consumer groups and committed offsets.
 	{name: "group.initial.rebalance.delay.ms", typ: TypeInt, def: "3000", doc: "Wait for more members before the first rebalance of an empty group.",

@@ -20,6 +20,13 @@ type Region interface {
 	Release()
 }
 
+// MemRegion is a Region that may hold its bytes in memory (Mem's ok):
+// those are written with write(2), and its Fd is not used.
+type MemRegion interface {
+	Region
+	Mem() ([]byte, bool)
+}
+
 // Frame is an encoded response: Bufs and Regions interleave as
 // Bufs[0], Regions[0], Bufs[1], Regions[1], …, Bufs[len(Regions)].
 type Frame struct {

@@ -30,6 +30,14 @@ func WriteFrame(conn net.Conn, f *Frame) error {
 }
 
 func writeRegion(conn net.Conn, r Region) error {
+	if m, ok := r.(MemRegion); ok {
+		if b, ok := m.Mem(); ok {
+			if _, err := conn.Write(b); err != nil {
+				return fmt.Errorf("write region: %w", err)
+			}
+			return nil
+		}
+	}
 	if sc, ok := conn.(syscall.Conn); ok {
 		raw, err := sc.SyscallConn()
 		if err == nil {

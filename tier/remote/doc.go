@@ -37,17 +37,26 @@
 // broker/partition.(*Partition).IsCold: the offset is below the local log
 // start and a finished copy holds it. Reader.Read locates the copy, finds
 // the position with the copy's offset index (kept in memory), fetches the
-// .log object in ChunkSize ranged GETs into the on-disk chunk cache
-// (bounded by remote.log.reader.cache.bytes, LRU) and returns whole
-// batches as a region of a cache file, so the bytes still go out with
-// sendfile; a first batch that spans two chunks is copied to a span entry
-// of the cache holding just that batch. The next four chunks (at most an
-// eighth of the cache) are read ahead in the background while reader
+// .log object in ChunkSize ranged GETs into the chunk cache and returns
+// whole batches as a region of a cached chunk. The cache has two tiers:
+// every fill lands in memory (remote.log.reader.memory.bytes, LRU, buffers
+// reused), whose regions go out with write(2); a chunk filled again after
+// it left memory also goes to disk (remote.log.reader.cache.bytes, LRU),
+// whose regions go out with sendfile. A consumer streaming through the
+// tier reads each chunk once and so writes no page cache: on the bench VM
+// the chunk files' page-cache writes were a quarter of the broker's CPU
+// on a cold read (test/bench/tier: cold raw Fetch 3.9 → 3.1 ms of CPU per
+// MB). A first batch that spans two chunks is copied to a span entry
+// holding just that batch. The next four chunks (at most an eighth of the
+// memory tier) are read ahead in the background while reader
 // slots are free; past the end of a copy the read-ahead goes on into the
 // following copies (offset index and chunks), so a sequential reader does
-// not stall at segment boundaries. Chunks are 4 MiB: at 1 MiB a cold
-// read in the bench (test/bench/tier) cost the broker about 30% more CPU
-// per byte, in per-GET and per-file costs.
+// not stall at segment boundaries. Chunks are 8 MiB, the ranged-GET size
+// AWS recommends for S3 throughput: in the bench (test/bench/tier, 8 MiB
+// segments) 4 MiB chunks cost MinIO half again as much CPU per byte as
+// whole-object GETs, and a cold raw Fetch reached 0.65× a raw GET against
+// 0.83–0.92× with 8 MiB; 16 MiB (with a read-ahead window cut to one
+// chunk) did worse again.
 //
 // # Concurrency
 //

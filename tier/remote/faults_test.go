@@ -113,7 +113,7 @@ func TestConcurrentColdReads(t *testing.T) {
 					return
 				}
 				buf := make([]byte, s.Len)
-				_, err = s.File.ReadAt(buf, s.Pos)
+				_, err = s.ref.ReadAt(buf, s.Pos)
 				s.Release()
 				bs, serr := record.Split(buf)
 				if err != nil || serr != nil || len(bs) == 0 {

@@ -131,7 +131,7 @@ func (f *fixture) readCold(m *Manager, from int64) int {
 		if err != nil {
 			f.t.Fatalf("cold read at %d: %v", off, err)
 		}
-		bs := readSlice(f.t, s.File, s.Pos, s.Len)
+		bs := readSlice(f.t, s.ref, s.Pos, s.Len)
 		s.Release()
 		for _, b := range bs {
 			if want := f.data[b.BaseOffset()]; !bytes.Equal(b, want) {

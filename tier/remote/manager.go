@@ -36,9 +36,10 @@ type Source func() []PartitionInfo
 type Options struct {
 	Interval      time.Duration // task interval (30s)
 	CacheDir      string        // chunk cache directory (required for reads)
-	CacheBytes    int64         // chunk cache bound (256 MiB)
+	CacheBytes    int64         // on-disk chunk cache bound (256 MiB)
+	MemoryBytes   int64         // in-memory chunk bound (the smaller of 256 MiB and CacheBytes)
 	ReaderThreads int           // concurrent object reads (10)
-	ChunkSize     int64         // ranged GET size (4 MiB)
+	ChunkSize     int64         // ranged GET size (8 MiB)
 	OrphanGrace   time.Duration // unknown objects younger than this are kept (2×Interval)
 	Now           func() time.Time
 	Logger        *slog.Logger
@@ -50,6 +51,7 @@ func OptionsFromConfig(b *config.Broker, cacheDir string, log *slog.Logger) Opti
 		Interval:      time.Duration(b.RemoteLogManagerTaskIntervalMs) * time.Millisecond,
 		CacheDir:      cacheDir,
 		CacheBytes:    b.RemoteLogReaderCacheBytes,
+		MemoryBytes:   b.RemoteLogReaderMemoryBytes,
 		ReaderThreads: int(b.RemoteLogReaderThreads),
 		Logger:        log,
 	}
@@ -66,7 +68,10 @@ func (o *Options) fill() {
 		o.ReaderThreads = 10
 	}
 	if o.ChunkSize <= 0 {
-		o.ChunkSize = 4 << 20
+		o.ChunkSize = 8 << 20
+	}
+	if o.MemoryBytes <= 0 {
+		o.MemoryBytes = min(256<<20, o.CacheBytes)
 	}
 	if o.OrphanGrace <= 0 {
 		o.OrphanGrace = 2 * o.Interval

@@ -1,16 +1,13 @@
 package remote
 
 import (
-	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -45,7 +42,7 @@ type Reader struct {
 }
 
 func newReader(m *Manager) (*Reader, error) {
-	c, err := newChunkCache(filepath.Clean(m.opts.CacheDir), m.opts.CacheBytes)
+	c, err := newChunkCache(filepath.Clean(m.opts.CacheDir), m.opts.CacheBytes, m.opts.MemoryBytes, m.opts.ChunkSize)
 	if err != nil {
 		return nil, err
 	}
@@ -59,16 +56,25 @@ func (r *Reader) close() error {
 	return r.cache.close()
 }
 
-// Slice is a region of a chunk-cache file holding whole batches; it
-// satisfies the broker's wire region (Fd, Offset, Length, Release).
+// Slice is a region of a cached chunk holding whole batches, in memory or
+// in a chunk-cache file; it satisfies the broker's wire region (Fd,
+// Offset, Length, Release, and Mem for the bytes of a chunk in memory).
 type Slice struct {
-	File *os.File
-	Pos  int64
-	Len  int64
+	ref chunkRef
+	Pos int64 // the region's start in the chunk
+	Len int64
 }
 
-// Fd is the file descriptor to sendfile from.
-func (s Slice) Fd() uintptr { return s.File.Fd() }
+// Fd is the file descriptor to sendfile from, for a chunk on disk.
+func (s Slice) Fd() uintptr { return s.ref.f.Fd() }
+
+// Mem is the region's bytes when the chunk is in memory.
+func (s Slice) Mem() ([]byte, bool) {
+	if s.ref.m == nil {
+		return nil, false
+	}
+	return s.ref.m.buf[s.Pos : s.Pos+s.Len], true
+}
 
 // Offset is the region's start in the file.
 func (s Slice) Offset() int64 { return s.Pos }
@@ -76,12 +82,21 @@ func (s Slice) Offset() int64 { return s.Pos }
 // Length is the region's length.
 func (s Slice) Length() int64 { return s.Len }
 
-// Release closes the file; call once the bytes were written.
-func (s Slice) Release() {
-	if s.File != nil {
-		s.File.Close()
+// Bytes copies the region's bytes out.
+func (s Slice) Bytes() ([]byte, error) {
+	b := make([]byte, s.Len)
+	if s.Len == 0 {
+		return b, nil
 	}
+	n, err := s.ref.ReadAt(b, s.Pos)
+	if err != nil && !(errors.Is(err, io.EOF) && int64(n) == s.Len) {
+		return nil, fmt.Errorf("remote: read slice: %w", err)
+	}
+	return b, nil
 }
+
+// Release lets the chunk go; call once the bytes were written.
+func (s Slice) Release() { s.ref.release() }
 
 // Covers reports whether a finished remote copy holds offset, reloading
 // the partition's metadata when it is older than the task interval.
@@ -190,13 +205,13 @@ func (r *Reader) Read(ctx context.Context, id metadata.TopicID, partition int32,
 		end += n
 	}
 	if end <= chunkEnd {
-		f, err := cur.chunk(start / r.m.opts.ChunkSize)
+		h, err := cur.chunk(start / r.m.opts.ChunkSize)
 		if err != nil {
 			return Slice{}, err
 		}
-		cur.f = nil // handed to the slice
+		cur.h = chunkRef{} // handed to the slice
 		r.readAhead(seg, start/r.m.opts.ChunkSize+1)
-		return Slice{File: f, Pos: start % r.m.opts.ChunkSize, Len: end - start}, nil
+		return Slice{ref: h, Pos: start % r.m.opts.ChunkSize, Len: end - start}, nil
 	}
 	return r.span(cur, start, end)
 }
@@ -207,115 +222,42 @@ func (r *Reader) Read(ctx context.Context, id metadata.TopicID, partition int32,
 // cached too.
 func (r *Reader) span(cur *cursor, start, end int64) (Slice, error) {
 	key := fmt.Sprintf("%s-s%d", cur.seg.Name(), start)
-	f, err := r.cache.open(cur.ctx, key, func(path string) (int64, error) {
-		buf := make([]byte, end-start)
+	h, err := r.cache.open(cur.ctx, key, func(buf []byte) ([]byte, error) {
+		if int64(cap(buf)) < end-start {
+			buf = make([]byte, end-start)
+		}
+		buf = buf[:end-start]
 		if err := cur.readAt(buf, start); err != nil {
-			return 0, err
+			return nil, err
 		}
-		if err := os.WriteFile(path, buf, 0o644); err != nil {
-			return 0, fmt.Errorf("remote: span file: %w", err)
-		}
-		return end - start, nil
+		return buf, nil
 	})
 	if err != nil {
 		return Slice{}, err
 	}
 	r.readAhead(cur.seg, end/r.m.opts.ChunkSize+1)
-	return Slice{File: f, Pos: 0, Len: end - start}, nil
-}
-
-// readAheadChunks is how many chunks past the one just read are fetched
-// in the background, so a sequential reader finds them cached; the window
-// runs on into the following copies, so a reader crossing segments does
-// not wait on the bucket either. The window is cut to an eighth of the
-// chunk cache, so that eight sequential readers do not evict each other's
-// read-ahead. On loopback MinIO (test/bench/tier) windows of 2, 4 and 8
-// chunks were indistinguishable within the noise once the read-ahead
-// crossed segments; 4 (16 MiB) leaves room for a real bucket's latency.
-const readAheadChunks = 4
-
-// readAheadWindow is the read-ahead in chunks for the cache's size.
-func (r *Reader) readAheadWindow() int64 {
-	return max(1, min(readAheadChunks, r.m.opts.CacheBytes/(8*r.m.opts.ChunkSize)))
-}
-
-// readAhead fills the window of chunks from chunk k of seg on in the
-// background, each in its own goroutine when it is neither cached nor
-// being filled and a reader slot is free; past the end of seg the window
-// goes on into the following copies (from the loaded metadata), whose
-// first chunk's goroutine also fetches the copy's offset index.
-func (r *Reader) readAhead(seg Segment, k int64) {
-	size := r.m.opts.ChunkSize
-	for range r.readAheadWindow() {
-		if len(r.sem) == cap(r.sem) {
-			return // every reader slot busy
-		}
-		if k*size >= seg.Size {
-			next, ok := r.nextCopy(seg)
-			if !ok {
-				return
-			}
-			seg, k = next, 0
-		}
-		if s, c := seg, k; !r.cache.present(chunkKey(s, c)) {
-			r.bg.Go(func() {
-				if c == 0 {
-					if _, err := r.index(r.ctx, s); err != nil {
-						return
-					}
-				}
-				r.prefetch(s, c)
-			})
-		}
-		k++
-	}
-}
-
-// nextCopy is the finished copy starting right after seg, from the loaded
-// metadata.
-func (r *Reader) nextCopy(seg Segment) (Segment, bool) {
-	segs, _ := r.m.segments(topicID(seg), seg.Partition)
-	i, _ := slices.BinarySearchFunc(segs, seg.EndOffset+1, func(s Segment, base int64) int { return cmp.Compare(s.BaseOffset, base) })
-	for ; i < len(segs) && segs[i].BaseOffset == seg.EndOffset+1; i++ {
-		if segs[i].State == CopyFinished {
-			return segs[i], true
-		}
-	}
-	return Segment{}, false
-}
-
-// prefetch fills chunk k of seg into the cache.
-func (r *Reader) prefetch(seg Segment, k int64) {
-	cur := &cursor{r: r, seg: seg, ctx: r.ctx, k: -1}
-	defer cur.close()
-	if _, err := cur.chunk(k); err != nil {
-		if r.ctx.Err() == nil {
-			r.m.log.Debug("remote: read-ahead failed", "segment", seg.Name(), "chunk", k, "err", err)
-		}
-	}
+	return Slice{ref: h, Pos: 0, Len: end - start}, nil
 }
 
 // cursor reads one segment object through the chunk cache, keeping the
-// current chunk file open.
+// current chunk open.
 type cursor struct {
 	r   *Reader
 	seg Segment
 	ctx context.Context
 	k   int64
-	f   *os.File
+	h   chunkRef
 }
 
 func (c *cursor) close() {
-	if c.f != nil {
-		c.f.Close()
-		c.f = nil
-	}
+	c.h.release()
+	c.h = chunkRef{}
 }
 
 // chunk opens chunk k (filling the cache) as the current chunk.
-func (c *cursor) chunk(k int64) (*os.File, error) {
-	if c.k == k && c.f != nil {
-		return c.f, nil
+func (c *cursor) chunk(k int64) (chunkRef, error) {
+	if c.k == k && c.h.ok() {
+		return c.h, nil
 	}
 	c.close()
 	size := c.r.m.opts.ChunkSize
@@ -323,14 +265,14 @@ func (c *cursor) chunk(k int64) (*os.File, error) {
 	n := min(size, c.seg.Size-off)
 	key := chunkKey(c.seg, k)
 	objKey := dir(c.seg.Topic, topicID(c.seg), c.seg.Partition) + c.seg.Name() + ".log"
-	f, err := c.r.cache.open(c.ctx, key, func(path string) (int64, error) {
-		return n, c.r.download(c.ctx, objKey, off, n, path)
+	h, err := c.r.cache.open(c.ctx, key, func(buf []byte) ([]byte, error) {
+		return c.r.download(c.ctx, objKey, off, n, buf)
 	})
 	if err != nil {
-		return nil, err
+		return chunkRef{}, err
 	}
-	c.k, c.f = k, f
-	return f, nil
+	c.k, c.h = k, h
+	return h, nil
 }
 
 // chunkKey names chunk k of a copy's .log object in the cache.
@@ -340,11 +282,11 @@ func chunkKey(seg Segment, k int64) string { return fmt.Sprintf("%s-%d", seg.Nam
 func (c *cursor) readAt(b []byte, pos int64) error {
 	size := c.r.m.opts.ChunkSize
 	for len(b) > 0 {
-		f, err := c.chunk(pos / size)
+		h, err := c.chunk(pos / size)
 		if err != nil {
 			return err
 		}
-		n, err := f.ReadAt(b[:min(int64(len(b)), size-pos%size)], pos%size)
+		n, err := h.ReadAt(b[:min(int64(len(b)), size-pos%size)], pos%size)
 		if err != nil && !(errors.Is(err, io.EOF) && n > 0) {
 			return fmt.Errorf("remote: read cached chunk: %w", err)
 		}
@@ -353,9 +295,23 @@ func (c *cursor) readAt(b []byte, pos int64) error {
 	return nil
 }
 
-// download writes the n bytes at off of an object to path, holding a
-// reader slot.
-func (r *Reader) download(ctx context.Context, key string, off, n int64, path string) error {
+// download reads the n bytes at off of an object into buf (or a new
+// buffer when buf has no room), holding a reader slot.
+func (r *Reader) download(ctx context.Context, key string, off, n int64, buf []byte) ([]byte, error) {
+	err := r.readRange(ctx, key, off, n, func(body io.Reader) error {
+		var err error
+		buf, err = readChunk(body, key, off, n, buf)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// readRange opens the n bytes at off of an object and hands the body to
+// read, holding a reader slot throughout.
+func (r *Reader) readRange(ctx context.Context, key string, off, n int64, read func(io.Reader) error) error {
 	select {
 	case r.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -367,34 +323,25 @@ func (r *Reader) download(ctx context.Context, key string, off, n int64, path st
 		return fmt.Errorf("remote: get %s [%d,+%d): %w", key, off, n, err)
 	}
 	defer rc.Close()
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("remote: create chunk file: %w", err)
-	}
-	buf := copyBufs.Get().(*[]byte)
-	w, err := io.CopyBuffer(onlyWriter{f}, rc, *buf)
-	copyBufs.Put(buf)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("remote: get %s: %w", key, err)
-	}
-	if w != n {
-		return fmt.Errorf("%w: %s: got %d bytes at %d, want %d", ErrCorrupt, key, w, off, n)
-	}
-	return nil
+	return read(rc)
 }
 
-// copyBufs are the buffers downloads copy through: larger than io.Copy's
-// 32 KiB, so a chunk takes fewer read and write system calls.
-var copyBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
-
-// onlyWriter hides the file's ReadFrom, which would copy through a 32 KiB
-// buffer, from io.CopyBuffer.
-type onlyWriter struct{ w io.Writer }
-
-func (o onlyWriter) Write(p []byte) (int, error) { return o.w.Write(p) }
+// readChunk reads the next n bytes of body (the object key at off) into
+// buf, or a new buffer when buf has no room.
+func readChunk(body io.Reader, key string, off, n int64, buf []byte) ([]byte, error) {
+	if int64(cap(buf)) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	got, err := io.ReadFull(body, buf)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return nil, fmt.Errorf("%w: %s: got %d bytes at %d, want %d", ErrCorrupt, key, got, off, n)
+	case err != nil:
+		return nil, fmt.Errorf("remote: get %s: %w", key, err)
+	}
+	return buf, nil
+}
 
 // index returns a copy's offset index, fetching it once.
 func (r *Reader) index(ctx context.Context, seg Segment) ([]byte, error) {
