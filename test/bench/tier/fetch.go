@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
+	"net"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // fetchPartitionBytes is the raw reader's per-partition fetch size
@@ -17,28 +17,39 @@ import (
 // backlog raises it from the 1 MiB default.
 const fetchPartitionBytes = 8 << 20
 
+// fetchVersion is the Fetch version the raw reader speaks (topics by
+// name, flexible).
+const fetchVersion = 12
+
 // fetchCold reads every partition of topic from offset 0 up to its last
-// cold offset with plain Fetch requests, one in flight, counting the
-// record-batch bytes without decoding the records: the broker's cold path
-// alone, as a raw GET is the bucket's. It returns the wall time and the
-// bytes read.
+// cold offset with raw Fetch requests over one connection, reading each
+// response into one reused buffer and decoding only the framing (the
+// records stay bytes), as the raw GET reads into one reused buffer: it
+// measures what the broker delivers, not what a client library does with
+// it. It returns the time and the record-batch bytes read.
 func fetchCold(ctx context.Context, addr, topic string, cs coldSet) (time.Duration, int64, error) {
-	// Kafka 3.0's versions: Fetch v12, which names topics (v13 uses ids).
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.MaxVersions(kversion.V3_0_0()))
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return 0, 0, fmt.Errorf("tier bench: raw fetch client: %w", err)
+		return 0, 0, fmt.Errorf("tier bench: raw fetch dial: %w", err)
 	}
-	defer cl.Close()
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
 	next := map[int32]int64{}
 	for p, last := range cs.lastOff {
 		if last >= 0 {
 			next[int32(p)] = 0
 		}
 	}
+	fmtr := kmsg.NewRequestFormatter(kmsg.FormatterClientID("tier-bench"))
+	var out, in []byte
 	var n int64
 	start := time.Now()
-	for len(next) > 0 {
+	for corr := int32(0); len(next) > 0; corr++ {
 		req := kmsg.NewPtrFetchRequest()
+		req.Version = fetchVersion
 		req.ReplicaID, req.MaxWaitMillis, req.MaxBytes = -1, 500, 64<<20
 		rt := kmsg.NewFetchRequestTopic()
 		rt.Topic = topic
@@ -48,9 +59,21 @@ func fetchCold(ctx context.Context, addr, topic string, cs coldSet) (time.Durati
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		req.Topics = append(req.Topics, rt)
-		resp, err := req.RequestWith(ctx, cl)
-		if err != nil {
-			return 0, 0, fmt.Errorf("tier bench: raw fetch: %w", err)
+		out = fmtr.AppendRequest(out[:0], req, corr)
+		if _, err := conn.Write(out); err != nil {
+			return 0, 0, fmt.Errorf("tier bench: raw fetch write: %w", err)
+		}
+		if in, err = readResponse(conn, in); err != nil {
+			return 0, 0, err
+		}
+		// Response header v1: correlation id, tagged fields (none).
+		if len(in) < 5 || int32(binary.BigEndian.Uint32(in)) != corr {
+			return 0, 0, fmt.Errorf("tier bench: raw fetch: bad response header")
+		}
+		resp := kmsg.NewPtrFetchResponse()
+		resp.Version = fetchVersion
+		if err := resp.ReadFrom(in[5:]); err != nil {
+			return 0, 0, fmt.Errorf("tier bench: raw fetch response: %w", err)
 		}
 		for _, t := range resp.Topics {
 			for _, rp := range t.Partitions {
@@ -70,6 +93,24 @@ func fetchCold(ctx context.Context, addr, topic string, cs coldSet) (time.Durati
 		}
 	}
 	return time.Since(start), n, nil
+}
+
+// readResponse reads one size-prefixed response into buf (grown when too
+// small) and returns it.
+func readResponse(r io.Reader, buf []byte) ([]byte, error) {
+	var size [4]byte
+	if _, err := io.ReadFull(r, size[:]); err != nil {
+		return buf, fmt.Errorf("tier bench: raw fetch read: %w", err)
+	}
+	n := int(binary.BigEndian.Uint32(size[:]))
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return buf, fmt.Errorf("tier bench: raw fetch read: %w", err)
+	}
+	return buf, nil
 }
 
 // lastOffset walks the whole batches of a fetched partition: the last

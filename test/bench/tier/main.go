@@ -322,6 +322,7 @@ func (b *bench) produceHot(ctx context.Context, cs coldSet) (hotSet, error) {
 type roundResults struct {
 	cold, fetch, raw, hot []float64 // MB/s
 	fetchCPU, rawCPU      []float64 // CPU ms per MB, MinIO and this process
+	fetchS3, rawS3        []float64 // CPU ms per MB of MinIO alone
 }
 
 // coldRounds alternates cold consumes (each on a freshly started broker),
@@ -330,7 +331,7 @@ func (b *bench) coldRounds(ctx context.Context, cs coldSet, hs hotSet) (rr round
 	for round := range b.o.rounds {
 		rctx, cancel := context.WithTimeout(ctx, roundBound)
 		var c, first, f, r, h time.Duration
-		var fcpu, rcpu time.Duration
+		var fcpu, rcpu, fs3, rs3 time.Duration
 		steps := []func() error{
 			func() error {
 				if err := b.restart(rctx); err != nil {
@@ -338,7 +339,7 @@ func (b *bench) coldRounds(ctx context.Context, cs coldSet, hs hotSet) (rr round
 				}
 				var n int64
 				var err error
-				fcpu = b.cpu(func() {
+				fcpu, fs3 = b.cpu(func() {
 					f, err = profiled(round == 0 && b.o.cpuprofile != "", b.o.cpuprofile, func() (d time.Duration, err error) {
 						d, n, err = fetchCold(rctx, b.node.addr, topic, cs)
 						return d, err
@@ -359,7 +360,7 @@ func (b *bench) coldRounds(ctx context.Context, cs coldSet, hs hotSet) (rr round
 			},
 			func() error {
 				var err error
-				rcpu = b.cpu(func() { r, err = rawGet(rctx, b.s3.Client, b.s3.Bucket, cs) })
+				rcpu, rs3 = b.cpu(func() { r, err = rawGet(rctx, b.s3.Client, b.s3.Bucket, cs) })
 				return err
 			},
 			func() error {
@@ -385,6 +386,7 @@ func (b *bench) coldRounds(ctx context.Context, cs coldSet, hs hotSet) (rr round
 		rr.fetch = append(rr.fetch, mbps(cs.bytes, f))
 		mb := float64(cs.bytes) / (1 << 20)
 		rr.fetchCPU, rr.rawCPU = append(rr.fetchCPU, fcpu.Seconds()*1000/mb), append(rr.rawCPU, rcpu.Seconds()*1000/mb)
+		rr.fetchS3, rr.rawS3 = append(rr.fetchS3, fs3.Seconds()*1000/mb), append(rr.rawS3, rs3.Seconds()*1000/mb)
 		fmt.Printf("round %d: cold consume %.1f MB/s (%.2fs, first records after %.2fs), cold raw fetch %.1f MB/s (%.2fs), raw GET %.1f MB/s (%.2fs), hot consume %.1f MB/s (%.2fs); cold/raw %.2f, cold fetch/raw %.2f, cold/hot %.2f\n",
 			round+1, rr.cold[round], c.Seconds(), first.Seconds(), rr.fetch[round], f.Seconds(), rr.raw[round], r.Seconds(), rr.hot[round], h.Seconds(), rr.cold[round]/rr.raw[round], rr.fetch[round]/rr.raw[round], rr.cold[round]/rr.hot[round])
 	}
@@ -405,6 +407,7 @@ func (b *bench) report(lags []time.Duration, missing int, ds *dirSampler, rr rou
 		fmt.Fprintf(tw, "cold raw Fetch / raw GET\t%.2fx\t≥ %.1fx\t%s\n", f/r, targetRatio, verdict(f/r >= targetRatio, "meets", "below"))
 		fc, rc := median(rr.fetchCPU), median(rr.rawCPU)
 		fmt.Fprintf(tw, "CPU ms/MB, MinIO + broker + reader: raw GET / cold raw Fetch\t%.2f / %.2f\t\t\n", rc, fc)
+		fmt.Fprintf(tw, "CPU ms/MB of MinIO alone: raw GET / cold raw Fetch\t%.2f / %.2f\t\t\n", median(rr.rawS3), median(rr.fetchS3))
 		fmt.Fprintf(tw, "CPU per MB, raw GET / cold raw Fetch (the ratio when both fill the cores)\t%.2fx\t\t\n", rc/fc)
 		fmt.Fprintf(tw, "cold read / hot read\t%.2fx\t\t\n", c/h)
 		fmt.Fprintf(tw, "hot read / raw GET (the Kafka path's own ceiling)\t%.2fx\t\t\n", h/r)
@@ -481,10 +484,11 @@ func profiled(on bool, path string, fn func() (time.Duration, error)) (time.Dura
 }
 
 // cpu runs fn and returns the CPU time MinIO and this process (broker and
-// readers) spent meanwhile.
-func (b *bench) cpu(fn func()) time.Duration {
+// readers) spent meanwhile, and MinIO's part of it.
+func (b *bench) cpu(fn func()) (total, s3 time.Duration) {
 	pid := b.s3.Pid()
-	before := perf.ProcessCPU(pid) + perf.SelfCPU()
+	s3Before, selfBefore := perf.ProcessCPU(pid), perf.SelfCPU()
 	fn()
-	return perf.ProcessCPU(pid) + perf.SelfCPU() - before
+	s3 = perf.ProcessCPU(pid) - s3Before
+	return s3 + perf.SelfCPU() - selfBefore, s3
 }
