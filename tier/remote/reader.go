@@ -167,6 +167,9 @@ func (r *Reader) Read(ctx context.Context, id metadata.TopicID, partition int32,
 	cur := &cursor{r: r, seg: seg, ctx: ctx, k: -1}
 	defer cur.close()
 	pos := lookup(idx, offset-seg.BaseOffset)
+	// A chunk missing here is read as the start of a run with the chunks
+	// after it, rather than alone and then its read-ahead.
+	r.readAhead(seg, pos/r.m.opts.ChunkSize)
 	hdr := make([]byte, record.HeaderSize)
 	batchLen := func(at int64) (int64, int64, error) { // length, last offset
 		if at+record.HeaderSize > seg.Size {
