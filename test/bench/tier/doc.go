@@ -25,9 +25,15 @@
 //     (listed with minio-go) with sequential minio-go GETs, and (c) as a
 //     reference for what the Kafka
 //     read path costs by itself, consumes a second, untiered topic holding
-//     as many records on local disk. It prints the MB/s of each (bytes of
-//     the .log files over wall time) per round, their medians and the
-//     ratios cold/raw (target ≥ 0.8), cold/hot and hot/raw.
+//     as many records on local disk. A fourth read, on a fresh broker
+//     too, fetches the cold range with raw Fetch requests into one reused
+//     buffer, records not decoded, as the raw GET reads into one. It
+//     prints the MB/s of each (bytes of the .log files over wall time) per
+//     round, their medians and the ratios cold/raw (target ≥ 0.8), raw
+//     Fetch/raw, cold/hot and hot/raw; the CPU per MB of the raw GET, the
+//     raw Fetch and the hot and cold consumes (MinIO's part apart); and
+//     the ceiling a cold kgo consume has on these cores: the cores over the
+//     hot consume's CPU per MB plus MinIO's for the raw GET.
 //
 // The bench never asserts timings: it prints "meets"/"below" next to each
 // target and exits non-zero only when something fails. With -cpuprofile

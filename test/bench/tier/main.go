@@ -323,6 +323,7 @@ type roundResults struct {
 	cold, fetch, raw, hot []float64 // MB/s
 	fetchCPU, rawCPU      []float64 // CPU ms per MB, MinIO and this process
 	fetchS3, rawS3        []float64 // CPU ms per MB of MinIO alone
+	hotCPU, coldCPU       []float64 // CPU ms per MB of the hot and the cold kgo consume (MinIO, broker and kgo)
 }
 
 // coldRounds alternates cold consumes (each on a freshly started broker),
@@ -331,7 +332,7 @@ func (b *bench) coldRounds(ctx context.Context, cs coldSet, hs hotSet) (rr round
 	for round := range b.o.rounds {
 		rctx, cancel := context.WithTimeout(ctx, roundBound)
 		var c, first, f, r, h time.Duration
-		var fcpu, rcpu, fs3, rs3 time.Duration
+		var fcpu, rcpu, fs3, rs3, hcpu, ccpu time.Duration
 		steps := []func() error{
 			func() error {
 				if err := b.restart(rctx); err != nil {
@@ -355,7 +356,7 @@ func (b *bench) coldRounds(ctx context.Context, cs coldSet, hs hotSet) (rr round
 					return err
 				}
 				var err error
-				c, first, err = consumeCold(rctx, b.node.addr, topic, cs)
+				ccpu, _ = b.cpu(func() { c, first, err = consumeCold(rctx, b.node.addr, topic, cs) })
 				return err
 			},
 			func() error {
@@ -364,7 +365,11 @@ func (b *bench) coldRounds(ctx context.Context, cs coldSet, hs hotSet) (rr round
 				return err
 			},
 			func() error {
-				res, err := perf.Consume(rctx, perf.ConsumeOptions{Brokers: []string{b.node.addr}, Topic: hotTopic, Records: hs.records})
+				var res perf.Result
+				var err error
+				hcpu, _ = b.cpu(func() {
+					res, err = perf.Consume(rctx, perf.ConsumeOptions{Brokers: []string{b.node.addr}, Topic: hotTopic, Records: hs.records})
+				})
 				if err == nil && res.Records < hs.records {
 					err = fmt.Errorf("hot consume read %d of %d records", res.Records, hs.records)
 				}
@@ -387,6 +392,8 @@ func (b *bench) coldRounds(ctx context.Context, cs coldSet, hs hotSet) (rr round
 		mb := float64(cs.bytes) / (1 << 20)
 		rr.fetchCPU, rr.rawCPU = append(rr.fetchCPU, fcpu.Seconds()*1000/mb), append(rr.rawCPU, rcpu.Seconds()*1000/mb)
 		rr.fetchS3, rr.rawS3 = append(rr.fetchS3, fs3.Seconds()*1000/mb), append(rr.rawS3, rs3.Seconds()*1000/mb)
+		rr.hotCPU = append(rr.hotCPU, hcpu.Seconds()*1000/(float64(hs.bytes)/(1<<20)))
+		rr.coldCPU = append(rr.coldCPU, ccpu.Seconds()*1000/mb)
 		fmt.Printf("round %d: cold consume %.1f MB/s (%.2fs, first records after %.2fs), cold raw fetch %.1f MB/s (%.2fs), raw GET %.1f MB/s (%.2fs), hot consume %.1f MB/s (%.2fs); cold/raw %.2f, cold fetch/raw %.2f, cold/hot %.2f\n",
 			round+1, rr.cold[round], c.Seconds(), first.Seconds(), rr.fetch[round], f.Seconds(), rr.raw[round], r.Seconds(), rr.hot[round], h.Seconds(), rr.cold[round]/rr.raw[round], rr.fetch[round]/rr.raw[round], rr.cold[round]/rr.hot[round])
 	}
@@ -410,6 +417,13 @@ func (b *bench) report(lags []time.Duration, missing int, ds *dirSampler, rr rou
 		fmt.Fprintf(tw, "CPU ms/MB of MinIO alone: raw GET / cold raw Fetch\t%.2f / %.2f\t\t\n", median(rr.rawS3), median(rr.fetchS3))
 		fmt.Fprintf(tw, "CPU per MB, raw GET / cold raw Fetch (the ratio when both fill the cores)\t%.2fx\t\t\n", rc/fc)
 		fmt.Fprintf(tw, "cold read / hot read\t%.2fx\t\t\n", c/h)
+		// A cold kgo consume does all a hot one does (broker and kgo) and
+		// MinIO serves the same bytes as to the raw GET: on these cores it
+		// cannot go faster than this, whatever the broker's cold path costs.
+		hc, rs := median(rr.hotCPU), median(rr.rawS3)
+		ceiling := float64(runtime.NumCPU()) * 1000 / (hc + rs)
+		fmt.Fprintf(tw, "CPU ms/MB of the kgo consume, hot (broker + kgo) / cold (MinIO + broker + kgo)\t%.2f / %.2f\t\t\n", hc, median(rr.coldCPU))
+		fmt.Fprintf(tw, "ceiling of a cold kgo consume here: %d cores / (hot consume + MinIO's raw GET CPU per MB), / raw GET\t%.0f MB/s, %.2fx\t\t\n", runtime.NumCPU(), ceiling, ceiling/r)
 		fmt.Fprintf(tw, "hot read / raw GET (the Kafka path's own ceiling)\t%.2fx\t\t\n", h/r)
 	}
 	p99 := quantile(lags, 0.99)
