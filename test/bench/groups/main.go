@@ -69,7 +69,7 @@ type sut struct {
 
 func main() {
 	var o options
-	flag.IntVar(&o.commits, "commits", 5000, "measured sequential OffsetCommits per round")
+	flag.IntVar(&o.commits, "commits", 20000, "measured sequential OffsetCommits per round")
 	flag.IntVar(&o.warmup, "warmup", 500, "unmeasured OffsetCommits first, each round")
 	flag.DurationVar(&o.settle, "settle", time.Second, "minimum time of the unmeasured commits")
 	flag.IntVar(&o.commitPartitions, "commit-partitions", 4, "partitions per OffsetCommit")
