@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"path/filepath"
 	"sync"
 	"time"
@@ -225,8 +226,10 @@ func (s *Server) register(ctx context.Context, store *etcdstore.Store, self meta
 	}
 }
 
-// serveMetrics serves Prometheus metrics at metrics.listener/metrics and
-// the admin endpoints (admin.go) beside them.
+// serveMetrics serves Prometheus metrics at metrics.listener/metrics, the
+// admin endpoints (admin.go) beside them, and Go's profiles at
+// /debug/pprof/ (the listener is loopback by default, like the admin
+// endpoints, which have no authentication either).
 func (s *Server) serveMetrics(adm *admin) (func() error, error) {
 	ln, err := net.Listen("tcp", s.cfg.MetricsListener)
 	if err != nil {
@@ -235,6 +238,9 @@ func (s *Server) serveMetrics(adm *admin) (func() error, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	adm.mount(mux)
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

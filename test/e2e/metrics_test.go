@@ -16,7 +16,7 @@ import (
 
 // TestMetricsEndpoint scrapes metrics.listener after some traffic: per-API
 // request counts and latency, bytes in and out per topic, partition and
-// segment counts are all there.
+// segment counts are all there, and so are Go's profiles.
 func TestMetricsEndpoint(t *testing.T) {
 	addr := "127.0.0.1:" + strconv.Itoa(harness.FreePort(t))
 	b := harness.Start(t, map[string]string{"metrics.listener": addr})
@@ -48,5 +48,15 @@ func TestMetricsEndpoint(t *testing.T) {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+	// Go's profiles are beside the metrics.
+	resp, err = http.Get("http://" + addr + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "goroutine profile") {
+		t.Errorf("/debug/pprof/goroutine: %s %.80q", resp.Status, body)
 	}
 }
