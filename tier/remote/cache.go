@@ -18,7 +18,9 @@ import (
 // each chunk once, so it costs no page-cache writes (on this project's
 // VMs a fresh page-cache page costs several times the copy into it),
 // while a range read repeatedly ends up on disk, bounded by
-// remote.log.reader.cache.bytes.
+// remote.log.reader.cache.bytes. Fills under way hold buffers beyond the
+// memory bound: at most one read-ahead window per reader slot
+// (remote.log.reader.threads).
 //
 // Concurrency: mu guards both LRUs, the ghosts, the free buffers, the
 // in-flight fills and every memChunk's refs. Files are opened under mu,
