@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -32,21 +33,29 @@ func produceSync(t testing.TB, cl *kgo.Client, recs ...*kgo.Record) {
 	}
 }
 
-// topicDetail returns the metadata of topic, failing if it cannot be loaded.
+// topicDetail returns the metadata of topic, failing if it cannot be
+// loaded. A retriable error (a broker whose metadata watch has not yet
+// applied a topic just created, as a Kafka broker's metadata cache lags
+// the controller) is retried for up to 30 s.
 func topicDetail(t testing.TB, adm *kadm.Client, topic string) kadm.TopicDetail {
 	t.Helper()
-	md, err := adm.Metadata(testCtx(t), topic)
-	if err != nil {
-		t.Fatalf("metadata %s: %v", topic, err)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		md, err := adm.Metadata(testCtx(t), topic)
+		if err != nil {
+			t.Fatalf("metadata %s: %v", topic, err)
+		}
+		td, ok := md.Topics[topic]
+		switch {
+		case !ok:
+			t.Fatalf("metadata %s: topic missing from response", topic)
+		case td.Err == nil:
+			return td
+		case !kerr.IsRetriable(td.Err) || time.Now().After(deadline):
+			t.Fatalf("metadata %s: %v", topic, td.Err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	td, ok := md.Topics[topic]
-	if !ok {
-		t.Fatalf("metadata %s: topic missing from response", topic)
-	}
-	if td.Err != nil {
-		t.Fatalf("metadata %s: %v", topic, td.Err)
-	}
-	return td
 }
 
 // endOffset returns the high watermark of topic/partition.
