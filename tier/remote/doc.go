@@ -36,7 +36,9 @@
 // The broker routes a read with one visible predicate,
 // broker/partition.(*Partition).IsCold: the offset is below the local log
 // start and a finished copy holds it. Reader.Read locates the copy, finds
-// the position with the copy's offset index (kept in memory), fetches the
+// the position with the copy's offset index (fetched on the first read
+// inside the copy, then kept in memory; a read at the copy's base offset
+// starts at position 0 and needs none), fetches the
 // .log object in ChunkSize ranged GETs into the chunk cache and returns
 // whole batches as a region of a cached chunk. The cache has two tiers:
 // every fill lands in memory (remote.log.reader.memory.bytes, LRU, buffers
@@ -48,10 +50,10 @@
 // on a cold read (test/bench/tier: cold raw Fetch 3.9 → 3.1 ms of CPU per
 // MB). A first batch that spans two chunks is copied to a span entry
 // holding just that batch. The next four chunks (at most an eighth of the
-// memory tier) are read ahead in the background while reader
-// slots are free; past the end of a copy the read-ahead goes on into the
-// following copies (offset index and chunks), so a sequential reader does
-// not stall at segment boundaries. Chunks are 8 MiB, the ranged-GET size
+// memory tier) are read ahead in the background while reader slots are
+// free, each run of missing chunks of a copy with one ranged GET; past the
+// end of a copy the read-ahead goes on into the following copies, so a
+// sequential reader does not stall at segment boundaries. Chunks are 8 MiB, the ranged-GET size
 // AWS recommends for S3 throughput: in the bench (test/bench/tier, 8 MiB
 // segments) 4 MiB chunks cost MinIO half again as much CPU per byte as
 // whole-object GETs, and a cold raw Fetch reached 0.65× a raw GET against

@@ -165,8 +165,9 @@ func (m *Manager) Run(ctx context.Context) {
 }
 
 // copyPending copies, on the leaders, sealed and committed segments past
-// what is copied and then applies local retention; it is the cheap check
-// Run makes between full passes. The check reads only in-memory state
+// what is copied and then applies local retention (also when nothing was
+// left to copy but local retention has something to drop); it is the
+// cheap check Run makes between full passes. The check reads only in-memory state
 // (the local segment list and the cached copied end), so partitions with
 // nothing to copy cost no metadata or object store call. A partition whose
 // copy fails here is left to the next full pass (its hold is cleared when
@@ -188,7 +189,17 @@ func (m *Manager) copyPending(ctx context.Context) {
 			done, held = v.copied, v.held
 		}
 		m.mu.Unlock()
-		if held || !uncopied(pi, done) {
+		if held {
+			continue
+		}
+		if !uncopied(pi, done) {
+			// Nothing to copy; but local retention may still have
+			// something to drop (a segment sealed only after the poll
+			// that copied up to it looked), which would otherwise wait
+			// for the next full pass.
+			if loaded && m.localExpiry(pi) >= 0 {
+				m.noteResult(pi, m.expireLocal(pi))
+			}
 			continue
 		}
 		var err error

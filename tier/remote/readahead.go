@@ -30,8 +30,9 @@ func (r *Reader) readAheadWindow() int64 {
 // at a time, a run is read only once it is half the window, or ends its
 // copy, or holds the chunk read next; so a sequential reader's GETs
 // cover half a window each. Past the end of seg the window goes on into
-// the following copies (from the loaded metadata); a run starting a copy
-// also fetches the copy's offset index.
+// the following copies (from the loaded metadata). No offset index is
+// fetched ahead: a sequential reader enters each copy at its base offset,
+// which needs none.
 func (r *Reader) readAhead(seg Segment, k int64) {
 	size := r.m.opts.ChunkSize
 	window := r.readAheadWindow()
@@ -84,26 +85,19 @@ func (r *Reader) stream(seg Segment, first int64, rs []*reservation) {
 	n := min(int64(len(rs))*size, seg.Size-off)
 	objKey := dir(seg.Topic, topicID(seg), seg.Partition) + seg.Name() + ".log"
 	done := 0
-	err := func() error {
-		if first == 0 {
-			if _, err := r.index(r.ctx, seg); err != nil {
+	err := r.readRange(r.ctx, objKey, off, n, func(body io.Reader) error {
+		for i, res := range rs {
+			at := off + int64(i)*size
+			data, err := readChunk(body, objKey, at, min(size, seg.Size-at), res.buf)
+			h, _ := r.cache.finish(res, data, err)
+			h.release()
+			done = i + 1
+			if err != nil {
 				return err
 			}
 		}
-		return r.readRange(r.ctx, objKey, off, n, func(body io.Reader) error {
-			for i, res := range rs {
-				at := off + int64(i)*size
-				data, err := readChunk(body, objKey, at, min(size, seg.Size-at), res.buf)
-				h, _ := r.cache.finish(res, data, err)
-				h.release()
-				done = i + 1
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}()
+		return nil
+	})
 	for _, res := range rs[done:] {
 		r.cache.finish(res, nil, fmt.Errorf("remote: read ahead %s: %w", seg.Name(), err))
 	}

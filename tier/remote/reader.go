@@ -160,13 +160,19 @@ func (r *Reader) Read(ctx context.Context, id metadata.TopicID, partition int32,
 	if !ok {
 		return Slice{}, ErrNotTiered
 	}
-	idx, err := r.index(ctx, seg)
-	if err != nil {
-		return Slice{}, err
+	// A read at the copy's base offset (a consumer moving on from the
+	// copy before) starts at position 0 and needs no offset index: one
+	// request less to the store per copy streamed through.
+	pos := int64(0)
+	if offset > seg.BaseOffset {
+		idx, err := r.index(ctx, seg)
+		if err != nil {
+			return Slice{}, err
+		}
+		pos = lookup(idx, offset-seg.BaseOffset)
 	}
 	cur := &cursor{r: r, seg: seg, ctx: ctx, k: -1}
 	defer cur.close()
-	pos := lookup(idx, offset-seg.BaseOffset)
 	// A chunk missing here is read as the start of a run with the chunks
 	// after it, rather than alone and then its read-ahead.
 	r.readAhead(seg, pos/r.m.opts.ChunkSize)
@@ -362,27 +368,15 @@ func (r *Reader) indexFile(ctx context.Context, seg Segment, suffix string) ([]b
 		return b, nil
 	}
 	key := dir(seg.Topic, topicID(seg), seg.Partition) + seg.Name() + suffix
-	select {
-	case r.sem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-r.sem }()
-	info, err := r.m.store.Head(ctx, key)
+	err := r.readRange(ctx, key, 0, -1, func(body io.Reader) error {
+		var err error
+		if b, err = io.ReadAll(body); err != nil {
+			return fmt.Errorf("remote: get %s: %w", key, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("remote: head %s: %w", key, err)
-	}
-	b = []byte{}
-	if info.Size > 0 {
-		rc, err := r.m.store.GetRange(ctx, key, 0, info.Size)
-		if err != nil {
-			return nil, fmt.Errorf("remote: get %s: %w", key, err)
-		}
-		b, err = io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			return nil, fmt.Errorf("remote: get %s: %w", key, err)
-		}
+		return nil, err
 	}
 	r.idxMu.Lock()
 	if len(r.idx) >= maxIndexes {

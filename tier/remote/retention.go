@@ -16,11 +16,26 @@ func effective(localV, total int64) int64 {
 // expireLocal deletes the oldest sealed local segments past
 // local.retention.ms/bytes, but only those a finished remote copy covers.
 func (m *Manager) expireLocal(pi PartitionInfo) error {
+	deleteBefore := m.localExpiry(pi)
+	if deleteBefore < 0 {
+		return nil
+	}
+	if err := pi.Log.DeleteRecordsBefore(deleteBefore); err != nil {
+		return fmt.Errorf("remote: local retention of %s-%d: %w", pi.Topic, pi.Partition, err)
+	}
+	m.log.Debug("remote: local segments deleted", "topic", pi.Topic, "partition", pi.Partition, "before", deleteBefore)
+	return nil
+}
+
+// localExpiry is the offset local retention deletes the local log up to
+// (-1: nothing to delete), from memory only: the cached copies and the
+// local segment list.
+func (m *Manager) localExpiry(pi PartitionInfo) int64 {
 	cfg := pi.Config
 	ms := effective(cfg.LocalRetentionMs, cfg.RetentionMs)
 	maxBytes := effective(cfg.LocalRetentionBytes, cfg.RetentionBytes)
 	if ms < 0 && maxBytes < 0 {
-		return nil
+		return -1
 	}
 	segs, _ := m.segments(pi.TopicID, pi.Partition)
 	covered := coveredUpTo(segs)
@@ -43,14 +58,7 @@ func (m *Manager) expireLocal(pi PartitionInfo) error {
 		total -= s.Size
 		deleteBefore = s.NextOffset
 	}
-	if deleteBefore < 0 {
-		return nil
-	}
-	if err := pi.Log.DeleteRecordsBefore(deleteBefore); err != nil {
-		return fmt.Errorf("remote: local retention of %s-%d: %w", pi.Topic, pi.Partition, err)
-	}
-	m.log.Debug("remote: local segments deleted", "topic", pi.Topic, "partition", pi.Partition, "before", deleteBefore)
-	return nil
+	return deleteBefore
 }
 
 // expireRemote deletes the oldest remote copies past retention.ms/bytes
