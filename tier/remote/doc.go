@@ -36,9 +36,8 @@
 // The broker routes a read with one visible predicate,
 // broker/partition.(*Partition).IsCold: the offset is below the local log
 // start and a finished copy holds it. Reader.Read locates the copy, finds
-// the position with the copy's offset index (fetched on the first read
-// inside the copy, then kept in memory; a read at the copy's base offset
-// starts at position 0 and needs none), fetches the
+// the position with the copy's offset index (kept in memory; a read at the
+// copy's base offset starts at position 0 and needs none), fetches the
 // .log object in ChunkSize ranged GETs into the chunk cache and returns
 // whole batches as a region of a cached chunk. The cache has two tiers:
 // every fill lands in memory (remote.log.reader.memory.bytes, LRU, buffers

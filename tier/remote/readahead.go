@@ -30,9 +30,9 @@ func (r *Reader) readAheadWindow() int64 {
 // at a time, a run is read only once it is half the window, or ends its
 // copy, or holds the chunk read next; so a sequential reader's GETs
 // cover half a window each. Past the end of seg the window goes on into
-// the following copies (from the loaded metadata). No offset index is
-// fetched ahead: a sequential reader enters each copy at its base offset,
-// which needs none.
+// the following copies (from the loaded metadata); a run starting a copy
+// also fetches the copy's offset index, which the reads after the copy's
+// first one need.
 func (r *Reader) readAhead(seg Segment, k int64) {
 	size := r.m.opts.ChunkSize
 	window := r.readAheadWindow()
@@ -98,6 +98,11 @@ func (r *Reader) stream(seg Segment, first int64, rs []*reservation) {
 		}
 		return nil
 	})
+	if err == nil && first == 0 {
+		// The reads after the copy's first one (at its base offset, which
+		// needs none) need its offset index.
+		_, err = r.index(r.ctx, seg)
+	}
 	for _, res := range rs[done:] {
 		r.cache.finish(res, nil, fmt.Errorf("remote: read ahead %s: %w", seg.Name(), err))
 	}
