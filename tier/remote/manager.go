@@ -270,7 +270,7 @@ func (m *Manager) RunOnce(ctx context.Context) {
 	}
 }
 
-// Close removes the reader's cache files.
+// Close drops the reader's chunks, in memory and on disk.
 func (m *Manager) Close() error {
 	if m.reader != nil {
 		return m.reader.close()

@@ -76,7 +76,7 @@ func (s Slice) Mem() ([]byte, bool) {
 	return s.ref.m.buf[s.Pos : s.Pos+s.Len], true
 }
 
-// Offset is the region's start in the file.
+// Offset is the region's start in its chunk (or chunk file).
 func (s Slice) Offset() int64 { return s.Pos }
 
 // Length is the region's length.
@@ -154,7 +154,7 @@ func (r *Reader) HighestOffset(id metadata.TopicID, partition int32) (int64, boo
 
 // Read returns whole batches from the remote copy holding offset: the
 // batch containing offset first, then more up to maxBytes (at least one
-// batch). The bytes are a region of a file in the chunk cache.
+// batch). The bytes are a region of a cached chunk, in memory or on disk.
 func (r *Reader) Read(ctx context.Context, id metadata.TopicID, partition int32, offset int64, maxBytes int) (Slice, error) {
 	seg, ok := r.locate(id, partition, offset)
 	if !ok {
@@ -209,7 +209,7 @@ func (r *Reader) Read(ctx context.Context, id metadata.TopicID, partition int32,
 			return Slice{}, err
 		}
 		if end > start && (end+n-start > int64(maxBytes) || end+n > chunkEnd) {
-			break // stay inside one chunk file unless the first batch spans
+			break // stay inside one chunk unless the first batch spans
 		}
 		end += n
 	}
