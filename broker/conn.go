@@ -15,11 +15,28 @@ import (
 	"github.com/strata-broker/strata/broker/wire"
 )
 
-// serveConn serves one client connection until it closes or ctx is done.
-func (s *Server) serveConn(ctx context.Context, c net.Conn) {
-	ctx, cancel := context.WithCancel(ctx)
+// connDrainTimeout bounds how long a connection of a stopping broker may
+// take to answer the requests it already read.
+const connDrainTimeout = 2 * time.Second
+
+// serveConn serves one client connection until it closes or serving is
+// done. When serving ends the connection drains: it reads no further
+// request, answers those it read (their handlers' context stays live for
+// up to connDrainTimeout), and closes. A client then sees its answered
+// requests succeed and only unsent ones fail, on a connection that has
+// answered before: clients retry those, while a close before a
+// connection's first answer reads to some (franz-go) as a SASL mismatch,
+// which they do not retry.
+func (s *Server) serveConn(serving context.Context, c net.Conn) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(serving))
 	log := s.log.With("remote", c.RemoteAddr().String())
 	resp := newResponder(c, cancel, log)
+	stopDrain := context.AfterFunc(serving, func() {
+		_ = c.SetReadDeadline(time.Now())
+		t := time.AfterFunc(connDrainTimeout, cancel)
+		context.AfterFunc(ctx, func() { t.Stop() })
+	})
+	defer stopDrain()
 	go func() {
 		<-ctx.Done()
 		_ = c.Close()
@@ -40,7 +57,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			switch {
 			case errors.Is(err, wire.ErrFrameTooLarge), errors.Is(err, wire.ErrMalformed):
 				log.Warn("closing connection: bad request frame", "err", err)
-			case !errors.Is(err, io.EOF) && ctx.Err() == nil && !errors.Is(err, net.ErrClosed):
+			case !errors.Is(err, io.EOF) && ctx.Err() == nil && serving.Err() == nil && !errors.Is(err, net.ErrClosed):
 				log.Debug("connection read failed", "err", err)
 			}
 			break
@@ -91,6 +108,7 @@ func (s *Server) dispatch(ctx context.Context, frame []byte, resp *responder, p 
 		return false, false
 	}
 	hreq := &handler.Request{Header: h, Body: req, Bytes: len(frame) + 4}
+	s.env.Metrics.Start(h.Key)
 	finish := func(res handler.Result, err error) {
 		p.frame, p.err = s.encode(hreq, res, err)
 		s.env.Metrics.Observe(h.Key, time.Since(start), p.err != nil)

@@ -150,6 +150,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	stopping := ctx
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
+	s.env.Draining = ctx.Done()
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		s.stopWhenDone(stopping, ctx, cancel, store, func() { fetcher.Follow(nil); parts.SetReplication(store, nil) })

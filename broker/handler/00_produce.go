@@ -158,7 +158,7 @@ func awaitAcks(ctx context.Context, resp *kmsg.ProduceResponse, waits []ackWait,
 		if !stillWaiting {
 			continue
 		}
-		sleepUntilWoken(ctx, wake, deadline)
+		sleepUntilWoken(ctx, wake, deadline, nil)
 	}
 	for _, w := range waits {
 		sp := &resp.Topics[w.topic].Partitions[w.part]

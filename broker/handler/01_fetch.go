@@ -64,7 +64,7 @@ func handleFetch(ctx context.Context, env *Env, req *Request) (Result, error) {
 	wake := make(chan struct{}, 1)
 	for {
 		f := buildFetch(ctx, env, r)
-		if f.ready(r.MinBytes) || !time.Now().Before(deadline) {
+		if f.ready(r.MinBytes) || !time.Now().Before(deadline) || env.draining() {
 			for _, p := range f.parts {
 				p.Unwait(wake)
 			}
@@ -80,7 +80,7 @@ func handleFetch(ctx context.Context, env *Env, req *Request) (Result, error) {
 		if moved {
 			continue
 		}
-		if !sleepUntilWoken(ctx, wake, deadline) {
+		if !sleepUntilWoken(ctx, wake, deadline, env.Draining) {
 			for _, p := range f.parts {
 				p.Unwait(wake)
 			}
@@ -89,14 +89,15 @@ func handleFetch(ctx context.Context, env *Env, req *Request) (Result, error) {
 	}
 }
 
-// sleepUntilWoken waits for a wake-up, the deadline or the end of ctx; it
-// reports false only for the last.
-func sleepUntilWoken(ctx context.Context, wake <-chan struct{}, deadline time.Time) bool {
+// sleepUntilWoken waits for a wake-up, the deadline, draining or the end
+// of ctx; it reports false only for the last.
+func sleepUntilWoken(ctx context.Context, wake <-chan struct{}, deadline time.Time, draining <-chan struct{}) bool {
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	select {
 	case <-wake:
 	case <-timer.C:
+	case <-draining:
 	case <-ctx.Done():
 		return false
 	}

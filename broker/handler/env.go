@@ -30,6 +30,9 @@ type Env struct {
 	Metrics    *Metrics
 	// Self is this broker as clients should reach it.
 	Self metadata.Broker
+	// Draining is closed when the broker stops serving: requests already
+	// read are still answered, and waits (a Fetch's long poll) end early.
+	Draining <-chan struct{}
 
 	pidMu   sync.Mutex
 	pidNext int64
@@ -87,4 +90,14 @@ func (e *Env) ControllerID() int32 {
 		}
 	}
 	return e.Cfg.NodeID
+}
+
+// draining reports whether the broker stopped serving (see Draining).
+func (e *Env) draining() bool {
+	select {
+	case <-e.Draining:
+		return true
+	default:
+		return false
+	}
 }

@@ -13,6 +13,7 @@ import (
 type Metrics struct {
 	requests *prometheus.CounterVec
 	errors   *prometheus.CounterVec
+	inFlight *prometheus.GaugeVec
 	latency  *prometheus.HistogramVec
 	in, out  *prometheus.CounterVec
 }
@@ -22,12 +23,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_requests_total", Help: "Kafka requests handled, by API."}, []string{"api"}),
 		errors:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_request_errors_total", Help: "Requests that failed as a whole (the connection was closed), by API."}, []string{"api"}),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "strata_requests_in_flight", Help: "Requests read and not yet answered (long polls included), by API."}, []string{"api"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "strata_request_duration_seconds", Help: "Time from a request's arrival to its response being queued, by API.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}, []string{"api"}),
 		in:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_bytes_in_total", Help: "Record bytes appended, by topic."}, []string{"topic"}),
 		out: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_bytes_out_total", Help: "Record bytes served to fetches, by topic."}, []string{"topic"}),
 	}
-	reg.MustRegister(m.requests, m.errors, m.latency, m.in, m.out)
+	reg.MustRegister(m.requests, m.errors, m.inFlight, m.latency, m.in, m.out)
 	return m
 }
 
@@ -39,12 +41,20 @@ func apiName(key int16) string {
 	return strconv.Itoa(int(key))
 }
 
-// Observe records one handled request.
+// Start records a request read; Observe records it answered.
+func (m *Metrics) Start(key int16) {
+	if m != nil {
+		m.inFlight.WithLabelValues(apiName(key)).Inc()
+	}
+}
+
+// Observe records one handled request (one Start before).
 func (m *Metrics) Observe(key int16, took time.Duration, failed bool) {
 	if m == nil {
 		return
 	}
 	name := apiName(key)
+	m.inFlight.WithLabelValues(name).Dec()
 	m.requests.WithLabelValues(name).Inc()
 	m.latency.WithLabelValues(name).Observe(took.Seconds())
 	if failed {
