@@ -41,8 +41,9 @@
 //
 // The bench never asserts timings: it prints "meets"/"below" next to each
 // target and exits non-zero only when something fails. With -cpuprofile
-// the first cold consume is CPU-profiled (broker and client share the
-// process; look at the tier/remote and broker packages).
+// the first cold raw fetch, with -kgo-cpuprofile the first cold kgo
+// consume, is CPU-profiled (broker and client share the process; look at
+// the tier/remote and broker packages).
 //
 // Concurrency: main runs the phases in sequence. During the produce phase
 // two sampler goroutines run, each owning its own state until main stops

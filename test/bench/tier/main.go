@@ -34,6 +34,7 @@ type options struct {
 	recordSize     int
 	rounds         int
 	cpuprofile     string
+	kgoProfile     string
 	verbose        bool
 }
 
@@ -87,6 +88,7 @@ func parseFlags() (options, error) {
 	fs.IntVar(&o.recordSize, "record-size", 1024, "value bytes per record")
 	fs.IntVar(&o.rounds, "rounds", 3, "cold-read rounds (broker and raw GET alternate)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the first cold raw fetch (broker and reader) to this file")
+	fs.StringVar(&o.kgoProfile, "kgo-cpuprofile", "", "write a CPU profile of the first cold kgo consume (broker and consumer) to this file")
 	fs.BoolVar(&o.verbose, "v", false, "log the broker at info level (default: warnings only)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return o, err
@@ -356,7 +358,12 @@ func (b *bench) coldRounds(ctx context.Context, cs coldSet, hs hotSet) (rr round
 					return err
 				}
 				var err error
-				ccpu, _ = b.cpu(func() { c, first, err = consumeCold(rctx, b.node.addr, topic, cs) })
+				ccpu, _ = b.cpu(func() {
+					c, err = profiled(round == 0 && b.o.kgoProfile != "", b.o.kgoProfile, func() (d time.Duration, err error) {
+						d, first, err = consumeCold(rctx, b.node.addr, topic, cs)
+						return d, err
+					})
+				})
 				return err
 			},
 			func() error {
