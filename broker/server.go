@@ -151,6 +151,11 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	s.env.Draining = ctx.Done()
+	// Group requests waiting on a rebalance get NOT_COORDINATOR when
+	// serving ends, as from a coordinator that resigned, rather than
+	// holding the connections' drain.
+	stopGroups := context.AfterFunc(ctx, func() { _ = groups.Close() })
+	defer stopGroups()
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		s.stopWhenDone(stopping, ctx, cancel, store, func() { fetcher.Follow(nil); parts.SetReplication(store, nil) })
