@@ -89,7 +89,7 @@ type Broker struct {
 	RemoteLogManagerTaskIntervalMs int64    // remote.log.manager.task.interval.ms (30000)
 	RemoteLogReaderThreads         int32    // remote.log.reader.threads (10)
 	RemoteLogReaderCacheBytes      int64    // remote.log.reader.cache.bytes (268435456)
-	RemoteLogReaderMemoryBytes     int64    // remote.log.reader.memory.bytes (268435456)
+	RemoteLogReaderMemoryBytes     int64    // remote.log.reader.memory.bytes (67108864)
 
 	GroupInitialRebalanceDelayMs    int64 // group.initial.rebalance.delay.ms (3000)
 	GroupMinSessionTimeoutMs        int64 // group.min.session.timeout.ms (6000)

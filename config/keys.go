@@ -185,7 +185,7 @@ var brokerKeys = []keyDef{
 		f: intField(1, func(b *Broker) *int32 { return &b.RemoteLogReaderThreads })},
 	{name: "remote.log.reader.cache.bytes", typ: TypeLong, def: "268435456", doc: "Size of the on-disk chunk cache of tier reads.",
 		f: intField(0, func(b *Broker) *int64 { return &b.RemoteLogReaderCacheBytes })},
-	{name: "remote.log.reader.memory.bytes", typ: TypeLong, def: "268435456", doc: "Memory for chunks of tier reads (read-ahead and recent chunks); a chunk goes to the on-disk cache only when read again after it left memory.",
+	{name: "remote.log.reader.memory.bytes", typ: TypeLong, def: "67108864", doc: "Memory for chunks of tier reads (read-ahead and recent chunks); a chunk goes to the on-disk cache only when read again after it left memory. The read-ahead per reader is an eighth of it, at most four 8 MiB chunks: raise it for a bucket far away.",
 		f: intField(0, func(b *Broker) *int64 { return &b.RemoteLogReaderMemoryBytes })},
 
 	// Consumer groups and committed offsets.

@@ -18,7 +18,8 @@ import (
 // each chunk once, so it costs no page-cache writes (on this project's
 // VMs a fresh page-cache page costs several times the copy into it),
 // while a range read repeatedly ends up on disk, bounded by
-// remote.log.reader.cache.bytes. Fills under way hold buffers beyond the
+// remote.log.reader.cache.bytes. A chunk a sequential reader moved past
+// is recycled before the memory tier grows (see pass). Fills under way hold buffers beyond the
 // memory bound: at most one read-ahead window per reader slot
 // (remote.log.reader.threads).
 //
@@ -55,9 +56,10 @@ type chunkEntry struct {
 
 // memChunk is one chunk in memory.
 type memChunk struct {
-	key  string
-	buf  []byte
-	refs int // the mem LRU while listed, plus every chunkRef; guarded by chunkCache.mu
+	key    string
+	buf    []byte
+	refs   int  // the mem LRU while listed, plus every chunkRef; guarded by chunkCache.mu
+	passed bool // a sequential reader moved past it and nobody read it since; guarded by chunkCache.mu
 }
 
 // chunkRef is an open chunk, in memory (m) or a disk-cache file (f); the
@@ -138,6 +140,7 @@ func (c *chunkCache) open(ctx context.Context, key string, fill func(buf []byte)
 			c.mem.MoveToFront(el)
 			m := el.Value.(*memChunk)
 			m.refs++
+			m.passed = false
 			c.mu.Unlock()
 			return chunkRef{c: c, m: m}, nil
 		}
@@ -233,6 +236,7 @@ func (c *chunkCache) reserve(keys []string) []*reservation {
 func (c *chunkCache) reserveLocked(key string) *reservation {
 	r := &reservation{key: key, fl: &chunkFill{done: make(chan struct{})}, admit: c.ghosts[key]}
 	c.inflight[key] = r.fl
+	c.recyclePassedLocked()
 	if n := len(c.free); n > 0 {
 		r.buf, c.free = c.free[n-1], c.free[:n-1]
 	} else {
@@ -329,16 +333,53 @@ func (c *chunkCache) putBufLocked(b []byte) {
 // holds mu.
 func (c *chunkCache) evictMemLocked() {
 	for c.memUsed > c.maxMem && c.mem.Len() > 1 {
-		el := c.mem.Back()
-		m := el.Value.(*memChunk)
-		c.mem.Remove(el)
-		delete(c.memKeys, m.key)
-		c.memUsed -= int64(len(m.buf))
-		if _, onDisk := c.entries[m.key]; !onDisk {
-			c.addGhostLocked(m.key)
-		}
-		c.unrefLocked(m)
+		c.dropMemLocked(c.mem.Back())
 	}
+}
+
+// pass marks chunk key, when in memory, as one a sequential reader moved
+// past: it goes to the cold end of the LRU, and its buffer is taken for
+// the next fill before a new one is allocated (drop-behind, as a kernel
+// does for a file read once through). A consumer streaming through the
+// tier so cycles through a few warm buffers instead of filling the whole
+// memory tier with chunks it will not read again; fresh memory is costly
+// (on this project's VMs a first touch costs several times a copy). A
+// read of the chunk before it is recycled keeps it, and a read after
+// finds a ghost, which the disk tier then takes.
+func (c *chunkCache) pass(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.memKeys[key]; ok {
+		el.Value.(*memChunk).passed = true
+		c.mem.MoveToBack(el)
+	}
+}
+
+// recyclePassedLocked drops passed chunks from the cold end of the LRU
+// until a buffer is free for reuse (the last reference to a dropped chunk
+// frees its buffer) or none is left to drop. Caller holds mu.
+func (c *chunkCache) recyclePassedLocked() {
+	for len(c.free) == 0 && c.mem.Len() > 0 {
+		el := c.mem.Back()
+		if !el.Value.(*memChunk).passed {
+			return
+		}
+		c.dropMemLocked(el)
+	}
+}
+
+// dropMemLocked takes a chunk out of the memory tier; one without a disk
+// copy becomes a ghost, so that its next fill also writes it to disk.
+// Caller holds mu.
+func (c *chunkCache) dropMemLocked(el *list.Element) {
+	m := el.Value.(*memChunk)
+	c.mem.Remove(el)
+	delete(c.memKeys, m.key)
+	c.memUsed -= int64(len(m.buf))
+	if _, onDisk := c.entries[m.key]; !onDisk {
+		c.addGhostLocked(m.key)
+	}
+	c.unrefLocked(m)
 }
 
 // addGhostLocked remembers key as a ghost, forgetting the oldest beyond

@@ -134,6 +134,54 @@ func TestChunkCacheReusesBuffers(t *testing.T) {
 	}
 }
 
+// TestChunkCacheDropBehind: with room for many chunks, a reader that
+// passes each chunk before the next fill cycles through the buffers it
+// has instead of growing the memory tier; a passed chunk read again
+// before it is recycled stays, and one read after is a ghost (its refill
+// goes to disk).
+func TestChunkCacheDropBehind(t *testing.T) {
+	const size = 64
+	dir := t.TempDir()
+	c, err := newChunkCache(dir, 100*size, 100*size, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	ctx := context.Background()
+	var fills atomic.Int64
+	bufs := map[*byte]bool{}
+	open := func(key string) chunkRef {
+		t.Helper()
+		h, err := c.open(ctx, key, countingFill(key, size, &fills))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	for i := range 20 { // a stream: read chunk i, pass chunk i-1
+		if i > 0 {
+			c.pass(fmt.Sprintf("c%d", i-1))
+		}
+		h := open(fmt.Sprintf("c%d", i))
+		bufs[&h.m.buf[:1][0]] = true
+		h.release()
+	}
+	if mem, _ := c.usedBytes(); mem > 2*size || len(bufs) > 2 {
+		t.Fatalf("a stream of 20 chunks holds %d bytes in memory in %d distinct buffers, want at most 2", mem, len(bufs))
+	}
+	c.pass("c19")
+	open("c19").release() // read again before recycling: kept, and no longer passed
+	open("c20").release()
+	open("c19").release()
+	if fills.Load() != 21 {
+		t.Fatalf("%d fills, want 21 (c19 kept)", fills.Load())
+	}
+	open("c3").release() // recycled earlier: a ghost, refilled and written to disk
+	if _, disk := c.usedBytes(); fills.Load() != 22 || disk != size || diskFiles(t, dir) != 1 {
+		t.Fatalf("after reading a recycled chunk again: %d fills (want 22), %d bytes on disk", fills.Load(), disk)
+	}
+}
+
 // TestChunkCacheSharedFill: concurrent opens of one key share one fill,
 // and a failed fill is retried.
 func TestChunkCacheSharedFill(t *testing.T) {

@@ -37,7 +37,7 @@ type Options struct {
 	Interval      time.Duration // task interval (30s)
 	CacheDir      string        // chunk cache directory (required for reads)
 	CacheBytes    int64         // on-disk chunk cache bound (256 MiB)
-	MemoryBytes   int64         // in-memory chunk bound (the smaller of 256 MiB and CacheBytes)
+	MemoryBytes   int64         // in-memory chunk bound (the smaller of 64 MiB and CacheBytes)
 	ReaderThreads int           // concurrent object reads (10)
 	ChunkSize     int64         // ranged GET size (8 MiB)
 	OrphanGrace   time.Duration // unknown objects younger than this are kept (2×Interval)
@@ -71,7 +71,7 @@ func (o *Options) fill() {
 		o.ChunkSize = 8 << 20
 	}
 	if o.MemoryBytes <= 0 {
-		o.MemoryBytes = min(256<<20, o.CacheBytes)
+		o.MemoryBytes = min(64<<20, o.CacheBytes)
 	}
 	if o.OrphanGrace <= 0 {
 		o.OrphanGrace = 2 * o.Interval

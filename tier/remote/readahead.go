@@ -111,6 +111,34 @@ func (r *Reader) stream(seg Segment, first int64, rs []*reservation) {
 	}
 }
 
+// passBehind tells the cache that a read at position pos of seg moved
+// past the chunk before it: the previous chunk of seg, or for a read at
+// the start of seg the last chunk of the copy before (see chunkCache.pass).
+func (r *Reader) passBehind(seg Segment, pos int64) {
+	size := r.m.opts.ChunkSize
+	switch k := pos / size; {
+	case k > 0:
+		r.cache.pass(chunkKey(seg, k-1))
+	case pos == 0:
+		if prev, ok := r.prevCopy(seg); ok && prev.Size > 0 {
+			r.cache.pass(chunkKey(prev, (prev.Size-1)/size))
+		}
+	}
+}
+
+// prevCopy is the finished copy ending right before seg, from the loaded
+// metadata.
+func (r *Reader) prevCopy(seg Segment) (Segment, bool) {
+	segs, _ := r.m.segments(topicID(seg), seg.Partition)
+	i, _ := slices.BinarySearchFunc(segs, seg.BaseOffset, func(s Segment, base int64) int { return cmp.Compare(s.BaseOffset, base) })
+	for i--; i >= 0 && segs[i].EndOffset >= seg.BaseOffset-1; i-- {
+		if segs[i].State == CopyFinished && segs[i].EndOffset == seg.BaseOffset-1 {
+			return segs[i], true
+		}
+	}
+	return Segment{}, false
+}
+
 // nextCopy is the finished copy starting right after seg, from the loaded
 // metadata.
 func (r *Reader) nextCopy(seg Segment) (Segment, bool) {

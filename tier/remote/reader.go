@@ -173,6 +173,7 @@ func (r *Reader) Read(ctx context.Context, id metadata.TopicID, partition int32,
 	}
 	cur := &cursor{r: r, seg: seg, ctx: ctx, k: -1}
 	defer cur.close()
+	r.passBehind(seg, pos)
 	// A chunk missing here is read as the start of a run with the chunks
 	// after it, rather than alone and then its read-ahead.
 	r.readAhead(seg, pos/r.m.opts.ChunkSize)
