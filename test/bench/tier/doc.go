@@ -34,7 +34,8 @@
 //     buffer, records not decoded, as the raw GET reads into one. It
 //     prints the MB/s of each (bytes of the .log files over wall time) per
 //     round, their medians and the ratios cold/raw (target ≥ 0.8), raw
-//     Fetch/raw, cold/hot and hot/raw; the CPU per MB of the raw GET, the
+//     Fetch/raw, cold/hot and hot/raw, the first two also as the median
+//     of each round's own ratio (robust to load drifting between rounds); the CPU per MB of the raw GET, the
 //     raw Fetch and the hot and cold consumes (MinIO's part apart); and
 //     the ceiling a cold kgo consume has on these cores: the cores over the
 //     hot consume's CPU per MB plus MinIO's for the raw GET.

@@ -171,3 +171,14 @@ func mbps(bytes int64, d time.Duration) float64 {
 	}
 	return float64(bytes) / (1 << 20) / d.Seconds()
 }
+
+// ratios divides each of a by the same round's b.
+func ratios(a, b []float64) []float64 {
+	out := make([]float64, 0, len(a))
+	for i := range min(len(a), len(b)) {
+		if b[i] > 0 {
+			out = append(out, a[i]/b[i])
+		}
+	}
+	return out
+}
