@@ -113,7 +113,7 @@ func handleProduce(_ context.Context, env *Env, req *Request) (Result, error) {
 	if len(waits) > 0 {
 		timeout := time.Duration(r.TimeoutMillis) * time.Millisecond
 		return Result{Later: func(ctx context.Context) Result {
-			awaitAcks(ctx, resp, waits, timeout)
+			awaitAcks(ctx, resp, waits, timeout, env.Draining)
 			return Result{Resp: resp}
 		}}, nil
 	}
@@ -129,9 +129,10 @@ type ackWait struct {
 }
 
 // awaitAcks waits until every partition's high watermark reached its
-// batch (the whole ISR has it) or the timeout passes, as Kafka's delayed
-// produce does, and fills in the errors of those that did not make it.
-func awaitAcks(ctx context.Context, resp *kmsg.ProduceResponse, waits []ackWait, timeout time.Duration) {
+// batch (the whole ISR has it) or the timeout passes (or the broker
+// drains), as Kafka's delayed produce does, and fills in the errors of
+// those that did not make it.
+func awaitAcks(ctx context.Context, resp *kmsg.ProduceResponse, waits []ackWait, timeout time.Duration, draining <-chan struct{}) {
 	deadline := time.Now().Add(timeout)
 	wake := make(chan struct{}, 1)
 	defer func() {
@@ -158,7 +159,9 @@ func awaitAcks(ctx context.Context, resp *kmsg.ProduceResponse, waits []ackWait,
 		if !stillWaiting {
 			continue
 		}
-		sleepUntilWoken(ctx, wake, deadline, nil)
+		if !sleepUntilWoken(ctx, wake, deadline, draining) || isClosed(draining) {
+			break
+		}
 	}
 	for _, w := range waits {
 		sp := &resp.Topics[w.topic].Partitions[w.part]
