@@ -33,7 +33,10 @@ func (s *Server) serveConn(serving context.Context, c net.Conn) {
 	resp := newResponder(c, cancel, log)
 	stopDrain := context.AfterFunc(serving, func() {
 		_ = c.SetReadDeadline(time.Now())
-		t := time.AfterFunc(connDrainTimeout, cancel)
+		t := time.AfterFunc(connDrainTimeout, func() {
+			log.Warn("closing connection: requests still running after the drain timeout", "timeout", connDrainTimeout)
+			cancel()
+		})
 		context.AfterFunc(ctx, func() { t.Stop() })
 	})
 	defer stopDrain()
