@@ -103,6 +103,8 @@ var brokerKeys = []keyDef{
 		f: intRange(0, math.MaxInt32, func(b *Broker) *int64 { return &b.logRollJitterHours })},
 	{name: "log.index.interval.bytes", typ: TypeInt, def: "4096", doc: "Bytes of log between two entries of the sparse offset index.",
 		f: intField(0, func(b *Broker) *int32 { return &b.LogIndexIntervalBytes })},
+	{name: "log.page.cache.window.bytes", typ: TypeLong, def: "0", doc: "When positive, the bytes at the end of each segment being appended to that stay in the page cache; older bytes are handed to writeback and dropped from the cache (drop-behind), so that new appends reuse cache pages instead of growing the cache, which pays on VMs that hand free memory back to the host. Readers within the window (followers, consumers at the tail) read from memory, those further behind from disk. 0 (the default) leaves the cache to the OS, as Kafka does.",
+		f: intField(0, func(b *Broker) *int64 { return &b.LogPageCacheWindowBytes })},
 	{name: "log.index.size.max.bytes", typ: TypeInt, def: "10485760", doc: "Largest offset index file; a full index rolls the segment.",
 		f: intField(4, func(b *Broker) *int32 { return &b.LogIndexSizeMaxBytes })},
 	{name: "log.flush.interval.messages", typ: TypeLong, def: maxLong, doc: "Records appended before the log is fsynced (default: never, rely on replication and recovery).",

@@ -205,7 +205,7 @@ func (m *Manager) Sync() error {
 			} else if *p.cfg.Load() != tcfg {
 				c := tcfg
 				p.cfg.Store(&c)
-				p.log.SetConfig(logConfig(&c))
+				p.log.SetConfig(logConfig(m.cfg, &c))
 			}
 			p.applyState(st, now)
 			if st.Leader != m.nodeID {
@@ -242,7 +242,7 @@ func (m *Manager) open(id metadata.TopicID, k Key, tcfg *config.Topic, replicas 
 	if err := os.WriteFile(filepath.Join(dir, metaFile), []byte("topic_id: "+id.String()+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("write %s: %w", metaFile, err)
 	}
-	l, err := local.Open(dir, logConfig(tcfg), m.log.With("partition", k.Topic+"-"+strconv.Itoa(int(k.Partition))))
+	l, err := local.Open(dir, logConfig(m.cfg, tcfg), m.log.With("partition", k.Topic+"-"+strconv.Itoa(int(k.Partition))))
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
 	}

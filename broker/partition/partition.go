@@ -151,8 +151,11 @@ func (p *Partition) wake() {
 	}
 }
 
-func logConfig(t *config.Topic) local.Config {
+// logConfig is the log configuration of a partition of a topic with
+// configuration t on a broker with configuration b.
+func logConfig(b *config.Broker, t *config.Topic) local.Config {
 	return local.Config{
+		PageCacheWindow:       b.LogPageCacheWindowBytes,
 		SegmentBytes:          t.SegmentBytes,
 		SegmentMs:             t.SegmentMs,
 		IndexIntervalBytes:    int(t.IndexIntervalBytes),

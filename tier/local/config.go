@@ -39,6 +39,10 @@ type Config struct {
 	// IndexIntervalBytes: log bytes between offset index entries
 	// (index.interval.bytes).
 	IndexIntervalBytes int
+	// PageCacheWindow: bytes at the end of the active segment kept in the
+	// page cache; older ones are dropped from it (see
+	// segment.Options.CacheWindow). 0 leaves the cache to the OS.
+	PageCacheWindow int64
 	// FlushIntervalMessages: fdatasync once this many messages (offsets)
 	// are unflushed (flush.messages).
 	FlushIntervalMessages int64

@@ -42,6 +42,13 @@ type Options struct {
 	// Recover makes Open scan the log with Recover instead of trusting it
 	// (after an unclean shutdown).
 	Recover bool
+	// CacheWindow, when positive, is how many bytes at the end of the
+	// segment stay in the page cache while it is appended to: older bytes
+	// are handed to writeback and then dropped from the cache, so that the
+	// cache's pages are reused by later appends instead of the cache
+	// growing into fresh memory (on VMs whose free memory goes back to the
+	// host, a fresh page costs ten times a reused one: test/bench/cluster).
+	CacheWindow int64
 	// FileSuffix is appended to the name of each of the segment's files
 	// ("" for a live segment). The log cleaner writes a segment as
 	// ".cleaned", renames it to ".swap" and finally to its plain name; see
@@ -70,11 +77,14 @@ type Segment struct {
 	sealed     bool
 	closed     bool
 	err        error // sticky: a failed write fails every later append
+	// Drop-behind (Options.CacheWindow): bytes from the start handed to
+	// writeback, and dropped from the page cache.
+	window, writtenBack, dropped int64
 }
 
 func newSegment(dir string, base int64, opts Options) *Segment {
 	s := &Segment{dir: dir, base: base, interval: int64(opts.IndexIntervalBytes), log: opts.Logger,
-		next: base, maxTs: -1, maxOff: -1}
+		next: base, maxTs: -1, maxOff: -1, window: opts.CacheWindow}
 	s.suffix.Store(&opts.FileSuffix)
 	if s.interval <= 0 {
 		s.interval = DefaultIndexIntervalBytes
@@ -237,7 +247,31 @@ func (s *Segment) Append(b record.Batch) error {
 		return s.err
 	}
 	s.track(parseHeader(b, s.size))
+	s.dropBehind()
 	return nil
+}
+
+// dropStep is the unit of drop-behind: ranges this long are handed to
+// writeback, and dropped from the page cache two steps later, when their
+// writeback has most likely finished (dirty pages cannot be dropped).
+const dropStep = 8 << 20
+
+// dropBehind hands the bytes more than the cache window behind the end to
+// writeback, and drops those written back earlier from the page cache. It
+// is advice: errors are ignored, the data is on its way to disk either way.
+// Caller holds mu for writing.
+func (s *Segment) dropBehind() {
+	if s.window <= 0 {
+		return
+	}
+	for s.size-s.writtenBack > s.window+dropStep {
+		startWriteback(s.file.f, s.writtenBack, dropStep)
+		s.writtenBack += dropStep
+		for s.writtenBack-s.dropped > 2*dropStep {
+			dropCache(s.file.f, s.dropped, dropStep)
+			s.dropped += dropStep
+		}
+	}
 }
 
 // track accounts for a batch now present at h.Pos: size, next offset,
@@ -375,6 +409,7 @@ func (s *Segment) TruncateTo(offset int64) (int64, error) {
 		return 0, s.err
 	}
 	s.size = pos
+	s.writtenBack, s.dropped = min(s.writtenBack, pos), min(s.dropped, pos)
 	keepOff := s.ix.off.search(func(e offsetEntry) bool { return int64(e.pos) < pos })
 	keepTime := s.ix.time.search(func(e timeEntry) bool { return s.base+int64(e.rel) < offset })
 	if err := errors.Join(s.ix.off.truncate(keepOff), s.ix.time.truncate(keepTime), s.scanTail()); err != nil {

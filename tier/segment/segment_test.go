@@ -334,3 +334,49 @@ func TestFileNames(t *testing.T) {
 		}
 	}
 }
+
+// TestDropBehind: with a page-cache window, appends hand the bytes more
+// than the window behind the end to writeback and drop them from the
+// cache two steps later, a step at a time, and every batch still reads
+// back as appended; a truncation below the marks pulls them back.
+func TestDropBehind(t *testing.T) {
+	dir := t.TempDir()
+	const window = 1 << 20
+	s, err := Create(dir, 0, Options{CacheWindow: window})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	value := bytes.Repeat([]byte("x"), 64<<10)
+	var batches []record.Batch
+	for s.Size() < window+4*dropStep+1 {
+		b := record.NewBatch(record.BuildOptions{BaseOffset: s.NextOffset(), FirstTimestamp: 1}, record.Record{Value: value})
+		if err := s.Append(b); err != nil {
+			t.Fatal(err)
+		}
+		batches = append(batches, b)
+	}
+	if s.writtenBack != 4*dropStep || s.dropped != 2*dropStep {
+		t.Fatalf("after %d bytes: written back %d, dropped %d; want %d and %d", s.Size(), s.writtenBack, s.dropped, 4*dropStep, 2*dropStep)
+	}
+	sl, err := s.Read(0, int(s.Size()), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := sliceBatches(t, sl)
+	sl.Release()
+	if len(got) != len(batches) {
+		t.Fatalf("read %d batches, want %d", len(got), len(batches))
+	}
+	for i := range got {
+		if !bytes.Equal(got[i], batches[i]) {
+			t.Fatalf("batch %d differs after drop-behind", i)
+		}
+	}
+	if _, err := s.TruncateTo(batches[1].BaseOffset()); err != nil {
+		t.Fatal(err)
+	}
+	if s.writtenBack > s.Size() || s.dropped > s.Size() {
+		t.Fatalf("after truncation to %d bytes: marks %d and %d", s.Size(), s.writtenBack, s.dropped)
+	}
+}

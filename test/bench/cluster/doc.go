@@ -5,7 +5,10 @@
 // kill -9 to the first successful acks=all produce on the new leader,
 // median of several) for each broker.session.timeout.ms given.
 //
-//	go run ./test/bench/cluster [-duration 5s] [-sessions 3000,9000] [-trials 3] [-rate 10] [-warm 8]
+//	go run ./test/bench/cluster [-duration 5s] [-sessions 3000,9000] [-trials 3] [-rate 10] [-warm 8] [-set key=value ...]
+//
+// -set passes broker settings to the throughput cluster, e.g.
+// -set log.page.cache.window.bytes=67108864 to compare drop-behind.
 //
 // First it writes and deletes -warm GiB (warm.go): on a VM the first touch
 // of a page-cache page costs several times a reuse, which would tax

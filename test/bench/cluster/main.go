@@ -25,6 +25,7 @@ type options struct {
 	dir        string
 	keep       bool
 	warmGiB    int
+	set        map[string]string // broker settings of the throughput cluster
 }
 
 func parseFlags(args []string) (options, error) {
@@ -40,6 +41,15 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.dir, "dir", "", "directory for data and logs (default: a temp dir)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the data and logs afterwards")
 	fs.IntVar(&o.warmGiB, "warm", 8, "GiB written and deleted first so the page cache's pages were touched once (0: skip)")
+	o.set = map[string]string{}
+	fs.Func("set", "a broker setting key=value of the throughput cluster (repeatable), e.g. -set log.page.cache.window.bytes=0", func(kv string) error {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("want key=value, got %q", kv)
+		}
+		o.set[k] = v
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -98,7 +108,7 @@ func run(ctx context.Context, o options) (err error) {
 	// min.insync.replicas stays 1 here: with 2 an acks=all produce to the
 	// RF=1 topic would fail (NOT_ENOUGH_REPLICAS), as in Kafka. RF=3 acks=all
 	// still waits for the whole ISR.
-	c, err := startCluster(bin, filepath.Join(dir, "throughput"), 3, nil)
+	c, err := startCluster(bin, filepath.Join(dir, "throughput"), 3, o.set)
 	if err != nil {
 		return err
 	}
