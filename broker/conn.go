@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-broker/strata/broker/handler"
@@ -19,20 +20,31 @@ import (
 // take to answer the requests it already read.
 const connDrainTimeout = 2 * time.Second
 
+// freshConnGrace is how long a draining connection that has not yet read
+// a request other than ApiVersions waits for one: a client that just
+// opened it has its first request on the way.
+const freshConnGrace = 250 * time.Millisecond
+
 // serveConn serves one client connection until it closes or serving is
-// done. When serving ends the connection drains: it reads no further
-// request, answers those it read (their handlers' context stays live for
-// up to connDrainTimeout), and closes. A client then sees its answered
-// requests succeed and only unsent ones fail, on a connection that has
-// answered before: clients retry those, while a close before a
-// connection's first answer reads to some (franz-go) as a SASL mismatch,
-// which they do not retry.
+// done. When serving ends the connection drains: it stops reading
+// requests, answers those it read (their handlers' context stays live for
+// up to connDrainTimeout), and closes. A connection that has not yet read
+// a request other than ApiVersions first waits freshConnGrace for one and
+// answers it. A client so sees a close only on a connection that has
+// answered before, and retries what it had sent on it; a close before a
+// connection's first answer reads to some clients (franz-go) as a SASL or
+// TLS mismatch, which they do not retry.
 func (s *Server) serveConn(serving context.Context, c net.Conn) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(serving))
 	log := s.log.With("remote", c.RemoteAddr().String())
 	resp := newResponder(c, cancel, log)
+	var served atomic.Bool // a request other than ApiVersions was read
 	stopDrain := context.AfterFunc(serving, func() {
-		_ = c.SetReadDeadline(time.Now())
+		stopReading := time.Now()
+		if !served.Load() {
+			stopReading = stopReading.Add(freshConnGrace)
+		}
+		_ = c.SetReadDeadline(stopReading)
 		t := time.AfterFunc(connDrainTimeout, func() {
 			log.Warn("closing connection: requests still running after the drain timeout", "timeout", connDrainTimeout)
 			cancel()
@@ -69,12 +81,19 @@ func (s *Server) serveConn(serving context.Context, c net.Conn) {
 		if !ok {
 			break
 		}
+		apiVersions := frame[0] == 0 && frame[1] == 18
 		async, inline := s.dispatch(ctx, frame, resp, p, log)
 		if !async && p.err != nil {
 			break
 		}
 		if inline && frame[0] == 0 && (frame[1] == 0 || frame[1] == 8) { // api key 0: Produce, 8: OffsetCommit
 			spare = frame
+		}
+		if !apiVersions {
+			served.Store(true)
+			if serving.Err() != nil {
+				break // draining: this was the request a fresh connection waited for
+			}
 		}
 	}
 	resp.wait()
