@@ -1,10 +1,6 @@
 package e2e
 
 import (
-	"io"
-	"net/http"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,8 +17,7 @@ import (
 // mismatch and does not retry (this is how an InitProducerID in flight
 // during a controlled shutdown once failed a producer).
 func TestStopAnswersRequestsInFlight(t *testing.T) {
-	metrics := "127.0.0.1:" + strconv.Itoa(harness.FreePort(t))
-	b := harness.Start(t, map[string]string{"metrics.listener": metrics})
+	b, metrics := startMetered(t)
 	id := harness.CreateTopic(t, b.Admin(), "drain", 1, nil)
 	cl := b.Client()
 
@@ -47,7 +42,7 @@ func TestStopAnswersRequestsInFlight(t *testing.T) {
 		answered <- answer{resp, err}
 	}()
 	waitUntil(t, "the fetch waiting in the broker", 30*time.Second, func() bool {
-		return fetchesInFlight(t, metrics) == 1
+		return metricValue(t, metrics, `strata_requests_in_flight{api="Fetch"}`) == 1
 	})
 	b.Stop()
 	a := <-answered
@@ -65,22 +60,4 @@ func TestStopAnswersRequestsInFlight(t *testing.T) {
 			}
 		}
 	}
-}
-
-// fetchesInFlight reads strata_requests_in_flight{api="Fetch"} from the
-// broker's metrics listener (-1 when it is not there yet).
-func fetchesInFlight(t *testing.T, addr string) int {
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatalf("scrape metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	for line := range strings.Lines(string(body)) {
-		if v, ok := strings.CutPrefix(line, `strata_requests_in_flight{api="Fetch"} `); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(v))
-			return n
-		}
-	}
-	return -1
 }

@@ -18,8 +18,7 @@ import (
 // request counts and latency, bytes in and out per topic, partition and
 // segment counts are all there, and so are Go's profiles.
 func TestMetricsEndpoint(t *testing.T) {
-	addr := "127.0.0.1:" + strconv.Itoa(harness.FreePort(t))
-	b := harness.Start(t, map[string]string{"metrics.listener": addr})
+	b, addr := startMetered(t)
 	harness.CreateTopic(t, b.Admin(), "metered", 2, nil)
 	cl := b.Client(kgo.DefaultProduceTopic("metered"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -59,4 +58,29 @@ func TestMetricsEndpoint(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "goroutine profile") {
 		t.Errorf("/debug/pprof/goroutine: %s %.80q", resp.Status, body)
 	}
+}
+
+// startMetered starts a broker with a metrics listener and returns it and
+// the listener's address.
+func startMetered(t *testing.T) (*harness.Broker, string) {
+	addr := "127.0.0.1:" + strconv.Itoa(harness.FreePort(t))
+	return harness.Start(t, map[string]string{"metrics.listener": addr}), addr
+}
+
+// metricValue reads the value of one series (name and labels, as exposed)
+// from a broker's metrics listener, -1 when it is not there yet.
+func metricValue(t *testing.T, addr, series string) int {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatalf("scrape metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return -1
 }

@@ -42,6 +42,30 @@ func diskFiles(t *testing.T, dir string) int {
 	return len(es)
 }
 
+// testCache makes a chunk cache in dir, closed at the end of the test, and
+// an open of a key that fills it with countingFill (counted in fills) and
+// checks its bytes.
+func testCache(t *testing.T, dir string, maxDisk, maxMem, size int64) (*chunkCache, func(key string) chunkRef, *atomic.Int64) {
+	c, err := newChunkCache(dir, maxDisk, maxMem, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.close() })
+	fills := new(atomic.Int64)
+	open := func(key string) chunkRef {
+		t.Helper()
+		h, err := c.open(context.Background(), key, countingFill(key, int(size), fills))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readRef(t, h, int(size)); !bytes.Equal(got, chunkBytes(key, int(size))) {
+			t.Fatalf("chunk %s holds %q", key, got[:8])
+		}
+		return h
+	}
+	return c, open, fills
+}
+
 // TestChunkCacheStreamingStaysInMemory: chunks read once are served from
 // memory and never written to disk; a chunk read again after it left
 // memory (a ghost) is refilled and written to disk, and then served from
@@ -49,24 +73,7 @@ func diskFiles(t *testing.T, dir string) int {
 func TestChunkCacheStreamingStaysInMemory(t *testing.T) {
 	const size = 100
 	dir := t.TempDir()
-	c, err := newChunkCache(dir, 10*size, 2*size, size)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.close()
-	ctx := context.Background()
-	var fills atomic.Int64
-	open := func(key string) chunkRef {
-		t.Helper()
-		h, err := c.open(ctx, key, countingFill(key, size, &fills))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := readRef(t, h, size); !bytes.Equal(got, chunkBytes(key, size)) {
-			t.Fatalf("chunk %s holds %q", key, got[:8])
-		}
-		return h
-	}
+	c, open, fills := testCache(t, dir, 10*size, 2*size, size)
 	for i := range 6 { // a stream: each chunk once
 		open(fmt.Sprintf("c%d", i)).release()
 	}
@@ -142,22 +149,8 @@ func TestChunkCacheReusesBuffers(t *testing.T) {
 func TestChunkCacheDropBehind(t *testing.T) {
 	const size = 64
 	dir := t.TempDir()
-	c, err := newChunkCache(dir, 100*size, 100*size, size)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.close()
-	ctx := context.Background()
-	var fills atomic.Int64
+	c, open, fills := testCache(t, dir, 100*size, 100*size, size)
 	bufs := map[*byte]bool{}
-	open := func(key string) chunkRef {
-		t.Helper()
-		h, err := c.open(ctx, key, countingFill(key, size, &fills))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
 	for i := range 20 { // a stream: read chunk i, pass chunk i-1
 		if i > 0 {
 			c.pass(fmt.Sprintf("c%d", i-1))

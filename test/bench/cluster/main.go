@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/strata-broker/strata/config"
 )
 
 // options are the command-line settings.
@@ -25,7 +27,7 @@ type options struct {
 	dir        string
 	keep       bool
 	warmGiB    int
-	set        map[string]string // broker settings of the throughput cluster
+	set        config.Settings // broker settings of the throughput cluster
 }
 
 func parseFlags(args []string) (options, error) {
@@ -41,15 +43,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.dir, "dir", "", "directory for data and logs (default: a temp dir)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the data and logs afterwards")
 	fs.IntVar(&o.warmGiB, "warm", 8, "GiB written and deleted first so the page cache's pages were touched once (0: skip)")
-	o.set = map[string]string{}
-	fs.Func("set", "a broker setting key=value of the throughput cluster (repeatable), e.g. -set log.page.cache.window.bytes=0", func(kv string) error {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return fmt.Errorf("want key=value, got %q", kv)
-		}
-		o.set[k] = v
-		return nil
-	})
+	o.set = config.Settings{}
+	fs.Var(o.set, "set", "a broker setting key=value of the throughput cluster (repeatable), e.g. -set log.page.cache.window.bytes=0")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

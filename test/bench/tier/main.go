@@ -14,13 +14,13 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/perf"
 	"github.com/strata-broker/strata/test/minio"
 )
@@ -37,7 +37,7 @@ type options struct {
 	cpuprofile     string
 	kgoProfile     string
 	verbose        bool
-	set            map[string]string // broker settings over the bench's
+	set            config.Settings // broker settings over the bench's
 }
 
 // Targets of the issue; printed next to the measurements, never enforced.
@@ -92,15 +92,8 @@ func parseFlags() (options, error) {
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the first cold raw fetch (broker and reader) to this file")
 	fs.StringVar(&o.kgoProfile, "kgo-cpuprofile", "", "write a CPU profile of the first cold kgo consume (broker and consumer) to this file")
 	fs.BoolVar(&o.verbose, "v", false, "log the broker at info level (default: warnings only)")
-	o.set = map[string]string{}
-	fs.Func("set", "a broker setting key=value over the bench's (repeatable), e.g. -set remote.log.reader.memory.bytes=67108864", func(kv string) error {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return fmt.Errorf("want key=value, got %q", kv)
-		}
-		o.set[k] = v
-		return nil
-	})
+	o.set = config.Settings{}
+	fs.Var(o.set, "set", "a broker setting key=value over the bench's (repeatable), e.g. -set remote.log.reader.memory.bytes=67108864")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return o, err
 	}
