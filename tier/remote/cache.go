@@ -220,10 +220,7 @@ func (c *chunkCache) reserve(keys []string) []*reservation {
 	defer c.mu.Unlock()
 	var rs []*reservation
 	for _, key := range keys {
-		_, inMem := c.memKeys[key]
-		_, onDisk := c.entries[key]
-		_, filling := c.inflight[key]
-		if inMem || onDisk || filling {
+		if c.presentLocked(key) {
 			break
 		}
 		rs = append(rs, c.reserveLocked(key))
@@ -411,6 +408,11 @@ func (c *chunkCache) evictDiskLocked() {
 func (c *chunkCache) present(key string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.presentLocked(key)
+}
+
+// presentLocked is present for a caller holding mu.
+func (c *chunkCache) presentLocked(key string) bool {
 	_, inMem := c.memKeys[key]
 	_, onDisk := c.entries[key]
 	_, filling := c.inflight[key]

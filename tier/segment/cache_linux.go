@@ -9,18 +9,11 @@ import (
 // startWriteback starts writeback of f's dirty pages in [off, off+n)
 // without waiting for it (sync_file_range(2)).
 func startWriteback(f *os.File, off, n int64) {
-	control(f, func(fd int) { _ = unix.SyncFileRange(fd, off, n, unix.SYNC_FILE_RANGE_WRITE) })
+	_ = withFd(f, func(fd int) error { return unix.SyncFileRange(fd, off, n, unix.SYNC_FILE_RANGE_WRITE) })
 }
 
 // dropCache drops f's clean pages in [off, off+n) from the page cache
 // (posix_fadvise(2) POSIX_FADV_DONTNEED).
 func dropCache(f *os.File, off, n int64) {
-	control(f, func(fd int) { _ = unix.Fadvise(fd, off, n, unix.FADV_DONTNEED) })
-}
-
-// control runs fn on f's descriptor.
-func control(f *os.File, fn func(fd int)) {
-	if rc, err := f.SyscallConn(); err == nil {
-		_ = rc.Control(func(fd uintptr) { fn(int(fd)) })
-	}
+	_ = withFd(f, func(fd int) error { return unix.Fadvise(fd, off, n, unix.FADV_DONTNEED) })
 }

@@ -9,20 +9,24 @@ import (
 // fdatasync flushes f's data (and the metadata needed to read it, such as
 // its size) to stable storage with fdatasync(2).
 func fdatasync(f *os.File) error {
+	return withFd(f, func(fd int) error {
+		for {
+			if err := unix.Fdatasync(fd); err != unix.EINTR {
+				return err
+			}
+		}
+	})
+}
+
+// withFd runs fn on f's descriptor and returns its error.
+func withFd(f *os.File, fn func(fd int) error) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			serr = unix.Fdatasync(int(fd))
-			if serr != unix.EINTR {
-				return
-			}
-		}
-	}); err != nil {
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
 		return err
 	}
-	return serr
+	return ferr
 }
