@@ -62,8 +62,8 @@
 // an id to come back with) parks the member until the join phase ends:
 // when every member has rejoined, else after the largest rebalance timeout
 // (dynamic members that did not rejoin are dropped). A group leaving Empty
-// first waits group.initial.rebalance.delay.ms, extended while new members
-// arrive. SyncGroup parks followers until the leader sends the assignment;
+// first waits group.initial.rebalance.delay.ms, until a whole delay passed
+// with no new member (at most the rebalance timeout). SyncGroup parks followers until the leader sends the assignment;
 // members that do not sync within the rebalance timeout are removed.
 // Sessions expire session.timeout.ms after a member's last heartbeat,
 // join, sync or commit, except while it waits in a rebalance. Static

@@ -83,12 +83,11 @@ type Group struct {
 
 	// The join phase (PreparingRebalance): its deadline timer, a token that
 	// makes stale timers harmless, and the initial-delay bookkeeping.
-	joinTimer      timer
-	joinSeq        uint64
-	initialDelay   bool          // in group.initial.rebalance.delay
-	delayRemaining time.Duration // of the rebalance timeout, for further delays
-	newMemberAdded bool
-	syncTimer      timer
+	joinTimer     timer
+	joinSeq       uint64
+	initialDelay  bool      // in group.initial.rebalance.delay
+	delayDeadline time.Time // the initial delay's bound: the rebalance timeout
+	syncTimer     timer
 }
 
 // member is one member of a classic group.

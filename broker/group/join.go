@@ -171,6 +171,7 @@ func (g *Group) joinNew(req *JoinRequest) (JoinResult, chan JoinResult) {
 	if req.RequireKnownMemberID {
 		pid := id
 		g.pending[pid] = g.c.clk.AfterFunc(req.SessionTimeout, func() { g.pendingExpired(pid) })
+		g.extendInitialDelay()
 		return JoinResult{Err: ErrMemberIDRequired, MemberID: id, Generation: -1}, nil
 	}
 	return JoinResult{}, g.addMember(id, req)
@@ -339,9 +340,7 @@ func (g *Group) addMember(id string, req *JoinRequest) chan JoinResult {
 	if req.InstanceID != nil {
 		g.static[*req.InstanceID] = id
 	}
-	if g.state == PreparingRebalance && g.generation == 0 {
-		g.newMemberAdded = true
-	}
+	g.extendInitialDelay()
 	g.touchFor(m, newMemberJoinTimeout)
 	g.maybePrepareRebalance()
 	return ch

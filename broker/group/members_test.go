@@ -115,6 +115,33 @@ func TestInitialRebalanceDelay(t *testing.T) {
 	}
 }
 
+// The initial delay ends one delay after the last arrival (Kafka would wait
+// for the end of the next whole delay window), and never past the
+// rebalance timeout (20 s here) however long members keep arriving.
+func TestInitialDelayEndsADelayAfterTheLastArrival(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.InitialRebalanceDelay = 3 * time.Second })
+	a := e.joinNew("g")
+	e.clk.Advance(time.Second)
+	b := e.joinNew("g")
+	e.clk.Advance(2 * time.Second)
+	waiting(t, a)
+	e.clk.Advance(time.Second)
+	if ra, rb := got(t, a), got(t, b); ra.Generation != 1 || rb.Generation != 1 || ra.Err != nil || rb.Err != nil {
+		t.Fatalf("joins %+v / %+v", ra, rb)
+	}
+
+	first := e.joinNew("h")
+	for range 9 { // a member every 2 s, 18 s in all
+		e.clk.Advance(2 * time.Second)
+		e.joinNew("h")
+	}
+	waiting(t, first)
+	e.clk.Advance(2 * time.Second)
+	if r := got(t, first); r.Err != nil || r.Generation != 1 || len(r.Members) != 10 {
+		t.Fatalf("join at the rebalance timeout: err %v generation %d members %d", r.Err, r.Generation, len(r.Members))
+	}
+}
+
 func TestRebalanceTimeoutDropsMembersThatDoNotRejoin(t *testing.T) {
 	e := newEnv(t, nil)
 	a := e.stableGroup("g")

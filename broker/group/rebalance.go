@@ -15,7 +15,9 @@ func (g *Group) maybePrepareRebalance() {
 // the join phase ends when every member has rejoined or the rebalance
 // timeout passes. A group coming out of Empty first waits
 // group.initial.rebalance.delay.ms, extended while new members keep
-// arriving, up to the rebalance timeout.
+// arriving, up to the rebalance timeout: it ends once a whole delay passed
+// with no new member (Kafka re-arms whole delays, so it ends at the first
+// such delay window, a little later).
 func (g *Group) prepareRebalance() {
 	if g.state == CompletingRebalance {
 		g.failSyncs(ErrRebalanceInProgress)
@@ -33,9 +35,8 @@ func (g *Group) prepareRebalance() {
 			return
 		}
 		g.initialDelay = true
-		g.newMemberAdded = false
-		g.delayRemaining = max(g.rebalanceTimeout()-delay, 0)
-		g.armJoinTimer(delay)
+		g.delayDeadline = g.c.clk.Now().Add(g.rebalanceTimeout())
+		g.armJoinTimer(min(delay, g.rebalanceTimeout()))
 		return
 	}
 	g.initialDelay = false
@@ -71,15 +72,19 @@ func (g *Group) joinTimerFired(seq uint64) {
 		return
 	}
 	g.joinTimer = nil
-	if g.initialDelay && g.newMemberAdded && g.delayRemaining > 0 {
-		// Members are still arriving: wait another delay.
-		d := min(g.c.cfg.InitialRebalanceDelay, g.delayRemaining)
-		g.delayRemaining = max(g.delayRemaining-d, 0)
-		g.newMemberAdded = false
-		g.armJoinTimer(d)
+	g.completeJoin()
+}
+
+// extendInitialDelay restarts the initial delay of a new group (one that
+// never had a generation) when a member arrives, within the rebalance
+// timeout.
+func (g *Group) extendInitialDelay() {
+	if !g.initialDelay || g.state != PreparingRebalance || g.generation != 0 {
 		return
 	}
-	g.completeJoin()
+	if d := min(g.c.cfg.InitialRebalanceDelay, g.delayDeadline.Sub(g.c.clk.Now())); d > 0 {
+		g.armJoinTimer(d)
+	}
 }
 
 // maybeCompleteJoin ends the join phase early once every member has

@@ -54,17 +54,18 @@ type options struct {
 	settle                            time.Duration
 	members, rounds                   int
 	timeout                           time.Duration
-	verbose, trace                    bool
-	profile                           string // directory for profiles of the commit measure
-	systems                           string // comma-separated systems to run
-	inProcess                         bool   // run the systems in this process, not each in its own
-	serve                             string // internal: run this system for a parent bench process
+	trace                             bool
+	serveOptions
+	profile   string // directory for profiles of the commit measure
+	systems   string // comma-separated systems to run
+	inProcess bool   // run the systems in this process, not each in its own
+	serve     string // internal: run this system for a parent bench process
 }
 
 // sut is a system under test.
 type sut struct {
 	name  string
-	start func(context.Context, bool) (*system, error)
+	start func(context.Context, serveOptions) (*system, error)
 }
 
 func main() {
@@ -77,6 +78,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 11, "rounds (fresh brokers)")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Second, "bound of one rebalance")
 	flag.BoolVar(&o.verbose, "v", false, "log Strata at info level")
+	flag.DurationVar(&o.initialDelay, "initial-delay", 0, "strata's group.initial.rebalance.delay.ms (kfake has no initial delay)")
 	flag.BoolVar(&o.trace, "trace", false, "print each round's rebalance timeline: every member's FindCoordinator, JoinGroup, SyncGroup and Heartbeat (m<member> <F|J|S|H> <start ms>+<round trip ms>)")
 	flag.StringVar(&o.systems, "systems", "strata,kfake", "systems to measure, comma-separated")
 	flag.StringVar(&o.profile, "profile", "", "write CPU, allocs, block and mutex profiles of each system's commit measure (first round) to this directory")
@@ -86,7 +88,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if o.serve != "" {
-		if err := serve(ctx, o.serve, o.verbose); err != nil {
+		if err := serve(ctx, o.serve, o.serveOptions); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -98,9 +100,9 @@ func main() {
 	if o.inProcess {
 		where = "this process"
 	}
-	fmt.Printf("settings (both): 1 broker in %s, replication factor 1, no initial rebalance delay (strata group.initial.rebalance.delay.ms=0, kfake has none);\n", where)
+	fmt.Printf("settings (both): 1 broker in %s, replication factor 1; strata group.initial.rebalance.delay.ms=%d (kfake has no initial delay);\n", where, o.initialDelay.Milliseconds())
 	fmt.Printf("  commits: OffsetCommit v%d, generation -1, acknowledged once appended (strata: to the page cache, no fsync; kfake: in memory);\n", commitVersion)
-	fmt.Println("  members: franz-go, cooperative-sticky, heartbeat.interval 100ms, session.timeout 10s, retry backoff 10ms")
+	fmt.Println("  members: franz-go, cooperative-sticky, heartbeat.interval 100ms, session.timeout 10s, retry backoff 10ms, clients created at once")
 	var systems []sut
 	for _, name := range []string{"strata", "kfake"} {
 		if !slices.Contains(strings.Split(o.systems, ","), name) {
@@ -138,7 +140,7 @@ func main() {
 
 // run starts one system and takes one round of its measures.
 func run(ctx context.Context, s sut, r int, o options) (res round, err error) {
-	sys, err := s.start(ctx, o.verbose)
+	sys, err := s.start(ctx, o.serveOptions)
 	if err != nil {
 		return res, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -173,10 +174,12 @@ func measureRebalance(ctx context.Context, addr, topic, group string, members, p
 		}
 		wg.Wait()
 	}()
-	start := time.Now()
-	if tr != nil {
-		tr.start = start
-	}
+	// Every member's client is created on its own goroutine, released
+	// together, so that the members start at once rather than one client
+	// construction apart.
+	release := make(chan struct{})
+	errs := make([]error, members)
+	var created sync.WaitGroup
 	for i := range members {
 		a.owned[i] = map[int32]bool{}
 		opts := []kgo.Opt{
@@ -194,11 +197,23 @@ func measureRebalance(ctx context.Context, addr, topic, group string, members, p
 		if tr != nil {
 			opts = append(opts, kgo.WithHooks(tr.hook(i)))
 		}
-		cl, err := kgo.NewClient(opts...)
-		if err != nil {
-			return 0, fmt.Errorf("bench: group member %d: %w", i, err)
-		}
-		clients[i] = cl
+		created.Add(1)
+		go func() {
+			defer created.Done()
+			<-release
+			clients[i], errs[i] = kgo.NewClient(opts...)
+		}()
+	}
+	start := time.Now()
+	if tr != nil {
+		tr.start = start
+	}
+	close(release)
+	created.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, fmt.Errorf("bench: group members: %w", err)
+	}
+	for _, cl := range clients {
 		go func() {
 			for {
 				if fs := cl.PollFetches(ctx); fs.IsClientClosed() || ctx.Err() != nil {

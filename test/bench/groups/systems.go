@@ -29,11 +29,24 @@ type system struct {
 	stop func() error
 }
 
+// serveOptions are the settings a system starts with.
+type serveOptions struct {
+	verbose      bool
+	initialDelay time.Duration // strata's group.initial.rebalance.delay.ms
+}
+
+// args are the command-line flags that pass o to a child process.
+func (o serveOptions) args() []string {
+	args := []string{"-initial-delay", o.initialDelay.String()}
+	if o.verbose {
+		args = append(args, "-v")
+	}
+	return args
+}
+
 // startStrata runs a Strata broker in this process (embedded etcd, data in
-// a temporary directory). group.initial.rebalance.delay.ms is 0 so that
-// the rebalance measure compares the protocol work, not Kafka's deliberate
-// first-join wait (kfake has none).
-func startStrata(ctx context.Context, verbose bool) (*system, error) {
+// a temporary directory) with group.initial.rebalance.delay.ms from o.
+func startStrata(ctx context.Context, o serveOptions) (*system, error) {
 	dir, err := os.MkdirTemp("", "strata-groups-bench-")
 	if err != nil {
 		return nil, fmt.Errorf("bench: temp dir: %w", err)
@@ -42,13 +55,13 @@ func startStrata(ctx context.Context, verbose bool) (*system, error) {
 		"listeners":                        "127.0.0.1:0",
 		"log.dirs":                         dir,
 		"metrics.listener":                 "",
-		"group.initial.rebalance.delay.ms": "0",
+		"group.initial.rebalance.delay.ms": fmt.Sprint(o.initialDelay.Milliseconds()),
 	})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("bench: strata config: %w", err), os.RemoveAll(dir))
 	}
 	level := slog.LevelError // connections closed at shutdown warn
-	if verbose {
+	if o.verbose {
 		level = slog.LevelInfo
 	}
 	srv, err := broker.New(cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
@@ -82,7 +95,7 @@ func startStrata(ctx context.Context, verbose bool) (*system, error) {
 }
 
 // startKfake runs franz-go's in-memory fake cluster with one broker.
-func startKfake(context.Context, bool) (*system, error) {
+func startKfake(context.Context, serveOptions) (*system, error) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
 		return nil, fmt.Errorf("bench: kfake: %w", err)
@@ -93,12 +106,12 @@ func startKfake(context.Context, bool) (*system, error) {
 // serve runs system name in this process for a parent bench process: it
 // prints the listen address as the first line of stdout and stops once
 // stdin closes (the parent closes it, or dies).
-func serve(ctx context.Context, name string, verbose bool) error {
+func serve(ctx context.Context, name string, o serveOptions) error {
 	start, ok := starters[name]
 	if !ok {
 		return fmt.Errorf("bench: unknown system %q", name)
 	}
-	sys, err := start(ctx, verbose)
+	sys, err := start(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -108,7 +121,7 @@ func serve(ctx context.Context, name string, verbose bool) error {
 }
 
 // starters are the systems by name, started in this process.
-var starters = map[string]func(context.Context, bool) (*system, error){
+var starters = map[string]func(context.Context, serveOptions) (*system, error){
 	"strata": startStrata,
 	"kfake":  startKfake,
 }
@@ -116,16 +129,13 @@ var starters = map[string]func(context.Context, bool) (*system, error){
 // startProcess runs system name in a child process (this binary with
 // -serve), as a broker runs in production: its heap, garbage collector and
 // goroutines are its own, not shared with the clients measuring it.
-func startProcess(name string) func(context.Context, bool) (*system, error) {
-	return func(ctx context.Context, verbose bool) (*system, error) {
+func startProcess(name string) func(context.Context, serveOptions) (*system, error) {
+	return func(ctx context.Context, o serveOptions) (*system, error) {
 		exe, err := os.Executable()
 		if err != nil {
 			return nil, fmt.Errorf("bench: executable: %w", err)
 		}
-		args := []string{"-serve", name}
-		if verbose {
-			args = append(args, "-v")
-		}
+		args := append([]string{"-serve", name}, o.args()...)
 		cmd := exec.Command(exe, args...)
 		cmd.Stderr = os.Stderr
 		stdin, err := cmd.StdinPipe()
