@@ -4,7 +4,10 @@
 // fetches when data arrives. The Manager keeps the set of partitions in step
 // with the metadata cache: it opens logs for partitions assigned here,
 // re-applies topic configs when they change, and deletes logs of deleted
-// topics.
+// topics: a deleted log's directory is renamed to <name>.<id>-delete at
+// once and removed in the background (as Kafka does), because unlinking
+// gigabytes just written waits for their writeback, which would otherwise
+// hold up Sync and with it every other partition's changes.
 //
 // Fetch from the closest replica (KIP-392): a follower serves consumers up
 // to the high watermark the leader last sent (SetFollowerHighWatermark);
@@ -19,6 +22,8 @@
 // is never held while a log does I/O other than open/close/delete. A
 // Partition's log has its own lock (see tier/local); Partition.mu guards only
 // the waiter list. Lock order: Manager.mu → Partition.mu; never the reverse.
+// Removals of deleted log directories run on goroutines of their own
+// (Manager.removing), which Close waits for.
 //
 // On disk, each partition lives in <log.dirs[0]>/<topic>-<partition>, with a
 // partition.metadata file naming the topic id, so that a topic deleted and

@@ -42,6 +42,10 @@ type Manager struct {
 
 	mu    sync.RWMutex
 	parts map[Key]*Partition
+
+	// removing runs the removal of deleted logs' directories, which can
+	// wait seconds on writeback, off the Sync path (Close waits for it).
+	removing sync.WaitGroup
 }
 
 // ISRWriter writes a partition's new state to the metadata store, failing
@@ -258,9 +262,21 @@ func (m *Manager) open(id metadata.TopicID, k Key, tcfg *config.Topic, replicas 
 // remove deletes a partition's log (topic deleted or moved away).
 func (m *Manager) remove(p *Partition) {
 	p.wake()
-	if err := p.log.Delete(); err != nil {
+	trash, err := p.log.Delete()
+	if err != nil {
 		m.log.Error("delete partition log", "topic", p.Topic, "partition", p.Index, "err", err)
+		return
 	}
+	m.removeDir(trash)
+}
+
+// removeDir removes a deleted log's directory in the background.
+func (m *Manager) removeDir(dir string) {
+	m.removing.Go(func() {
+		if err := os.RemoveAll(dir); err != nil {
+			m.log.Error("remove deleted partition directory", "dir", dir, "err", err)
+		}
+	})
 }
 
 // Close closes every log cleanly (flush and clean-shutdown marker).
@@ -278,6 +294,7 @@ func (m *Manager) Close() error {
 		}
 	}
 	m.parts = map[Key]*Partition{}
+	m.removing.Wait()
 	return errors.Join(errs...)
 }
 
@@ -295,6 +312,11 @@ func (m *Manager) RemoveStray() error {
 	var errs []error
 	for _, e := range entries {
 		if !e.IsDir() {
+			continue
+		}
+		if strings.HasSuffix(e.Name(), local.DeletedSuffix) {
+			// Moved aside by a deletion that a stop or crash interrupted.
+			m.removeDir(filepath.Join(m.dir, e.Name()))
 			continue
 		}
 		i := strings.LastIndexByte(e.Name(), '-')

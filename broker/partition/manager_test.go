@@ -90,6 +90,11 @@ func TestManagerFollowsMetadata(t *testing.T) {
 	if _, ok := m.Get("orders", 1); ok {
 		t.Fatal("partition of deleted topic still served")
 	}
+	// The logs were moved aside at once and are removed in the background.
+	m.removing.Wait()
+	if left, _ := filepath.Glob(filepath.Join(dir, "orders-*")); len(left) != 0 {
+		t.Fatalf("left after deletion: %v", left)
+	}
 	cache.Apply(4, topicChanges("orders", metadata.NewTopicID(), nil, 2))
 	if err := m.Sync(); err != nil {
 		t.Fatal(err)
@@ -99,15 +104,17 @@ func TestManagerFollowsMetadata(t *testing.T) {
 	}
 }
 
-// TestRemoveStray: directories of partitions no longer assigned here are
-// removed at start-up; others are left alone.
+// TestRemoveStray: directories of partitions no longer assigned here, and
+// those a deletion moved aside but did not finish removing, are removed at
+// start-up; others are left alone.
 func TestRemoveStray(t *testing.T) {
 	dir := t.TempDir()
 	cache := metadata.NewCache()
 	cache.Load(1, topicChanges("kept", metadata.NewTopicID(), nil, 1))
 	stray := filepath.Join(dir, "gone-0")
 	foreign := filepath.Join(dir, "notes-1")
-	for _, d := range []string{stray, foreign} {
+	trash := filepath.Join(dir, "old-0.0123abcd-delete") // a deletion cut short
+	for _, d := range []string{stray, foreign, trash} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -122,8 +129,12 @@ func TestRemoveStray(t *testing.T) {
 	if err := m.RemoveStray(); err != nil {
 		t.Fatal(err)
 	}
+	m.removing.Wait()
 	if _, err := os.Stat(stray); !os.IsNotExist(err) {
 		t.Fatalf("stray dir still there: %v", err)
+	}
+	if _, err := os.Stat(trash); !os.IsNotExist(err) {
+		t.Fatalf("directory of an interrupted deletion still there: %v", err)
 	}
 	if _, err := os.Stat(foreign); err != nil {
 		t.Fatalf("directory without partition.metadata was touched: %v", err)

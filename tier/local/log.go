@@ -1,6 +1,8 @@
 package local
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -178,22 +180,31 @@ func (l *Log) Close() error {
 	return nil
 }
 
-// Delete closes the log and removes its directory (topic deletion).
-func (l *Log) Delete() error {
+// DeletedSuffix ends the name of a log directory moved aside by Delete
+// (Kafka's "-delete" directories).
+const DeletedSuffix = "-delete"
+
+// Delete closes the log and moves its directory aside (topic deletion) to
+// trash, a sibling named <dir>.<random id>-delete as Kafka names it, which
+// the caller removes when convenient: unlinking files just written waits
+// for their writeback (seconds for gigabytes), which must not hold up the
+// caller. Slices read before stay readable.
+func (l *Log) Delete() (trash string, err error) {
 	l.stopFlusher()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true
-	var errs []error
 	for _, s := range l.segs {
-		errs = append(errs, s.Delete())
+		s.Abandon()
 	}
 	l.segs = nil
-	errs = append(errs, os.RemoveAll(l.dir))
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("delete log %s: %w", l.dir, err)
+	var id [16]byte
+	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
+	trash = l.dir + "." + hex.EncodeToString(id[:]) + DeletedSuffix
+	if err := os.Rename(l.dir, trash); err != nil {
+		return "", fmt.Errorf("delete log %s: %w", l.dir, err)
 	}
-	return nil
+	return trash, nil
 }
 
 // closeSegments closes every segment and forgets them.

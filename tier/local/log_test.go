@@ -3,6 +3,7 @@ package local
 import (
 	"errors"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -366,11 +367,18 @@ func TestCloseAndDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Delete(); err != nil {
+	trash, err := l.Delete()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("directory survived: %v", err)
+	}
+	if !strings.HasPrefix(trash, dir+".") || !strings.HasSuffix(trash, DeletedSuffix) {
+		t.Fatalf("moved aside to %s", trash)
+	}
+	if err := os.RemoveAll(trash); err != nil {
+		t.Fatal(err)
 	}
 	if len(readSlice(t, sl)) == 0 { // outstanding slices stay readable
 		t.Fatal("slice unreadable after delete")

@@ -363,14 +363,21 @@ func (s *Segment) Close() error {
 // Delete closes the segment and removes its files. Outstanding Slices can
 // still be read: the open file survives its name.
 func (s *Segment) Delete() error {
+	s.Abandon()
+	return removeFiles(s.dir, s.base, *s.suffix.Load())
+}
+
+// Abandon closes the segment without persisting its indexes, for a
+// segment whose files are about to be removed with their directory.
+// Outstanding readers keep the log file open until they finish.
+func (s *Segment) Abandon() {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if !s.closed {
 		s.closed = true
 		_ = s.ix.close()
 		_ = s.file.release()
 	}
-	s.mu.Unlock()
-	return removeFiles(s.dir, s.base, *s.suffix.Load())
 }
 
 // RemoveFiles removes the files of the segment at base in dir, for
