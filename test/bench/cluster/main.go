@@ -28,6 +28,7 @@ type options struct {
 	keep       bool
 	warmGiB    int
 	set        config.Settings // broker settings of the throughput cluster
+	raw        bool            // also run the raw replication peer (raw.go)
 }
 
 func parseFlags(args []string) (options, error) {
@@ -42,6 +43,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.trials, "trials", 3, "failover trials per session timeout (the median is reported)")
 	fs.StringVar(&o.dir, "dir", "", "directory for data and logs (default: a temp dir)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the data and logs afterwards")
+	fs.BoolVar(&o.raw, "raw", true, "also measure the raw replication peer: the same bytes moved with nothing but TCP, CRC, pwrite and sendfile (raw.go)")
 	fs.IntVar(&o.warmGiB, "warm", 8, "GiB written and deleted first so the page cache's pages were touched once (0: skip)")
 	o.set = config.Settings{}
 	fs.Var(o.set, "set", "a broker setting key=value of the throughput cluster (repeatable), e.g. -set log.page.cache.window.bytes=0")
@@ -107,10 +109,17 @@ func run(ctx context.Context, o options) (err error) {
 	if err != nil {
 		return err
 	}
-	tput, err := throughput(ctx, c, o)
+	tput, rf1Cost, err := throughput(ctx, c, o)
 	c.stop()
 	if err != nil {
 		return err
+	}
+	if o.raw {
+		lines, err := rawThroughput(ctx, dir, o, rf1Cost)
+		if err != nil {
+			return err
+		}
+		tput = append(tput, lines...)
 	}
 
 	var lines []string
