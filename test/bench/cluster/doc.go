@@ -21,10 +21,8 @@
 //
 // Then the raw replication peer (raw.go, -raw=false skips it) moves the
 // same kind of bytes the same way, RF=1, RF=3, RF=3, RF=1, with nothing
-// but TCP, a CRC check, pwrite and sendfile: its CPU per MB is the floor
-// of any Kafka-style broker's on this machine, and Strata's RF=1 cost plus
-// only the raw peer's replication cost gives the ceiling of Strata's
-// ratio here.
+// but TCP, a CRC check, pwrite and sendfile: about the floor of any
+// Kafka-style broker's CPU per MB on this machine.
 //
 // Concurrency: main owns every child process and runs the phases one after
 // another; perf.Produce runs its own producer goroutines.

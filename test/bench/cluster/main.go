@@ -109,17 +109,17 @@ func run(ctx context.Context, o options) (err error) {
 	if err != nil {
 		return err
 	}
-	tput, rf1Cost, err := throughput(ctx, c, o)
+	tput, err := throughput(ctx, c, o)
 	c.stop()
 	if err != nil {
 		return err
 	}
 	if o.raw {
-		lines, err := rawThroughput(ctx, dir, o, rf1Cost)
+		line, err := rawThroughput(ctx, dir, o)
 		if err != nil {
 			return err
 		}
-		tput = append(tput, lines...)
+		tput = append(tput, line)
 	}
 
 	var lines []string

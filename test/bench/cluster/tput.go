@@ -32,19 +32,6 @@ type rfTotal struct {
 // mbPerSec is the throughput over all runs.
 func (t *rfTotal) mbPerSec() float64 { return t.res.MBPerSec() }
 
-// msPerMB is the CPU the brokers and clients spent together per MB over
-// the runs.
-func (t *rfTotal) msPerMB() float64 {
-	var cpu time.Duration
-	for i := range t.cpuStart {
-		cpu += t.cpuEnd[i].brokers - t.cpuStart[i].brokers + t.cpuEnd[i].client - t.cpuStart[i].client
-	}
-	if t.res.Bytes == 0 {
-		return 0
-	}
-	return cpu.Seconds() * 1000 / (float64(t.res.Bytes) / (1 << 20))
-}
-
 // cpu sums the CPU use of the runs.
 func (t *rfTotal) cpu() string {
 	var from, to cpuSample
@@ -62,8 +49,8 @@ func (t *rfTotal) cpu() string {
 
 // throughput measures RF=1 and RF=3 acks=all throughput (same client
 // settings for both) and the RF=3 p99 at the fixed rate, and returns the
-// summary lines and the CPU per MB of the RF=1 runs (brokers and clients).
-func throughput(ctx context.Context, c *cluster, o options) ([]string, float64, error) {
+// summary lines.
+func throughput(ctx context.Context, c *cluster, o options) ([]string, error) {
 	base := perf.ProduceOptions{Brokers: c.addrs, RecordSize: o.recordSize, Duration: o.duration, Partitions: o.partitions, Concurrency: 2}
 	// The fixed-rate run goes first, on a quiet cluster: not while the
 	// brokers still delete the gigabytes of a throughput run's topic.
@@ -72,23 +59,23 @@ func throughput(ctx context.Context, c *cluster, o options) ([]string, float64, 
 	paced.Throughput = o.rateMB * (1 << 20) / float64(o.recordSize)
 	r, err := perf.Produce(ctx, paced)
 	if err != nil {
-		return nil, 0, fmt.Errorf("fixed-rate run: %w", err)
+		return nil, fmt.Errorf("fixed-rate run: %w", err)
 	}
 	fmt.Printf("RF=3 acks=all at %.0f MB/s: %s\n", o.rateMB, r)
 	if err := deleteTopic(ctx, c.addrs, paced.Topic); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	totals := map[int]*rfTotal{1: {}, 3: {}}
 	for i, rf := range throughputOrder {
 		opts := base
 		opts.Topic, opts.ReplicationFactor = fmt.Sprintf("tput-rf%d-%d", rf, i), rf
 		if err := perf.EnsureTopic(ctx, c.addrs, opts.Topic, opts.Partitions, rf); err != nil {
-			return nil, 0, fmt.Errorf("RF=%d topic: %w", rf, err)
+			return nil, fmt.Errorf("RF=%d topic: %w", rf, err)
 		}
 		before := c.cpu()
 		r, err := perf.Produce(ctx, opts)
 		if err != nil {
-			return nil, 0, fmt.Errorf("RF=%d throughput: %w", rf, err)
+			return nil, fmt.Errorf("RF=%d throughput: %w", rf, err)
 		}
 		after := c.cpu()
 		fmt.Printf("RF=%d acks=all: %s\n  %s\n", rf, r, cpuUse(before, after, float64(r.Bytes)/(1<<20)))
@@ -98,7 +85,7 @@ func throughput(ctx context.Context, c *cluster, o options) ([]string, float64, 
 		t.res.Elapsed += r.Elapsed
 		t.cpuStart, t.cpuEnd = append(t.cpuStart, before), append(t.cpuEnd, after)
 		if err := deleteTopic(ctx, c.addrs, opts.Topic); err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 	}
 	ratio := 0.0
@@ -112,7 +99,7 @@ func throughput(ctx context.Context, c *cluster, o options) ([]string, float64, 
 		"  RF=3 " + totals[3].cpu(),
 		fmt.Sprintf("produce latency RF=3 acks=all at %.0f MB/s (achieved %.1f MB/s): p50 %.2f ms, p99 %.2f ms",
 			o.rateMB, r.MBPerSec(), float64(r.LatencyP50)/float64(time.Millisecond), float64(r.LatencyP99)/float64(time.Millisecond)),
-	}, totals[1].msPerMB(), nil
+	}, nil
 }
 
 // deleteTopic deletes topic and waits until metadata no longer lists it.
