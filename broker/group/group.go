@@ -86,6 +86,7 @@ type Group struct {
 	joinTimer     timer
 	joinSeq       uint64
 	initialDelay  bool      // in group.initial.rebalance.delay
+	lastArrival   time.Time // of the last member announced in the initial delay
 	delayDeadline time.Time // the initial delay's bound: the rebalance timeout
 	syncTimer     timer
 }

@@ -166,12 +166,13 @@ func (g *Group) joinNew(req *JoinRequest) (JoinResult, chan JoinResult) {
 		if old, ok := g.static[*req.InstanceID]; ok && g.members[old] != nil {
 			return g.replaceStatic(g.members[old], id, req)
 		}
+		g.announced()
 		return JoinResult{}, g.addMember(id, req)
 	}
+	g.announced()
 	if req.RequireKnownMemberID {
 		pid := id
 		g.pending[pid] = g.c.clk.AfterFunc(req.SessionTimeout, func() { g.pendingExpired(pid) })
-		g.extendInitialDelay()
 		return JoinResult{Err: ErrMemberIDRequired, MemberID: id, Generation: -1}, nil
 	}
 	return JoinResult{}, g.addMember(id, req)
@@ -340,7 +341,6 @@ func (g *Group) addMember(id string, req *JoinRequest) chan JoinResult {
 	if req.InstanceID != nil {
 		g.static[*req.InstanceID] = id
 	}
-	g.extendInitialDelay()
 	g.touchFor(m, newMemberJoinTimeout)
 	g.maybePrepareRebalance()
 	return ch

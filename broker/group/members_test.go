@@ -142,6 +142,35 @@ func TestInitialDelayEndsADelayAfterTheLastArrival(t *testing.T) {
 	}
 }
 
+// A member given an id in the initial delay is waited for past the delay,
+// and its join then ends the delay at once; one that never comes back is
+// forgotten after the session timeout (10 s), which ends the delay.
+func TestInitialDelayWaitsForHandedOutIDs(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.InitialRebalanceDelay = 3 * time.Second })
+	a := e.joinNew("g")
+	e.clk.Advance(time.Second)
+	first := got(t, e.joinAsync(joinReq("g", ""))) // b announces itself
+	if !errors.Is(first.Err, ErrMemberIDRequired) {
+		t.Fatalf("first join %+v", first)
+	}
+	e.clk.Advance(5 * time.Second)
+	waiting(t, a)
+	b := e.joinAsync(joinReq("g", first.MemberID))
+	ra, rb := got(t, a), got(t, b)
+	if ra.Err != nil || rb.Err != nil || ra.Generation != 1 || len(ra.Members)+len(rb.Members) != 2 {
+		t.Fatalf("joins %+v / %+v", ra, rb)
+	}
+
+	c := e.joinNew("h")
+	got(t, e.joinAsync(joinReq("h", ""))) // never comes back
+	e.clk.Advance(9 * time.Second)
+	waiting(t, c)
+	e.clk.Advance(time.Second)
+	if rc := got(t, c); rc.Err != nil || rc.Generation != 1 || len(rc.Members) != 1 {
+		t.Fatalf("join once the handed-out id expired %+v", rc)
+	}
+}
+
 func TestRebalanceTimeoutDropsMembersThatDoNotRejoin(t *testing.T) {
 	e := newEnv(t, nil)
 	a := e.stableGroup("g")

@@ -14,10 +14,12 @@ func (g *Group) maybePrepareRebalance() {
 // prepareRebalance): members waiting in SyncGroup are told to rejoin, and
 // the join phase ends when every member has rejoined or the rebalance
 // timeout passes. A group coming out of Empty first waits
-// group.initial.rebalance.delay.ms, extended while new members keep
-// arriving, up to the rebalance timeout: it ends once a whole delay passed
-// with no new member (Kafka re-arms whole delays, so it ends at the first
-// such delay window, a little later).
+// group.initial.rebalance.delay.ms for more members, as Kafka does, and
+// while they keep coming, up to the rebalance timeout: the delay ends once
+// a whole delay passed since the last new member announced itself (its
+// first JoinGroup) and every announced member has joined. Kafka re-arms
+// whole delay windows instead, and does not wait for members it handed an
+// id to, so it ends a little later or misses members a round trip away.
 func (g *Group) prepareRebalance() {
 	if g.state == CompletingRebalance {
 		g.failSyncs(ErrRebalanceInProgress)
@@ -35,7 +37,8 @@ func (g *Group) prepareRebalance() {
 			return
 		}
 		g.initialDelay = true
-		g.delayDeadline = g.c.clk.Now().Add(g.rebalanceTimeout())
+		g.lastArrival = g.c.clk.Now()
+		g.delayDeadline = g.lastArrival.Add(g.rebalanceTimeout())
 		g.armJoinTimer(min(delay, g.rebalanceTimeout()))
 		return
 	}
@@ -72,26 +75,53 @@ func (g *Group) joinTimerFired(seq uint64) {
 		return
 	}
 	g.joinTimer = nil
+	if g.initialDelay && len(g.pending) > 0 {
+		// Members given an id are a round trip away: wait for them (their
+		// join or expiry ends the delay), within the rebalance timeout.
+		if left := g.delayDeadline.Sub(g.c.clk.Now()); left > 0 {
+			g.armJoinTimer(left)
+			return
+		}
+	}
 	g.completeJoin()
 }
 
-// extendInitialDelay restarts the initial delay of a new group (one that
-// never had a generation) when a member arrives, within the rebalance
-// timeout.
-func (g *Group) extendInitialDelay() {
+// announced notes a new member's first JoinGroup during the initial delay
+// of a new group (one that never had a generation): the delay restarts,
+// within the rebalance timeout.
+func (g *Group) announced() {
 	if !g.initialDelay || g.state != PreparingRebalance || g.generation != 0 {
 		return
 	}
-	if d := min(g.c.cfg.InitialRebalanceDelay, g.delayDeadline.Sub(g.c.clk.Now())); d > 0 {
+	now := g.c.clk.Now()
+	g.lastArrival = now
+	if d := min(g.c.cfg.InitialRebalanceDelay, g.delayDeadline.Sub(now)); d > 0 {
 		g.armJoinTimer(d)
 	}
 }
 
+// maybeEndInitialDelay ends the initial delay once a whole delay passed
+// since the last member announced itself and every announced member has
+// joined.
+func (g *Group) maybeEndInitialDelay() {
+	if !g.initialDelay || g.state != PreparingRebalance || len(g.pending) > 0 || g.awaitingJoin() != len(g.members) {
+		return
+	}
+	if g.c.clk.Now().Sub(g.lastArrival) >= g.c.cfg.InitialRebalanceDelay {
+		g.completeJoin()
+	}
+}
+
 // maybeCompleteJoin ends the join phase early once every member has
-// rejoined and no handed-out member id is still to come back. The
-// initial delay is never cut short.
+// rejoined and no handed-out member id is still to come back (in the
+// initial delay, also only once a whole delay passed since the last member
+// announced itself).
 func (g *Group) maybeCompleteJoin() {
-	if g.state != PreparingRebalance || g.initialDelay {
+	if g.initialDelay {
+		g.maybeEndInitialDelay()
+		return
+	}
+	if g.state != PreparingRebalance {
 		return
 	}
 	if len(g.pending) == 0 && g.awaitingJoin() == len(g.members) {
