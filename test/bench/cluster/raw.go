@@ -56,13 +56,22 @@ func newRawLog(path string) (*rawLog, error) {
 	return &rawLog{f: f}, nil
 }
 
-// readChecked reads len(b) bytes from r into b and computes their CRC, as
-// a broker validates a batch.
-func readChecked(r io.Reader, b []byte) (uint32, error) {
-	if _, err := io.ReadFull(r, b); err != nil {
-		return 0, err
+// readFrame reads one length-prefixed frame from r into buf and computes
+// its CRC, as a broker validates a batch, and returns the frame and CRC.
+func readFrame(r io.Reader, buf []byte) ([]byte, uint32, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, 0, err
 	}
-	return crc32.Checksum(b, castagnoli), nil
+	n := binary.BigEndian.Uint32(hdr[:])
+	if int(n) > len(buf) {
+		return nil, 0, fmt.Errorf("raw: frame of %d bytes", n)
+	}
+	b := buf[:n]
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, 0, err
+	}
+	return b, crc32.Checksum(b, castagnoli), nil
 }
 
 // append writes b at the log's end.
@@ -156,15 +165,11 @@ func (r *rawRun) pair() (net.Conn, net.Conn, error) {
 
 // rawFollow appends what the leader sends and answers with its new end.
 func rawFollow(c net.Conn, l *rawLog) {
-	var hdr [4]byte
 	var ack [8]byte
 	buf := make([]byte, rawFrame)
 	for {
-		if _, err := io.ReadFull(c, hdr[:]); err != nil {
-			return
-		}
-		b := buf[:binary.BigEndian.Uint32(hdr[:])]
-		if _, err := readChecked(c, b); err != nil {
+		b, _, err := readFrame(c, buf)
+		if err != nil {
 			return
 		}
 		if err := l.append(b); err != nil {
@@ -240,7 +245,6 @@ func (p *rawPartition) replicate(i int, c net.Conn) {
 // serveClient appends the client's frames and acknowledges each once all
 // replicas have it.
 func (p *rawPartition) serveClient(c net.Conn) {
-	var hdr [4]byte
 	type pending struct{ end int64 }
 	acks := make(chan pending, 16)
 	go func() {
@@ -260,15 +264,12 @@ func (p *rawPartition) serveClient(c net.Conn) {
 	defer close(acks)
 	buf := make([]byte, rawFrame)
 	for {
-		if _, err := io.ReadFull(c, hdr[:]); err != nil {
-			return
-		}
-		b := buf[:binary.BigEndian.Uint32(hdr[:])]
-		if _, err := readChecked(c, b); err != nil {
+		b, _, err := readFrame(c, buf)
+		if err != nil {
 			return
 		}
 		p.mu.Lock()
-		err := p.leader.append(b)
+		err = p.leader.append(b)
 		end := p.leader.end
 		p.cond.Broadcast()
 		p.mu.Unlock()
