@@ -85,8 +85,7 @@ func (l *rawLog) append(b []byte) error {
 
 // rawPartition is one partition's leader and followers.
 type rawPartition struct {
-	leader    *rawLog
-	followers []net.Conn // leader's side of each follower connection
+	leader *rawLog
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -97,7 +96,6 @@ type rawPartition struct {
 // rawRun is one raw throughput run.
 type rawRun struct {
 	dir   string
-	rf    int
 	parts []*rawPartition
 	lis   net.Listener
 	wg    sync.WaitGroup
@@ -107,7 +105,7 @@ type rawRun struct {
 
 // startRaw starts `partitions` raw partitions with rf replicas each.
 func startRaw(dir string, rf, partitions int) (*rawRun, error) {
-	r := &rawRun{dir: dir, rf: rf}
+	r := &rawRun{dir: dir}
 	var err error
 	if r.lis, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 		return nil, err
@@ -131,7 +129,6 @@ func startRaw(dir string, rf, partitions int) (*rawRun, error) {
 			if err != nil {
 				return nil, errors.Join(err, r.stop())
 			}
-			rp.followers = append(rp.followers, lc)
 			r.wg.Go(func() { rawFollow(fc, fl) })
 			r.wg.Go(func() { rp.replicate(i, lc) })
 		}
@@ -324,7 +321,9 @@ func (r *rawRun) produce(ctx context.Context, d time.Duration, clients, inflight
 // rawClient writes frames until deadline with up to inflight of them
 // unacknowledged and returns the bytes acknowledged.
 func rawClient(ctx context.Context, c net.Conn, payload []byte, inflight int, deadline time.Time) int64 {
-	slots := make(chan struct{}, inflight)
+	// A frame takes a slot before it is sent; the reader frees one as it
+	// starts waiting for the next acknowledgement.
+	slots := make(chan struct{}, max(inflight-1, 0))
 	var acked int64
 	done := make(chan struct{})
 	go func() {
@@ -340,7 +339,11 @@ func rawClient(ctx context.Context, c net.Conn, payload []byte, inflight int, de
 	var hdr [4]byte
 	binary.BigEndian.PutUint32(hdr[:], uint32(len(payload)))
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		slots <- struct{}{}
+		select {
+		case slots <- struct{}{}:
+		case <-done: // the connection failed
+			return acked
+		}
 		if _, err := c.Write(hdr[:]); err != nil {
 			break
 		}
