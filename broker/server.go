@@ -130,7 +130,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 	cleanups = append(cleanups, tier.Close)
 	fetchCtx, stopFetching := context.WithCancel(context.Background())
-	fetcher := replica.New(fetchCtx, s.cfg.NodeID, store.Cache(), s.log)
+	fetcher := replica.New(fetchCtx, s.cfg.NodeID, store.Cache(), time.Duration(s.cfg.ReplicaFetchWaitMaxMs)*time.Millisecond, s.log)
 	parts.SetReplication(store, fetcher)
 	if err := parts.Sync(); err != nil {
 		s.log.Error("open partitions", "err", err)

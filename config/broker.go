@@ -35,8 +35,9 @@ type Broker struct {
 	// ReplicaSelectorClass is replica.selector.class (unset: consumers
 	// fetch from the leader; RackAwareReplicaSelector: from an in-sync
 	// replica in their rack, KIP-392).
-	ReplicaSelectorClass string
-	ReplicaLagTimeMaxMs  int64 // replica.lag.time.max.ms (30000)
+	ReplicaSelectorClass  string
+	ReplicaLagTimeMaxMs   int64 // replica.lag.time.max.ms (30000)
+	ReplicaFetchWaitMaxMs int64 // replica.fetch.wait.max.ms (500)
 	// ReplicaHighWatermarkCheckpointIntervalMs is
 	// replica.high.watermark.checkpoint.interval.ms (5000).
 	ReplicaHighWatermarkCheckpointIntervalMs int64
@@ -261,6 +262,9 @@ func (b *Broker) derive() error {
 	}
 	if len(b.Listeners) == 0 {
 		return invalid("listeners", fmt.Errorf("must name at least one listener"))
+	}
+	if b.ReplicaFetchWaitMaxMs > b.ReplicaLagTimeMaxMs { // as Kafka requires
+		return invalid("replica.fetch.wait.max.ms", fmt.Errorf("%d exceeds replica.lag.time.max.ms (%d)", b.ReplicaFetchWaitMaxMs, b.ReplicaLagTimeMaxMs))
 	}
 	if !b.isSet("advertised.listeners") {
 		b.AdvertisedListeners = append([]string(nil), b.Listeners...)

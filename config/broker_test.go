@@ -188,6 +188,7 @@ func TestParseErrors(t *testing.T) {
 		{map[string]string{"listeners": ""}, ErrInvalidValue, "listeners: must name at least one listener"},
 		{map[string]string{"listeners": "a:1,,b:2"}, ErrInvalidValue, "listeners: empty item"},
 		{map[string]string{"log.dirs": ""}, ErrInvalidValue, "log.dirs: must name at least one directory"},
+		{map[string]string{"replica.fetch.wait.max.ms": "40000"}, ErrInvalidValue, "replica.fetch.wait.max.ms: 40000 exceeds replica.lag.time.max.ms (30000)"},
 		{map[string]string{"log.dir": ""}, ErrInvalidValue, "log.dir: must not be empty"},
 		{map[string]string{"metadata.etcd.endpoints": "ftp://x:1"}, ErrInvalidValue, "metadata.etcd.endpoints: invalid endpoint"},
 		{map[string]string{"metadata.etcd.prefix": "strata/"}, ErrInvalidValue, "metadata.etcd.prefix: invalid prefix"},

@@ -69,6 +69,8 @@ var brokerKeys = []keyDef{
 		f: strField(func(b *Broker) *string { return &b.ReplicaSelectorClass }, replicaSelector)},
 	{name: "replica.lag.time.max.ms", typ: TypeLong, def: "30000", doc: "A follower that has not caught up for this long leaves the ISR.",
 		f: intField(1, func(b *Broker) *int64 { return &b.ReplicaLagTimeMaxMs })},
+	{name: "replica.fetch.wait.max.ms", typ: TypeInt, def: "500", doc: "How long a follower's fetch waits at the leader for new data; keep it below replica.lag.time.max.ms.",
+		f: intField(1, func(b *Broker) *int64 { return &b.ReplicaFetchWaitMaxMs })},
 	{name: "replica.high.watermark.checkpoint.interval.ms", typ: TypeLong, def: "5000", doc: "How often each partition's high watermark is written to disk (only when it moved).",
 		f: intField(1, func(b *Broker) *int64 { return &b.ReplicaHighWatermarkCheckpointIntervalMs })},
 	{name: "unclean.leader.election.enable", typ: TypeBoolean, def: "false", doc: "Allow a replica outside the ISR to become leader (may lose data).",

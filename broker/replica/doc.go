@@ -7,9 +7,16 @@
 // it gets as follower and takes the leader's high watermark. A follower
 // whose next offset only the tier holds (OFFSET_MOVED_TO_TIERED_STORAGE,
 // KIP-405) restarts its log at the leader's local log start instead of
-// copying the bucket back to disk (tiered.go).
+// copying the bucket back to disk (tiered.go). A partition whose fetch
+// fails is left out of fetches for a while (Kafka delays it likewise); the
+// others go on. A fetch waits at the leader up to replica.fetch.wait.max.ms,
+// but a change of the loop's partitions cuts it short (reconnecting), so
+// that a new partition, as after a topic's creation, is fetched at once
+// rather than after the wait.
 //
 // Concurrency: Fetcher.mu guards the map of loops; each loop goroutine owns
-// its kgo client, and loop.mu guards the loop's partition set, which
-// Follow replaces after every metadata sync.
+// its peer connection and its partitions' follow state, and loop.mu guards
+// the loop's partition set, which Follow replaces after every metadata
+// sync. During a fetch a short-lived goroutine watches for that change and
+// cancels the request.
 package replica

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/strata-broker/strata/broker/partition"
 	"github.com/strata-broker/strata/metadata"
@@ -11,19 +12,21 @@ import (
 
 // Fetcher runs one fetch loop per leader this broker follows partitions of.
 type Fetcher struct {
-	nodeID int32
-	cache  *metadata.Cache
-	log    *slog.Logger
-	ctx    context.Context
+	nodeID  int32
+	cache   *metadata.Cache
+	log     *slog.Logger
+	ctx     context.Context
+	maxWait time.Duration // replica.fetch.wait.max.ms
 
 	mu    sync.Mutex
 	loops map[int32]*loop
 	wg    sync.WaitGroup
 }
 
-// New returns a fetcher whose loops stop when ctx is done.
-func New(ctx context.Context, nodeID int32, cache *metadata.Cache, log *slog.Logger) *Fetcher {
-	return &Fetcher{nodeID: nodeID, cache: cache, log: log.With("component", "replica-fetcher"), ctx: ctx, loops: map[int32]*loop{}}
+// New returns a fetcher whose loops stop when ctx is done; a fetch waits
+// at most maxWait at the leader for data (replica.fetch.wait.max.ms).
+func New(ctx context.Context, nodeID int32, cache *metadata.Cache, maxWait time.Duration, log *slog.Logger) *Fetcher {
+	return &Fetcher{nodeID: nodeID, cache: cache, maxWait: maxWait, log: log.With("component", "replica-fetcher"), ctx: ctx, loops: map[int32]*loop{}}
 }
 
 // Follow sets the partitions to replicate: each goes to the loop of its

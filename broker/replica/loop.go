@@ -19,13 +19,18 @@ import (
 // byte: a round's records go from the socket through the CRC check into
 // the log while still in the CPU cache (4 MB rounds cost ~20% more broker
 // CPU per byte in the cluster bench), and the leader's high watermark
-// moves in smaller, more frequent steps.
+// moves in smaller, more frequent steps. A partition whose fetch failed
+// waits retryBackoff before it is fetched again; the others go on.
 const (
-	fetchMaxWait      = 500 * time.Millisecond
 	fetchMaxBytes     = 10 << 20
 	partitionMaxBytes = 1 << 20
 	retryBackoff      = 200 * time.Millisecond
 )
+
+// errPartitionsChanged ends a fetch that the loop's partitions changed
+// under: its long poll is cut short so that new partitions need not wait
+// for it (up to replica.fetch.wait.max.ms).
+var errPartitionsChanged = errors.New("replica: partitions changed during the fetch")
 
 // loop replicates the partitions led by one broker.
 type loop struct {
@@ -48,6 +53,9 @@ type follow struct {
 	// tiered: the leader answered OFFSET_MOVED_TO_TIERED_STORAGE; the log
 	// must restart at the leader's local log start (tiered.go).
 	tiered bool
+	// retryAt: the partition's last fetch failed; it is left out of
+	// fetches until then.
+	retryAt time.Time
 }
 
 func newLoop(f *Fetcher, leader int32) *loop {
@@ -114,9 +122,12 @@ func (l *loop) run() {
 			if l.ctx.Err() != nil {
 				return
 			}
-			l.log.Debug("replica fetch failed", "err", err)
-			cl.close()
+			cl.close() // a cut request leaves the connection unusable
 			cl = nil
+			if errors.Is(err, errPartitionsChanged) {
+				continue
+			}
+			l.log.Debug("replica fetch failed", "err", err)
 			l.sleep(retryBackoff)
 		}
 	}
@@ -162,15 +173,20 @@ func (l *loop) once(cl *peer, parts map[*partition.Partition]*follow) error {
 	req.ReplicaID = l.f.nodeID
 	req.ReplicaState.ID = l.f.nodeID
 	req.ReplicaState.Epoch = -1
-	req.MaxWaitMillis = int32(fetchMaxWait / time.Millisecond)
 	req.MinBytes = 1
 	req.MaxBytes = fetchMaxBytes
 	req.SessionEpoch = -1
 	slots := map[string]int{}
 	ready := map[topicPartition]*partition.Partition{}
+	now := time.Now()
+	wait := l.f.maxWait // shortened to the first delayed partition's retry
 	for p, st := range parts {
 		if st.epoch != p.LeaderEpoch() || st.tiered {
 			continue // truncation or the skip past the tier did not succeed yet
+		}
+		if st.retryAt.After(now) {
+			wait = min(wait, st.retryAt.Sub(now))
+			continue
 		}
 		i := topicSlot(slots, &req.Topics, p, func(p *partition.Partition) kmsg.FetchRequestTopic {
 			t := kmsg.NewFetchRequestTopic()
@@ -188,18 +204,14 @@ func (l *loop) once(cl *peer, parts map[*partition.Partition]*follow) error {
 		ready[keyOf(p)] = p
 	}
 	if len(req.Topics) == 0 {
-		l.sleep(retryBackoff)
+		l.sleep(min(wait, retryBackoff))
 		return nil
 	}
-	kresp, err := cl.request(l.ctx, req)
+	req.MaxWaitMillis = int32(wait / time.Millisecond)
+	resp, err := l.fetch(cl, req)
 	if err != nil {
-		return fmt.Errorf("fetch from leader %d: %w", l.leader, err)
+		return err
 	}
-	resp := kresp.(*kmsg.FetchResponse)
-	if resp.ErrorCode != 0 {
-		return fmt.Errorf("fetch from leader %d: %w", l.leader, kerr.ErrorForCode(resp.ErrorCode))
-	}
-	backoff := false
 	for _, t := range resp.Topics {
 		for _, rp := range t.Partitions {
 			p := ready[topicPartition{t.Topic, rp.Partition}]
@@ -208,14 +220,37 @@ func (l *loop) once(cl *peer, parts map[*partition.Partition]*follow) error {
 			}
 			if err := l.apply(p, parts[p], rp); err != nil {
 				l.log.Info("replicating partition", "topic", p.Topic, "partition", p.Index, "err", err)
-				backoff = true
+				parts[p].retryAt = time.Now().Add(retryBackoff)
 			}
 		}
 	}
-	if backoff {
-		l.sleep(retryBackoff)
-	}
 	return nil
+}
+
+// fetch sends a fetch and waits for its answer, cutting it short with
+// errPartitionsChanged when the loop's partitions change meanwhile.
+func (l *loop) fetch(cl *peer, req *kmsg.FetchRequest) (*kmsg.FetchResponse, error) {
+	ctx, cancel := context.WithCancel(l.ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-l.changed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	kresp, err := cl.request(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil && l.ctx.Err() == nil {
+			return nil, errPartitionsChanged
+		}
+		return nil, fmt.Errorf("fetch from leader %d: %w", l.leader, err)
+	}
+	resp := kresp.(*kmsg.FetchResponse)
+	if resp.ErrorCode != 0 {
+		return nil, fmt.Errorf("fetch from leader %d: %w", l.leader, kerr.ErrorForCode(resp.ErrorCode))
+	}
+	return resp, nil
 }
 
 // apply takes one partition's fetch answer.

@@ -158,3 +158,36 @@ func countRecords(m map[int32][]*kgo.Record) int {
 	}
 	return n
 }
+
+// A topic created while the followers' fetches wait at their leaders (here
+// up to 20 s, replica.fetch.wait.max.ms) does not wait for those long
+// polls: a follower cuts its fetch short when its partitions change, so
+// acks=all produces to the new topic complete in well under the 20 s that
+// waiting out the polls takes (the bound, 10 s, is only a deadline).
+func TestNewTopicDoesNotWaitForParkedReplicaFetches(t *testing.T) {
+	bs := startCluster(t, 3, map[string]string{"replica.fetch.wait.max.ms": "20000"})
+	adm := bs[0].Admin()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	produce := func(topic string) {
+		t.Helper()
+		resp, err := adm.CreateTopic(ctx, 3, 3, nil, topic)
+		if err != nil || resp.Err != nil {
+			t.Fatalf("create %s: %v %v", topic, err, resp.Err)
+		}
+		cl := bs[0].Client(kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()),
+			kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		defer cl.Close()
+		for p := range int32(3) {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Partition: p, Value: []byte("v")}).FirstErr(); err != nil {
+				t.Fatalf("acks=all produce to %s-%d: %v", topic, p, err)
+			}
+		}
+	}
+	produce("first") // every follower now has a fetch parked at each leader
+	start := time.Now()
+	produce("second") // whose partitions the new topic's do not join
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("acks=all produces to the new topic took %v: they waited for the parked fetches", d)
+	}
+}
