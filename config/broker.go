@@ -58,6 +58,7 @@ type Broker struct {
 	LogRollJitterMs                    int64  // log.roll.jitter.ms, else log.roll.jitter.hours (0)
 	LogIndexIntervalBytes              int32  // log.index.interval.bytes (4096)
 	LogPageCacheWindowBytes            int64  // log.page.cache.window.bytes (0: off)
+	ReplicaPageCacheWindowBytes        int64  // replica.page.cache.window.bytes (0: off)
 	LogIndexSizeMaxBytes               int32  // log.index.size.max.bytes (10485760)
 	LogFlushIntervalMessages           int64  // log.flush.interval.messages (MaxInt64: never)
 	LogFlushIntervalMs                 int64  // log.flush.interval.ms (unset: -1, never flush on time)

@@ -155,11 +155,12 @@ func (p *Partition) wake() {
 // configuration t on a broker with configuration b.
 func logConfig(b *config.Broker, t *config.Topic) local.Config {
 	return local.Config{
-		PageCacheWindow:       b.LogPageCacheWindowBytes,
-		SegmentBytes:          t.SegmentBytes,
-		SegmentMs:             t.SegmentMs,
-		IndexIntervalBytes:    int(t.IndexIntervalBytes),
-		FlushIntervalMessages: t.FlushMessages,
-		FlushIntervalMs:       t.FlushMs,
+		PageCacheWindow:         b.LogPageCacheWindowBytes,
+		FollowerPageCacheWindow: b.ReplicaPageCacheWindowBytes,
+		SegmentBytes:            t.SegmentBytes,
+		SegmentMs:               t.SegmentMs,
+		IndexIntervalBytes:      int(t.IndexIntervalBytes),
+		FlushIntervalMessages:   t.FlushMessages,
+		FlushIntervalMs:         t.FlushMs,
 	}
 }

@@ -95,7 +95,7 @@ func (l *Log) AppendAsLeader(batches []record.Batch, o AppendOptions) (AppendRes
 		if o.LogAppendTime {
 			b.SetLogAppendTime(appendTime)
 		}
-		if err := l.appendLocked(b, now); err != nil {
+		if err := l.appendLocked(b, now, l.cfg.PageCacheWindow); err != nil {
 			return AppendResult{}, err
 		}
 		if metas[i] != nil {
@@ -129,7 +129,7 @@ func (l *Log) AppendAsFollower(batches []record.Batch) error {
 	}
 	now := l.cfg.Now().UnixMilli()
 	for _, b := range batches {
-		if err := l.appendLocked(b, now); err != nil {
+		if err := l.appendLocked(b, now, l.cfg.FollowerPageCacheWindow); err != nil {
 			return err
 		}
 		if b.ProducerID() >= 0 && !b.IsControl() {
@@ -151,13 +151,15 @@ func checkBatch(b record.Batch) error {
 	return nil
 }
 
-// appendLocked rolls if needed and writes one batch to the active segment.
-// A write error fails the log. Caller holds mu.
-func (l *Log) appendLocked(b record.Batch, nowMs int64) error {
+// appendLocked rolls if needed and writes one batch to the active segment,
+// keeping window bytes of it in the page cache (leaders and followers
+// differ: Config). A write error fails the log. Caller holds mu.
+func (l *Log) appendLocked(b record.Batch, nowMs, window int64) error {
 	if err := l.maybeRoll(b, nowMs); err != nil {
 		l.failed = fmt.Errorf("local: log %s failed: %w", l.dir, err)
 		return l.failed
 	}
+	l.active().SetCacheWindow(window)
 	if err := l.active().Append(b); err != nil {
 		l.failed = fmt.Errorf("local: log %s failed: %w", l.dir, err)
 		return l.failed

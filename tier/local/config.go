@@ -43,6 +43,11 @@ type Config struct {
 	// page cache; older ones are dropped from it (see
 	// segment.Options.CacheWindow). 0 leaves the cache to the OS.
 	PageCacheWindow int64
+	// FollowerPageCacheWindow is PageCacheWindow for appends as a
+	// follower: a follower's pages are read only once it leads (or by
+	// consumers fetching from it, KIP-392), so its cache beyond the tail
+	// mostly crowds out the leaders' data.
+	FollowerPageCacheWindow int64
 	// FlushIntervalMessages: fdatasync once this many messages (offsets)
 	// are unflushed (flush.messages).
 	FlushIntervalMessages int64

@@ -390,3 +390,50 @@ func TestCloseAndDelete(t *testing.T) {
 		t.Fatalf("read after delete: %v", err)
 	}
 }
+
+// TestFollowerPageCacheWindow: appends as leader and as follower use
+// their own page-cache windows, switching with the role, also across a
+// roll.
+func TestFollowerPageCacheWindow(t *testing.T) {
+	const leaderWindow, followerWindow = 0, 1 << 20
+	l := openLog(t, t.TempDir(), Config{PageCacheWindow: leaderWindow, FollowerPageCacheWindow: followerWindow, SegmentBytes: 1 << 30})
+	window := func() int64 {
+		l.mu.RLock()
+		defer l.mu.RUnlock()
+		return l.active().CacheWindow()
+	}
+	if _, err := l.AppendAsLeader([]record.Batch{plain(1, 1)}, AppendOptions{LeaderEpoch: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if w := window(); w != leaderWindow {
+		t.Fatalf("after a leader append: window %d, want %d", w, leaderWindow)
+	}
+	b := plain(1, 1)
+	b.SetBaseOffset(l.LogEndOffset())
+	if err := l.AppendAsFollower([]record.Batch{b}); err != nil {
+		t.Fatal(err)
+	}
+	if w := window(); w != followerWindow {
+		t.Fatalf("after a follower append: window %d, want %d", w, followerWindow)
+	}
+	l.mu.Lock()
+	err := l.roll(l.LogEndOffset(), 1)
+	l.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = plain(1, 1)
+	b.SetBaseOffset(l.LogEndOffset())
+	if err := l.AppendAsFollower([]record.Batch{b}); err != nil {
+		t.Fatal(err)
+	}
+	if w := window(); w != followerWindow {
+		t.Fatalf("after a roll and a follower append: window %d, want %d", w, followerWindow)
+	}
+	if _, err := l.AppendAsLeader([]record.Batch{plain(1, 1)}, AppendOptions{LeaderEpoch: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if w := window(); w != leaderWindow {
+		t.Fatalf("after leading again: window %d, want %d", w, leaderWindow)
+	}
+}

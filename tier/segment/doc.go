@@ -47,7 +47,10 @@
 // ms of CPU per MB written). In test/bench/cluster a 64 MiB window cut the
 // brokers' CPU per MB of an RF=3 produce by about 15% (5.1-5.8 → 4.3-4.8
 // ms) and raised RF=3/RF=1 from 0.36-0.38 to 0.40-0.51, within the noise
-// of the machine; readers behind the window read from disk.
+// of the machine; readers behind the window read from disk. The log sets
+// the window per append ([Segment.SetCacheWindow]): a follower's appends
+// use replica.page.cache.window.bytes, on by default, since only a reader
+// at the tail is likely to read a follower's pages.
 //
 // Recovery: [Segment.Recover] scans the whole .log, keeps the longest
 // prefix of intact batches (record.ValidPrefix: framing, magic, CRC;

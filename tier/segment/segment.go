@@ -251,6 +251,30 @@ func (s *Segment) Append(b record.Batch) error {
 	return nil
 }
 
+// SetCacheWindow changes the page-cache window of appends from now on
+// (Options.CacheWindow), as when the log is appended to as a follower
+// rather than as the leader. Turning it on does not drop the bytes already
+// more than the window behind: they are left to the OS, as they were.
+func (s *Segment) SetCacheWindow(n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n == s.window {
+		return
+	}
+	if s.window <= 0 && n > 0 {
+		from := max(s.writtenBack, s.size-n)
+		s.writtenBack, s.dropped = from, from
+	}
+	s.window = n
+}
+
+// CacheWindow is the page-cache window appends use now (0: none).
+func (s *Segment) CacheWindow() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.window
+}
+
 // dropStep is the unit of drop-behind: ranges this long are handed to
 // writeback, and dropped from the page cache two steps later, when their
 // writeback has most likely finished (dirty pages cannot be dropped).

@@ -380,3 +380,46 @@ func TestDropBehind(t *testing.T) {
 		t.Fatalf("after truncation to %d bytes: marks %d and %d", s.Size(), s.writtenBack, s.dropped)
 	}
 }
+
+// TestSetCacheWindow: turning drop-behind on for a segment that has grown
+// without it starts at the window behind the end (not at its start), goes
+// on a step at a time from there, and turning it off stops it.
+func TestSetCacheWindow(t *testing.T) {
+	s, err := Create(t.TempDir(), 0, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	value := bytes.Repeat([]byte("x"), 64<<10)
+	grow := func(to int64) {
+		for s.Size() < to {
+			b := record.NewBatch(record.BuildOptions{BaseOffset: s.NextOffset(), FirstTimestamp: 1}, record.Record{Value: value})
+			if err := s.Append(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	grow(3 * dropStep)
+	if s.writtenBack != 0 || s.dropped != 0 {
+		t.Fatalf("without a window: marks %d and %d", s.writtenBack, s.dropped)
+	}
+	const window = 1 << 20
+	s.SetCacheWindow(window)
+	if got := s.CacheWindow(); got != window {
+		t.Fatalf("CacheWindow %d, want %d", got, window)
+	}
+	from := s.Size() - window
+	if s.writtenBack != from || s.dropped != from {
+		t.Fatalf("window turned on at %d bytes: marks %d and %d, want both %d", s.Size(), s.writtenBack, s.dropped, from)
+	}
+	grow(from + window + 3*dropStep + 1)
+	if s.writtenBack != from+3*dropStep || s.dropped != from+dropStep {
+		t.Fatalf("marks %d and %d, want %d and %d", s.writtenBack, s.dropped, from+3*dropStep, from+dropStep)
+	}
+	s.SetCacheWindow(0)
+	wb, dr := s.writtenBack, s.dropped
+	grow(s.Size() + 2*dropStep)
+	if s.writtenBack != wb || s.dropped != dr {
+		t.Fatalf("after turning it off: marks moved from %d, %d to %d, %d", wb, dr, s.writtenBack, s.dropped)
+	}
+}
