@@ -21,7 +21,8 @@
 //
 // Then the raw replication peer (raw.go, -raw=false skips it) moves the
 // same kind of bytes the same way, RF=1, RF=3, RF=3, RF=1, with nothing
-// but TCP, a CRC check, pwrite and sendfile: about the floor of any
+// but TCP, a CRC check, pwrite and sendfile (followers dropping their
+// pages behind, as Strata's do by default): about the floor of any
 // Kafka-style broker's CPU per MB on this machine.
 //
 // Concurrency: main owns every child process and runs the phases one after

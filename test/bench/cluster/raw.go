@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/strata-broker/strata/perf"
 )
 
@@ -23,7 +25,8 @@ import (
 // reused buffer, checks a CRC-32C over it and appends it to a file; with
 // RF=3 the leader also sends each appended range from its file with
 // sendfile to two followers, which read, check and append it likewise and
-// answer with their new end. The leader acknowledges a frame once every
+// answer with their new end; followers drop their pages behind as
+// Strata's do by default. The leader acknowledges a frame once every
 // replica has it (acks=all). There is no protocol encoding, no record
 // parsing, no index, no metadata: its CPU per MB is about the floor of
 // what a Kafka-style broker spends on the same bytes on this machine (its
@@ -42,18 +45,29 @@ const rawFrame = 1 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// rawFollowerWindow is the page-cache window of the followers' files, as
+// Strata's default replica.page.cache.window.bytes: older bytes are handed
+// to writeback and dropped behind in rawDropStep steps. Leaders keep
+// theirs, as Strata's do by default.
+const (
+	rawFollowerWindow = 64 << 20
+	rawDropStep       = 8 << 20
+)
+
 // rawLog is one replica's append-only file.
 type rawLog struct {
 	f   *os.File
 	end int64
+	// Drop-behind (window > 0): bytes handed to writeback, and dropped.
+	window, writtenBack, dropped int64
 }
 
-func newRawLog(path string) (*rawLog, error) {
+func newRawLog(path string, window int64) (*rawLog, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("raw log: %w", err)
 	}
-	return &rawLog{f: f}, nil
+	return &rawLog{f: f, window: window}, nil
 }
 
 // readFrame reads one length-prefixed frame from r into buf and computes
@@ -80,6 +94,14 @@ func (l *rawLog) append(b []byte) error {
 		return err
 	}
 	l.end += int64(len(b))
+	for l.window > 0 && l.end-l.writtenBack > l.window+rawDropStep {
+		_ = unix.SyncFileRange(int(l.f.Fd()), l.writtenBack, rawDropStep, unix.SYNC_FILE_RANGE_WRITE)
+		l.writtenBack += rawDropStep
+		for l.writtenBack-l.dropped > 2*rawDropStep {
+			_ = unix.Fadvise(int(l.f.Fd()), l.dropped, rawDropStep, unix.FADV_DONTNEED)
+			l.dropped += rawDropStep
+		}
+	}
 	return nil
 }
 
@@ -111,7 +133,7 @@ func startRaw(dir string, rf, partitions int) (*rawRun, error) {
 		return nil, err
 	}
 	for p := range partitions {
-		lg, err := newRawLog(filepath.Join(dir, fmt.Sprintf("p%d-leader", p)))
+		lg, err := newRawLog(filepath.Join(dir, fmt.Sprintf("p%d-leader", p)), 0)
 		if err != nil {
 			return nil, errors.Join(err, r.stop())
 		}
@@ -120,7 +142,7 @@ func startRaw(dir string, rf, partitions int) (*rawRun, error) {
 		rp.cond = sync.NewCond(&rp.mu)
 		r.parts = append(r.parts, rp)
 		for i := range rf - 1 {
-			fl, err := newRawLog(filepath.Join(dir, fmt.Sprintf("p%d-follower%d", p, i)))
+			fl, err := newRawLog(filepath.Join(dir, fmt.Sprintf("p%d-follower%d", p, i)), rawFollowerWindow)
 			if err != nil {
 				return nil, errors.Join(err, r.stop())
 			}
