@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/strata-broker/strata/metadata"
@@ -56,40 +57,71 @@ func (s *Store) PutRemoteSegment(ctx context.Context, id metadata.TopicID, parti
 	if leaderEpoch < 0 || name == "" || strings.Contains(name, "/") {
 		return fmt.Errorf("etcdstore: put remote segment %q epoch %d: invalid argument", name, leaderEpoch)
 	}
-	dir := s.keys.remotePartition(id, partition)
-	fence, key := dir+"fence", dir+"seg/"+name
+	key := s.keys.remotePartition(id, partition) + "seg/" + name
+	op := clientv3.OpDelete(key)
+	if value != nil {
+		op = clientv3.OpPut(key, string(value))
+	}
+	if _, err := s.fenced(ctx, id, partition, leaderEpoch, op); err != nil {
+		return fmt.Errorf("etcdstore: write remote segment %s: %w", name, err)
+	}
+	return nil
+}
+
+// ClaimRemoteSegments raises the partition's fence to leaderEpoch and
+// returns its records as of that moment, in name order: a new leader's
+// first step, after which no older leader can add a record it has not
+// seen. ErrRemoteFenced when a newer epoch has written.
+func (s *Store) ClaimRemoteSegments(ctx context.Context, id metadata.TopicID, partition int32, leaderEpoch int32) (names []string, values [][]byte, err error) {
+	if leaderEpoch < 0 {
+		return nil, nil, fmt.Errorf("etcdstore: claim remote segments epoch %d: invalid argument", leaderEpoch)
+	}
+	dir := s.keys.remotePartition(id, partition) + "seg/"
+	resp, err := s.fenced(ctx, id, partition, leaderEpoch,
+		clientv3.OpGet(dir, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("etcdstore: claim remote segments: %w", err)
+	}
+	for _, kv := range resp.GetResponseRange().Kvs {
+		names = append(names, strings.TrimPrefix(string(kv.Key), dir))
+		values = append(values, kv.Value)
+	}
+	return names, values, nil
+}
+
+// fenced runs op in one transaction with raising the partition's fence to
+// leaderEpoch, unless a newer epoch holds the fence or the topic id is
+// marked deleted; it returns op's response.
+func (s *Store) fenced(ctx context.Context, id metadata.TopicID, partition int32, leaderEpoch int32, op clientv3.Op) (*pb.ResponseOp, error) {
+	fence := s.keys.remotePartition(id, partition) + "fence"
 	epoch := fmt.Sprintf("%010d", leaderEpoch)
+	deleted := s.keys.deletedTopic(id)
 	for range maxCASAttempts {
 		cur, err := s.cli.Get(ctx, fence)
 		if err != nil {
-			return fmt.Errorf("etcdstore: read remote fence: %w", err)
+			return nil, fmt.Errorf("read remote fence: %w", err)
 		}
 		var rev int64
 		if len(cur.Kvs) > 0 {
 			if string(cur.Kvs[0].Value) > epoch {
-				return fmt.Errorf("%w: epoch %d, fence %s", ErrRemoteFenced, leaderEpoch, cur.Kvs[0].Value)
+				return nil, fmt.Errorf("%w: epoch %d, fence %s", ErrRemoteFenced, leaderEpoch, cur.Kvs[0].Value)
 			}
 			rev = cur.Kvs[0].ModRevision
 		}
-		op := clientv3.OpDelete(key)
-		if value != nil {
-			op = clientv3.OpPut(key, string(value))
-		}
-		deleted := s.keys.deletedTopic(id)
 		resp, err := s.cli.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(fence), "=", rev), clientv3.Compare(clientv3.CreateRevision(deleted), "=", 0)).
 			Then(clientv3.OpPut(fence, epoch), op).
 			Else(clientv3.OpGet(deleted, clientv3.WithCountOnly())).
 			Commit()
 		if err != nil {
-			return fmt.Errorf("etcdstore: write remote segment %s: %w", name, err)
+			return nil, err
 		}
 		if resp.Succeeded {
-			return nil
+			return resp.Responses[1], nil
 		}
 		if resp.Responses[0].GetResponseRange().GetCount() > 0 {
-			return fmt.Errorf("%w: %s", ErrRemoteTopicDeleted, name)
+			return nil, ErrRemoteTopicDeleted
 		}
 	}
-	return fmt.Errorf("etcdstore: write remote segment %s: too much contention", name)
+	return nil, errors.New("too much contention on the remote fence")
 }

@@ -37,3 +37,28 @@ func TestRemoteSegmentsFencedByLeaderEpoch(t *testing.T) {
 		t.Fatal("a name with a slash was accepted")
 	}
 }
+
+func TestClaimRemoteSegmentsFencesOlderEpochs(t *testing.T) {
+	s := openStore(t)
+	ctx := testCtx(t)
+	id := metadata.TopicID{8}
+	if err := s.PutRemoteSegment(ctx, id, 0, "a", []byte("1"), 1); err != nil {
+		t.Fatal(err)
+	}
+	names, vals, err := s.ClaimRemoteSegments(ctx, id, 0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 1 || names[0] != "a" || string(vals[0]) != "1" {
+		t.Fatalf("claimed %v %q", names, vals)
+	}
+	if err := s.PutRemoteSegment(ctx, id, 0, "late", []byte("2"), 1); !errors.Is(err, ErrRemoteFenced) {
+		t.Fatalf("epoch-1 write after the epoch-2 claim: %v", err)
+	}
+	if _, _, err := s.ClaimRemoteSegments(ctx, id, 0, 1); !errors.Is(err, ErrRemoteFenced) {
+		t.Fatalf("epoch-1 claim after epoch 2: %v", err)
+	}
+	if _, _, err := s.ClaimRemoteSegments(ctx, id, 0, 2); err != nil {
+		t.Fatalf("reclaim at the same epoch: %v", err)
+	}
+}

@@ -21,6 +21,9 @@ import (
 // copySegments copies, in offset order, every sealed local segment past
 // what is already copied whose last offset is below the high watermark.
 func (m *Manager) copySegments(ctx context.Context, pi PartitionInfo) error {
+	if err := m.claim(ctx, pi); err != nil {
+		return err
+	}
 	segs, _ := m.segments(pi.TopicID, pi.Partition)
 	done := copiedEnd(segs)
 	for _, ls := range pi.Log.Segments() {

@@ -31,6 +31,12 @@
 // offset, which remembers how far the partition was ever copied; an
 // interrupted copy (never finished) is deleted and pruned.
 //
+// A leader claims the partition's records once per leader epoch before
+// its first copy or clean-up (MetaStore.ClaimRemoteSegments: raise the
+// fence, read the records, in one step). A view read earlier, as a
+// follower, can miss a copy the deposed leader finished after it; after
+// the claim no older epoch can write, so nothing is copied twice.
+//
 // # Reads
 //
 // The broker routes a read with one visible predicate,

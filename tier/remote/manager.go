@@ -109,8 +109,9 @@ type view struct {
 	segs   []Segment // every record, by base offset then name
 	loaded time.Time
 
-	copied int64 // copiedEnd(segs), for copyPending's check
-	held   bool  // copyPending failed: wait for the next full pass
+	copied  int64 // copiedEnd(segs), for copyPending's check
+	held    bool  // copyPending failed: wait for the next full pass
+	claimed int32 // 1 + the leader epoch the records were claimed at (claim); 0: never
 
 	backlog int    // segments waiting to be copied, after the last task
 	lastErr string // the last task's error ("" if it succeeded)
@@ -202,12 +203,11 @@ func (m *Manager) copyPending(ctx context.Context) {
 			}
 			continue
 		}
-		var err error
-		if !loaded { // a partition new since the last full pass
-			var segs []Segment
-			if segs, err = m.refresh(ctx, pi.TopicID, pi.Partition, pi.Topic); err == nil && !uncopied(pi, copiedEnd(segs)) {
-				continue
-			}
+		// A partition new since the last full pass, or newly led: claim
+		// it, then look again.
+		err := m.claim(ctx, pi)
+		if segs, _ := m.segments(pi.TopicID, pi.Partition); err == nil && !uncopied(pi, copiedEnd(segs)) {
+			continue
 		}
 		if err == nil {
 			err = m.copySegments(ctx, pi)
@@ -284,19 +284,30 @@ func (m *Manager) runPartition(ctx context.Context, pi PartitionInfo) error {
 	}
 	var errs []error
 	if pi.Leader {
-		if err := m.cleanOrphans(ctx, pi); err != nil {
-			errs = append(errs, err)
-		}
-		if !pi.Config.RemoteLogCopyDisable {
-			if err := m.copySegments(ctx, pi); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		if err := m.expireRemote(ctx, pi); err != nil {
+		errs = append(errs, m.leaderTasks(ctx, pi))
+	}
+	if err := m.expireLocal(pi); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// leaderTasks claims the partition at the leader's epoch, then cleans,
+// copies and applies remote retention.
+func (m *Manager) leaderTasks(ctx context.Context, pi PartitionInfo) error {
+	if err := m.claim(ctx, pi); err != nil {
+		return err
+	}
+	var errs []error
+	if err := m.cleanOrphans(ctx, pi); err != nil {
+		errs = append(errs, err)
+	}
+	if !pi.Config.RemoteLogCopyDisable {
+		if err := m.copySegments(ctx, pi); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if err := m.expireLocal(pi); err != nil {
+	if err := m.expireRemote(ctx, pi); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -308,6 +319,33 @@ func (m *Manager) refresh(ctx context.Context, id metadata.TopicID, p int32, top
 	if err != nil {
 		return nil, fmt.Errorf("remote: list segments of %s-%d: %w", topic, p, err)
 	}
+	return m.load(pkey{id, p}, topic, names, vals, -1), nil
+}
+
+// claim loads a leader's view through MetaStore.ClaimRemoteSegments once
+// per leader epoch, before its first copy: a view read before the fence
+// was raised may miss a copy the deposed leader finished late, and
+// copying from it would record that range twice.
+func (m *Manager) claim(ctx context.Context, pi PartitionInfo) error {
+	k := pkey{pi.TopicID, pi.Partition}
+	m.mu.Lock()
+	v, ok := m.parts[k]
+	done := ok && v.claimed == pi.LeaderEpoch+1
+	m.mu.Unlock()
+	if done {
+		return nil
+	}
+	names, vals, err := m.meta.ClaimRemoteSegments(ctx, pi.TopicID, pi.Partition, pi.LeaderEpoch)
+	if err != nil {
+		return fmt.Errorf("remote: claim %s-%d at leader epoch %d: %w", pi.Topic, pi.Partition, pi.LeaderEpoch, err)
+	}
+	m.load(k, pi.Topic, names, vals, pi.LeaderEpoch)
+	return nil
+}
+
+// load decodes records into k's view; claimedEpoch is the epoch they were
+// claimed at (-1: a plain read, which keeps the view's claim).
+func (m *Manager) load(k pkey, topic string, names []string, vals [][]byte, claimedEpoch int32) []Segment {
 	segs := make([]Segment, 0, len(vals))
 	for i, v := range vals {
 		var s Segment
@@ -324,16 +362,19 @@ func (m *Manager) refresh(ctx context.Context, id metadata.TopicID, p int32, top
 		return compareStrings(a.CopyID, b.CopyID)
 	})
 	m.mu.Lock()
-	v := &view{topic: topic, segs: segs, loaded: m.opts.Now(), copied: copiedEnd(segs)}
-	if old, ok := m.parts[pkey{id, p}]; ok {
+	v := &view{topic: topic, segs: segs, loaded: m.opts.Now(), copied: copiedEnd(segs), claimed: claimedEpoch + 1}
+	if old, ok := m.parts[k]; ok {
 		v.backlog, v.lastErr = old.backlog, old.lastErr
 		if topic == "" {
 			v.topic = old.topic
 		}
+		if claimedEpoch < 0 {
+			v.claimed = old.claimed
+		}
 	}
-	m.parts[pkey{id, p}] = v
+	m.parts[k] = v
 	m.mu.Unlock()
-	return segs, nil
+	return segs
 }
 
 func compareStrings(a, b string) int {

@@ -91,6 +91,37 @@ func TestNewLeaderResumesWithoutGapOrDuplicate(t *testing.T) {
 	}
 }
 
+// TestNewLeaderDoesNotRepeatLateCopy: the next leader loaded its view as
+// a follower; the deposed leader then finished copies. Leading at a newer
+// epoch, it claims the partition before copying and copies nothing twice.
+func TestNewLeaderDoesNotRepeatLateCopy(t *testing.T) {
+	f := newFixture(t, nil)
+	f.cfg.LocalRetentionBytes = -1
+	f.produce(60)
+	ctx := context.Background()
+	m2 := f.manager()
+	if _, err := m2.refresh(ctx, f.id, 0, "t"); err != nil { // its follower pass
+		t.Fatal(err)
+	}
+	f.m.RunOnce(ctx) // the old leader copies, unseen by m2
+	before := finished(f.records())
+	if len(before) == 0 {
+		t.Fatal("nothing copied")
+	}
+
+	f.epoch.Store(2)
+	m2.copyPending(ctx)
+	m2.RunOnce(ctx)
+	segs := finished(f.records())
+	if len(segs) != len(before) {
+		t.Fatalf("%d finished copies after failover, %d before", len(segs), len(before))
+	}
+	// The claim fenced the deposed leader.
+	if err := f.meta.PutRemoteSegment(ctx, f.id, 0, "x", []byte("{}"), 1); !errors.Is(err, ErrFenced) {
+		t.Fatalf("epoch-1 write after the epoch-2 claim: %v", err)
+	}
+}
+
 func TestOrphansOfInterruptedCopyAreDeleted(t *testing.T) {
 	f := newFixture(t, nil)
 	f.cfg.LocalRetentionBytes = -1

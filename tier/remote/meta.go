@@ -53,6 +53,11 @@ type MetaStore interface {
 	// PutRemoteSegment writes (value nil: deletes) a record unless a newer
 	// leader epoch has written for the partition.
 	PutRemoteSegment(ctx context.Context, id metadata.TopicID, partition int32, name string, value []byte, leaderEpoch int32) error
+	// ClaimRemoteSegments raises the partition's fence to leaderEpoch
+	// (failing if a newer epoch holds it) and returns the records as of
+	// then, in name order, in one step: once it returns, no older leader
+	// can add a record the caller has not seen.
+	ClaimRemoteSegments(ctx context.Context, id metadata.TopicID, partition int32, leaderEpoch int32) (names []string, values [][]byte, err error)
 }
 
 // ErrFenced is returned by MemMeta for a write from an older leader epoch.
@@ -78,6 +83,22 @@ func memKey(id metadata.TopicID, p int32) string {
 func (m *MemMeta) ListRemoteSegments(_ context.Context, id metadata.TopicID, p int32) ([]string, [][]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	names, vals := m.listLocked(id, p)
+	return names, vals, nil
+}
+
+// ClaimRemoteSegments implements MetaStore.
+func (m *MemMeta) ClaimRemoteSegments(_ context.Context, id metadata.TopicID, p int32, epoch int32) ([]string, [][]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.fenceLocked(memKey(id, p), epoch); err != nil {
+		return nil, nil, err
+	}
+	names, vals := m.listLocked(id, p)
+	return names, vals, nil
+}
+
+func (m *MemMeta) listLocked(id metadata.TopicID, p int32) ([]string, [][]byte) {
 	recs := m.recs[memKey(id, p)]
 	var names []string
 	for n := range recs {
@@ -88,7 +109,16 @@ func (m *MemMeta) ListRemoteSegments(_ context.Context, id metadata.TopicID, p i
 	for i, n := range names {
 		vals[i] = slices.Clone(recs[n])
 	}
-	return names, vals, nil
+	return names, vals
+}
+
+// fenceLocked raises k's fence to epoch unless a newer epoch holds it.
+func (m *MemMeta) fenceLocked(k string, epoch int32) error {
+	if f, ok := m.fences[k]; ok && f > epoch {
+		return fmt.Errorf("%w: epoch %d < %d", ErrFenced, epoch, f)
+	}
+	m.fences[k] = epoch
+	return nil
 }
 
 // PutRemoteSegment implements MetaStore.
@@ -96,10 +126,9 @@ func (m *MemMeta) PutRemoteSegment(_ context.Context, id metadata.TopicID, p int
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := memKey(id, p)
-	if f, ok := m.fences[k]; ok && f > epoch {
-		return fmt.Errorf("%w: epoch %d < %d", ErrFenced, epoch, f)
+	if err := m.fenceLocked(k, epoch); err != nil {
+		return err
 	}
-	m.fences[k] = epoch
 	if m.recs[k] == nil {
 		m.recs[k] = map[string][]byte{}
 	}
