@@ -130,7 +130,11 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 	cleanups = append(cleanups, tier.Close)
 	fetchCtx, stopFetching := context.WithCancel(context.Background())
-	fetcher := replica.New(fetchCtx, s.cfg.NodeID, store.Cache(), time.Duration(s.cfg.ReplicaFetchWaitMaxMs)*time.Millisecond, s.log)
+	fetcher := replica.New(fetchCtx, replica.Options{
+		NodeID: s.cfg.NodeID, Cache: store.Cache(), MaxWait: time.Duration(s.cfg.ReplicaFetchWaitMaxMs) * time.Millisecond,
+		PartitionMaxBytes: s.cfg.ReplicaFetchMaxBytes, ResponseMaxBytes: s.cfg.ReplicaFetchResponseMaxBytes,
+		Fetchers: s.cfg.NumReplicaFetchers, Log: s.log,
+	})
 	parts.SetReplication(store, fetcher)
 	if err := parts.Sync(); err != nil {
 		s.log.Error("open partitions", "err", err)

@@ -38,6 +38,15 @@ type Broker struct {
 	ReplicaSelectorClass  string
 	ReplicaLagTimeMaxMs   int64 // replica.lag.time.max.ms (30000)
 	ReplicaFetchWaitMaxMs int64 // replica.fetch.wait.max.ms (500)
+	// ReplicaFetchMaxBytes is replica.fetch.max.bytes (1048576): what a
+	// follower asks per partition and fetch.
+	ReplicaFetchMaxBytes int32
+	// ReplicaFetchResponseMaxBytes is replica.fetch.response.max.bytes
+	// (10485760): what a follower asks per fetch.
+	ReplicaFetchResponseMaxBytes int32
+	// NumReplicaFetchers is num.replica.fetchers (1): fetch loops per
+	// leader broker, each replicating its share of the partitions.
+	NumReplicaFetchers int32
 	// ReplicaHighWatermarkCheckpointIntervalMs is
 	// replica.high.watermark.checkpoint.interval.ms (5000).
 	ReplicaHighWatermarkCheckpointIntervalMs int64

@@ -1,6 +1,7 @@
 // Package replica is the follower side of replication: for each leader
-// broker it runs one fetch loop that copies the partitions this broker
-// follows from that leader, as Kafka's ReplicaFetcherThread does. Before
+// broker it runs num.replica.fetchers fetch loops (one by default) that
+// copy the partitions this broker follows from that leader, each loop its
+// fixed share of them, as Kafka's ReplicaFetcherThreads do. Before
 // fetching a partition under a new leader epoch, the loop asks the leader
 // (OffsetForLeaderEpoch) where their logs agree and truncates a divergent
 // tail; then it fetches from its log end with its replica id, appends what

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"hash/fnv"
 	"log/slog"
 	"sync"
 	"time"
@@ -10,50 +11,81 @@ import (
 	"github.com/strata-broker/strata/metadata"
 )
 
-// Fetcher runs one fetch loop per leader this broker follows partitions of.
+// Options configure a Fetcher; zero sizes and counts take Kafka's
+// defaults.
+type Options struct {
+	NodeID            int32
+	Cache             *metadata.Cache
+	MaxWait           time.Duration // replica.fetch.wait.max.ms
+	PartitionMaxBytes int32         // replica.fetch.max.bytes (1 MiB)
+	ResponseMaxBytes  int32         // replica.fetch.response.max.bytes (10 MiB)
+	Fetchers          int32         // num.replica.fetchers (1)
+	Log               *slog.Logger
+}
+
+// Fetcher runs num.replica.fetchers fetch loops per leader this broker
+// follows partitions of.
 type Fetcher struct {
-	nodeID  int32
-	cache   *metadata.Cache
-	log     *slog.Logger
-	ctx     context.Context
-	maxWait time.Duration // replica.fetch.wait.max.ms
+	opts Options
+	log  *slog.Logger
+	ctx  context.Context
 
 	mu    sync.Mutex
-	loops map[int32]*loop
+	loops map[loopKey]*loop
 	wg    sync.WaitGroup
 }
 
-// New returns a fetcher whose loops stop when ctx is done; a fetch waits
-// at most maxWait at the leader for data (replica.fetch.wait.max.ms).
-func New(ctx context.Context, nodeID int32, cache *metadata.Cache, maxWait time.Duration, log *slog.Logger) *Fetcher {
-	return &Fetcher{nodeID: nodeID, cache: cache, maxWait: maxWait, log: log.With("component", "replica-fetcher"), ctx: ctx, loops: map[int32]*loop{}}
+// loopKey names a loop: the leader it fetches from and which of that
+// leader's fetchers it is.
+type loopKey struct{ leader, fetcher int32 }
+
+// New returns a fetcher whose loops stop when ctx is done.
+func New(ctx context.Context, opts Options) *Fetcher {
+	if opts.PartitionMaxBytes <= 0 {
+		opts.PartitionMaxBytes = 1 << 20
+	}
+	if opts.ResponseMaxBytes <= 0 {
+		opts.ResponseMaxBytes = 10 << 20
+	}
+	opts.Fetchers = max(opts.Fetchers, 1)
+	return &Fetcher{opts: opts, log: opts.Log.With("component", "replica-fetcher"), ctx: ctx, loops: map[loopKey]*loop{}}
 }
 
-// Follow sets the partitions to replicate: each goes to the loop of its
-// current leader; loops left without partitions stop.
+// fetcherOf is the fetcher of its leader that replicates p: the same
+// partition always goes to the same one (Kafka hashes topic and partition
+// likewise).
+func (f *Fetcher) fetcherOf(p *partition.Partition) int32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(p.Topic))
+	return int32((uint64(h.Sum32())*31 + uint64(uint32(p.Index))) % uint64(f.opts.Fetchers))
+}
+
+// Follow sets the partitions to replicate: each goes to its fetcher's loop
+// for its current leader; loops left without partitions stop.
 func (f *Fetcher) Follow(parts []*partition.Partition) {
-	byLeader := map[int32][]*partition.Partition{}
+	byLoop := map[loopKey][]*partition.Partition{}
 	for _, p := range parts {
-		if l := p.Leader(); l >= 0 && l != f.nodeID {
-			byLeader[l] = append(byLeader[l], p)
+		if l := p.Leader(); l >= 0 && l != f.opts.NodeID {
+			k := loopKey{l, f.fetcherOf(p)}
+			byLoop[k] = append(byLoop[k], p)
 		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for id, l := range f.loops {
-		if _, ok := byLeader[id]; !ok {
+	for k, l := range f.loops {
+		if _, ok := byLoop[k]; !ok {
 			l.cancel()
-			delete(f.loops, id)
+			delete(f.loops, k)
 		}
 	}
-	for id, ps := range byLeader {
-		l, ok := f.loops[id]
+	for k, ps := range byLoop {
+		l, ok := f.loops[k]
 		if !ok {
 			if f.ctx.Err() != nil {
 				return
 			}
-			l = newLoop(f, id)
-			f.loops[id] = l
+			l = newLoop(f, k)
+			f.loops[k] = l
 			f.wg.Go(l.run)
 		}
 		l.set(ps)
@@ -63,9 +95,9 @@ func (f *Fetcher) Follow(parts []*partition.Partition) {
 // Close stops every loop and waits for them.
 func (f *Fetcher) Close() error {
 	f.mu.Lock()
-	for id, l := range f.loops {
+	for k, l := range f.loops {
 		l.cancel()
-		delete(f.loops, id)
+		delete(f.loops, k)
 	}
 	f.mu.Unlock()
 	f.wg.Wait()

@@ -14,18 +14,16 @@ import (
 	"github.com/strata-broker/strata/broker/partition"
 )
 
-// Fetch sizes are Kafka's defaults (replica.fetch.max.bytes,
-// replica.fetch.response.max.bytes). Smaller rounds replicate faster per
-// byte: a round's records go from the socket through the CRC check into
-// the log while still in the CPU cache (4 MB rounds cost ~20% more broker
-// CPU per byte in the cluster bench), and the leader's high watermark
-// moves in smaller, more frequent steps. A partition whose fetch failed
-// waits retryBackoff before it is fetched again; the others go on.
-const (
-	fetchMaxBytes     = 10 << 20
-	partitionMaxBytes = 1 << 20
-	retryBackoff      = 200 * time.Millisecond
-)
+// retryBackoff is how long a partition whose fetch failed waits before it
+// is fetched again; the others go on.
+//
+// Fetch sizes are replica.fetch.max.bytes and
+// replica.fetch.response.max.bytes, 1 and 10 MiB by default, as in Kafka.
+// Smaller rounds replicate faster per byte: a round's records go from the
+// socket through the CRC check into the log while still in the CPU cache
+// (4 MB rounds cost ~20% more broker CPU per byte in the cluster bench),
+// and the leader's high watermark moves in smaller, more frequent steps.
+const retryBackoff = 200 * time.Millisecond
 
 // errPartitionsChanged ends a fetch that the loop's partitions changed
 // under: its long poll is cut short so that new partitions need not wait
@@ -58,9 +56,13 @@ type follow struct {
 	retryAt time.Time
 }
 
-func newLoop(f *Fetcher, leader int32) *loop {
+func newLoop(f *Fetcher, k loopKey) *loop {
 	ctx, cancel := context.WithCancel(f.ctx)
-	return &loop{f: f, leader: leader, ctx: ctx, cancel: cancel, log: f.log.With("leader", leader),
+	log := f.log.With("leader", k.leader)
+	if f.opts.Fetchers > 1 {
+		log = log.With("fetcher", k.fetcher)
+	}
+	return &loop{f: f, leader: k.leader, ctx: ctx, cancel: cancel, log: log,
 		parts: map[*partition.Partition]*follow{}, changed: make(chan struct{}, 1)}
 }
 
@@ -135,11 +137,11 @@ func (l *loop) run() {
 
 // dial connects to the leader.
 func (l *loop) dial() (*peer, error) {
-	b, ok := l.f.cache.Broker(l.leader)
+	b, ok := l.f.opts.Cache.Broker(l.leader)
 	if !ok {
 		return nil, fmt.Errorf("leader %d is not registered", l.leader)
 	}
-	return dialPeer(l.ctx, b.Addr(), fmt.Sprintf("strata-replica-%d", l.f.nodeID))
+	return dialPeer(l.ctx, b.Addr(), fmt.Sprintf("strata-replica-%d", l.f.opts.NodeID))
 }
 
 func (l *loop) sleep(d time.Duration) {
@@ -170,16 +172,16 @@ func (l *loop) once(cl *peer, parts map[*partition.Partition]*follow) error {
 	}
 	req := kmsg.NewPtrFetchRequest()
 	req.SetVersion(fetchVersion)
-	req.ReplicaID = l.f.nodeID
-	req.ReplicaState.ID = l.f.nodeID
+	req.ReplicaID = l.f.opts.NodeID
+	req.ReplicaState.ID = l.f.opts.NodeID
 	req.ReplicaState.Epoch = -1
 	req.MinBytes = 1
-	req.MaxBytes = fetchMaxBytes
+	req.MaxBytes = l.f.opts.ResponseMaxBytes
 	req.SessionEpoch = -1
 	slots := map[string]int{}
 	ready := map[topicPartition]*partition.Partition{}
 	now := time.Now()
-	wait := l.f.maxWait // shortened to the first delayed partition's retry
+	wait := l.f.opts.MaxWait // shortened to the first delayed partition's retry
 	for p, st := range parts {
 		if st.epoch != p.LeaderEpoch() || st.tiered {
 			continue // truncation or the skip past the tier did not succeed yet
@@ -199,7 +201,7 @@ func (l *loop) once(cl *peer, parts map[*partition.Partition]*follow) error {
 		rp.FetchOffset = p.Log().LogEndOffset()
 		rp.LastFetchedEpoch = p.Log().LatestEpoch()
 		rp.LogStartOffset = p.LogStartOffset()
-		rp.PartitionMaxBytes = partitionMaxBytes
+		rp.PartitionMaxBytes = l.f.opts.PartitionMaxBytes
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 		ready[keyOf(p)] = p
 	}

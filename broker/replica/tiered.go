@@ -24,7 +24,7 @@ const earliestLocal = -4
 func (l *loop) skipTiered(cl *peer, parts map[*partition.Partition]*follow) error {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.SetVersion(listOffsetsVersion)
-	req.ReplicaID = l.f.nodeID
+	req.ReplicaID = l.f.opts.NodeID
 	index := map[topicPartition]*partition.Partition{}
 	slots := map[string]int{}
 	for p, st := range parts {

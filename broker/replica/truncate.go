@@ -15,7 +15,7 @@ import (
 func (l *loop) truncate(cl *peer, stale []*partition.Partition, parts map[*partition.Partition]*follow) error {
 	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
 	req.SetVersion(epochQueryVersion)
-	req.ReplicaID = l.f.nodeID
+	req.ReplicaID = l.f.opts.NodeID
 	type asked struct {
 		p            *partition.Partition
 		epoch, local int32

@@ -108,17 +108,7 @@ func TestReplicationRF3(t *testing.T) {
 		}
 	}
 	produce(0, 300)
-	identical := func(brokers []*harness.Broker) bool {
-		for p := int32(0); p < 3; p++ {
-			first := logBytes(t, brokers[0], topic, p)
-			for _, b := range brokers[1:] {
-				if !bytes.Equal(first, logBytes(t, b, topic, p)) {
-					return false
-				}
-			}
-		}
-		return true
-	}
+	identical := func(brokers []*harness.Broker) bool { return replicasIdentical(t, brokers, topic, 3) }
 	waitUntil(t, "three identical replicas", 20*time.Second, func() bool { return identical(bs) })
 	if got := countRecords(harness.ReadAll(t, bs[1].Addr(), topic)); got != 300 {
 		t.Fatalf("read %d records, want 300", got)
@@ -148,6 +138,48 @@ func TestReplicationRF3(t *testing.T) {
 	waitUntil(t, "identical replicas after catch-up", 20*time.Second, func() bool { return identical(bs) })
 	if got := countRecords(harness.ReadAll(t, bs[0].Addr(), topic)); got != 600 {
 		t.Fatalf("read %d records, want 600", got)
+	}
+}
+
+// replicasIdentical reports whether the logs of partitions [0, n) of topic
+// are byte-identical on brokers.
+func replicasIdentical(t *testing.T, brokers []*harness.Broker, topic string, n int32) bool {
+	for p := range n {
+		first := logBytes(t, brokers[0], topic, p)
+		for _, b := range brokers[1:] {
+			if !bytes.Equal(first, logBytes(t, b, topic, p)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestReplicaFetchersAndFetchSize: with num.replica.fetchers=2 a follower
+// spreads each leader's partitions over two fetch loops, and with
+// replica.fetch.max.bytes=1 every fetch still brings one whole batch
+// (KIP-74); acks=all with min.insync.replicas=3 completes and the replicas
+// end byte-identical.
+func TestReplicaFetchersAndFetchSize(t *testing.T) {
+	bs := startCluster(t, 3, map[string]string{"num.replica.fetchers": "2", "replica.fetch.max.bytes": "1"})
+	adm := bs[0].Admin()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const topic, parts = "fetchers", 6
+	resp, err := adm.CreateTopic(ctx, parts, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("3")}, topic)
+	if err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	cl := bs[0].Client(kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for i := range 60 {
+		r := &kgo.Record{Partition: int32(i % parts), Value: fmt.Appendf(nil, "value-%d", i)}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+	}
+	waitUntil(t, "identical replicas", 20*time.Second, func() bool { return replicasIdentical(t, bs, topic, parts) })
+	if got := countRecords(harness.ReadAll(t, bs[1].Addr(), topic)); got != 60 {
+		t.Fatalf("read %d records, want 60", got)
 	}
 }
 
