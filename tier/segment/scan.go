@@ -53,16 +53,19 @@ const scanWindow = 16 << 10
 
 // scanner walks the batch headers of [pos, end) of a log file, which must
 // hold whole batches (recovery establishes that). It checks the framing
-// only, not CRCs.
+// only, not CRCs. Behind a batch of half a window or more it reads just
+// the next header: a window there would copy mostly record bytes.
 type scanner struct {
 	r        io.ReaderAt
 	pos, end int64
-	buf      []byte
+	buf      []byte // the window, allocated when batches are small
 	bufPos   int64
+	big      bool // the last batch was large: read headers alone
+	hdr      [record.HeaderSize]byte
 }
 
 func newScanner(r io.ReaderAt, pos, end int64) *scanner {
-	return &scanner{r: r, pos: pos, end: end}
+	return &scanner{r: r, pos: pos, end: end, big: true}
 }
 
 // next returns the next header; io.EOF at end.
@@ -73,7 +76,7 @@ func (sc *scanner) next() (BatchHeader, error) {
 	if sc.end-sc.pos < record.HeaderSize {
 		return BatchHeader{}, fmt.Errorf("%d bytes at %d are shorter than a batch header: %w", sc.end-sc.pos, sc.pos, ErrCorrupt)
 	}
-	hdr, err := sc.window(sc.pos, record.HeaderSize)
+	hdr, err := sc.header(sc.pos)
 	if err != nil {
 		return BatchHeader{}, err
 	}
@@ -82,28 +85,37 @@ func (sc *scanner) next() (BatchHeader, error) {
 		return BatchHeader{}, fmt.Errorf("bad batch header at %d (size %d, end %d): %w", sc.pos, h.Size, sc.end, ErrCorrupt)
 	}
 	sc.pos += h.Size
+	sc.big = h.Size >= scanWindow/2
 	return h, nil
 }
 
-// window returns n bytes at file position pos, refilling the buffer when
-// they are not in it.
-func (sc *scanner) window(pos int64, n int) ([]byte, error) {
-	if pos >= sc.bufPos && pos+int64(n) <= sc.bufPos+int64(len(sc.buf)) {
+// header returns the record.HeaderSize bytes at file position pos: from
+// the window when they are in it, else read alone (after a large batch)
+// or with a refilled window.
+func (sc *scanner) header(pos int64) ([]byte, error) {
+	const n = record.HeaderSize
+	if pos >= sc.bufPos && pos+n <= sc.bufPos+int64(len(sc.buf)) {
 		return sc.buf[pos-sc.bufPos:][:n], nil
 	}
-	if sc.buf == nil {
-		sc.buf = make([]byte, scanWindow)
+	dst := sc.hdr[:]
+	if !sc.big {
+		if sc.buf == nil {
+			sc.buf = make([]byte, scanWindow)
+		}
+		dst = sc.buf[:min(int64(cap(sc.buf)), sc.end-pos)]
 	}
-	want := min(int64(cap(sc.buf)), sc.end-pos)
-	sc.buf = sc.buf[:want]
-	got, err := sc.r.ReadAt(sc.buf, pos)
+	got, err := sc.r.ReadAt(dst, pos)
 	if got < n {
 		if err == nil || errors.Is(err, io.EOF) {
 			err = fmt.Errorf("short read of %d bytes at %d: %w", got, pos, ErrCorrupt)
 		}
-		sc.buf = sc.buf[:0]
+		if !sc.big {
+			sc.buf = sc.buf[:0]
+		}
 		return nil, fmt.Errorf("read batch header: %w", err)
 	}
-	sc.buf, sc.bufPos = sc.buf[:got], pos
-	return sc.buf[:n], nil
+	if !sc.big {
+		sc.buf, sc.bufPos = sc.buf[:got], pos
+	}
+	return dst[:n], nil
 }
