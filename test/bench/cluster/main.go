@@ -19,6 +19,7 @@ import (
 // options are the command-line settings.
 type options struct {
 	duration   time.Duration
+	warmup     time.Duration
 	recordSize int
 	partitions int
 	rateMB     float64
@@ -35,7 +36,8 @@ func parseFlags(args []string) (options, error) {
 	var o options
 	var sessions string
 	fs := flag.NewFlagSet("cluster", flag.ContinueOnError)
-	fs.DurationVar(&o.duration, "duration", 5*time.Second, "length of each throughput and latency run")
+	fs.DurationVar(&o.duration, "duration", 5*time.Second, "measured length of each throughput run, and of the latency run")
+	fs.DurationVar(&o.warmup, "warmup", 0, "unmeasured produce before each throughput run, to its topic, e.g. -warmup 75s to measure with the page cache filled (0: none)")
 	fs.IntVar(&o.recordSize, "record-size", 1024, "value bytes per record")
 	fs.IntVar(&o.partitions, "partitions", 3, "partitions of the throughput topics (leaders spread over the brokers)")
 	fs.Float64Var(&o.rateMB, "rate", 10, "MB/s of the fixed-rate latency run")
@@ -56,6 +58,9 @@ func parseFlags(args []string) (options, error) {
 			return o, fmt.Errorf("-sessions: bad value %q", s)
 		}
 		o.sessions = append(o.sessions, n)
+	}
+	if o.warmup < 0 {
+		return o, errors.New("-warmup must not be negative")
 	}
 	if o.duration <= 0 || o.recordSize <= 0 || o.partitions <= 0 || o.rateMB <= 0 || o.trials <= 0 {
 		return o, errors.New("-duration, -record-size, -partitions, -rate and -trials must be positive")

@@ -418,6 +418,12 @@ func rawThroughput(ctx context.Context, dir string, o options) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if o.warmup > 0 {
+			if _, err := r.produce(ctx, o.warmup, 2, 5); err != nil {
+				_ = r.stop()
+				return "", fmt.Errorf("raw RF=%d warm-up: %w", rf, err)
+			}
+		}
 		cpu0, t0 := perf.SelfCPU(), time.Now()
 		n, err := r.produce(ctx, o.duration, 2, 5)
 		cpu, wall := (perf.SelfCPU() - cpu0).Seconds(), time.Since(t0).Seconds()

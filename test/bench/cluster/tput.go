@@ -72,6 +72,13 @@ func throughput(ctx context.Context, c *cluster, o options) ([]string, error) {
 		if err := perf.EnsureTopic(ctx, c.addrs, opts.Topic, opts.Partitions, rf); err != nil {
 			return nil, fmt.Errorf("RF=%d topic: %w", rf, err)
 		}
+		if o.warmup > 0 {
+			warm := opts
+			warm.Duration = o.warmup
+			if _, err := perf.Produce(ctx, warm); err != nil {
+				return nil, fmt.Errorf("RF=%d warm-up: %w", rf, err)
+			}
+		}
 		before := c.cpu()
 		r, err := perf.Produce(ctx, opts)
 		if err != nil {
