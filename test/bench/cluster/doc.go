@@ -15,8 +15,9 @@
 // an RF=1 run's bytes are deleted with its topic before any reach the
 // disk, while RF=3 followers write theirs back as they go. -warmup 75s
 // measures the steady state of a long-running broker instead, its page
-// cache full and recycled; how the ratio moves between the two is in the
-// issue's notes.
+// cache full and recycled (on a 24 GiB VM); how the ratio moves between
+// the two is in the notes. A run may then write 120 GB: runs that
+// could fill the disk are refused.
 //
 // First it writes and deletes -warm GiB (warm.go): on a VM the first touch
 // of a page-cache page costs several times a reuse, which would tax

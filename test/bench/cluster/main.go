@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/strata-broker/strata/config"
@@ -43,7 +44,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Float64Var(&o.rateMB, "rate", 10, "MB/s of the fixed-rate latency run")
 	fs.StringVar(&sessions, "sessions", "3000,9000", "broker.session.timeout.ms values of the failover runs")
 	fs.IntVar(&o.trials, "trials", 3, "failover trials per session timeout (the median is reported)")
-	fs.StringVar(&o.dir, "dir", "", "directory for data and logs (default: a temp dir)")
+	fs.StringVar(&o.dir, "dir", "", "directory under which a new one for data and logs is made (default: the system temp dir)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the data and logs afterwards")
 	fs.BoolVar(&o.raw, "raw", true, "also measure the raw replication peer: the same bytes moved with nothing but TCP, CRC, pwrite and sendfile (raw.go)")
 	fs.IntVar(&o.warmGiB, "warm", 8, "GiB written and deleted first so the page cache's pages were touched once (0: skip)")
@@ -85,12 +86,31 @@ func main() {
 	}
 }
 
+// maxWriteRate bounds what one throughput run writes per second, over all
+// replicas (the raw peer's RF=1 reaches 1.4 GB/s here).
+const maxWriteRate = 1.5e9
+
+// checkDiskRoom refuses runs that could fill the disk: a run's topic (or
+// the raw peer's files) is deleted only after it, so warm-up and run
+// together must fit.
+func checkDiskRoom(dir string, o options) error {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return fmt.Errorf("statfs %s: %w", dir, err)
+	}
+	free := float64(st.Bavail) * float64(st.Bsize)
+	if need := (o.warmup + o.duration).Seconds() * maxWriteRate; need > free {
+		return fmt.Errorf("-warmup %s -duration %s: a run may write %.0f GB, %s has %.0f GB free", o.warmup, o.duration, need/1e9, dir, free/1e9)
+	}
+	return nil
+}
+
 func run(ctx context.Context, o options) (err error) {
-	dir := o.dir
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "strata-bench-cluster-"); err != nil {
-			return err
-		}
+	// Data goes to a new directory, under -dir when given: only what the
+	// bench created is ever removed.
+	dir, err := os.MkdirTemp(o.dir, "strata-bench-cluster-")
+	if err != nil {
+		return err
 	}
 	if !o.keep {
 		defer os.RemoveAll(dir)
@@ -104,6 +124,9 @@ func run(ctx context.Context, o options) (err error) {
 	fmt.Printf("bench cluster: 3 brokers + 1 etcd on loopback, %d B records, %d partitions, GOMAXPROCS %d, %s\n",
 		o.recordSize, o.partitions, runtime.GOMAXPROCS(0), runtime.Version())
 
+	if err := checkDiskRoom(dir, o); err != nil {
+		return err
+	}
 	if err := warmPageCache(dir, o.warmGiB); err != nil {
 		return err
 	}
