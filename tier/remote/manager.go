@@ -96,6 +96,7 @@ type Manager struct {
 
 	mu    sync.Mutex
 	parts map[pkey]*view // guarded by mu
+	seq   uint64         // guarded by mu; orders claims and plain reads
 }
 
 type pkey struct {
@@ -109,9 +110,10 @@ type view struct {
 	segs   []Segment // every record, by base offset then name
 	loaded time.Time
 
-	copied  int64 // copiedEnd(segs), for copyPending's check
-	held    bool  // copyPending failed: wait for the next full pass
-	claimed int32 // 1 + the leader epoch the records were claimed at (claim); 0: never
+	copied  int64  // copiedEnd(segs), for copyPending's check
+	held    bool   // copyPending failed: wait for the next full pass
+	claimed int32  // 1 + the leader epoch the records were claimed at (claim); 0: never
+	claimAt uint64 // Manager.seq when claimed
 
 	backlog int    // segments waiting to be copied, after the last task
 	lastErr string // the last task's error ("" if it succeeded)
@@ -315,11 +317,15 @@ func (m *Manager) leaderTasks(ctx context.Context, pi PartitionInfo) error {
 
 // refresh reloads a partition's records from the metadata store.
 func (m *Manager) refresh(ctx context.Context, id metadata.TopicID, p int32, topic string) ([]Segment, error) {
+	m.mu.Lock()
+	m.seq++
+	start := m.seq
+	m.mu.Unlock()
 	names, vals, err := m.meta.ListRemoteSegments(ctx, id, p)
 	if err != nil {
 		return nil, fmt.Errorf("remote: list segments of %s-%d: %w", topic, p, err)
 	}
-	return m.load(pkey{id, p}, topic, names, vals, -1), nil
+	return m.load(pkey{id, p}, topic, names, vals, -1, start), nil
 }
 
 // claim loads a leader's view through MetaStore.ClaimRemoteSegments once
@@ -339,13 +345,15 @@ func (m *Manager) claim(ctx context.Context, pi PartitionInfo) error {
 	if err != nil {
 		return fmt.Errorf("remote: claim %s-%d at leader epoch %d: %w", pi.Topic, pi.Partition, pi.LeaderEpoch, err)
 	}
-	m.load(k, pi.Topic, names, vals, pi.LeaderEpoch)
+	m.load(k, pi.Topic, names, vals, pi.LeaderEpoch, 0)
 	return nil
 }
 
 // load decodes records into k's view; claimedEpoch is the epoch they were
-// claimed at (-1: a plain read, which keeps the view's claim).
-func (m *Manager) load(k pkey, topic string, names []string, vals [][]byte, claimedEpoch int32) []Segment {
+// claimed at, or -1 for a plain read begun at seq start, which keeps the
+// view's claim only if it began after it (one begun before may predate
+// the fence; the next copy then claims again).
+func (m *Manager) load(k pkey, topic string, names []string, vals [][]byte, claimedEpoch int32, start uint64) []Segment {
 	segs := make([]Segment, 0, len(vals))
 	for i, v := range vals {
 		var s Segment
@@ -362,14 +370,15 @@ func (m *Manager) load(k pkey, topic string, names []string, vals [][]byte, clai
 		return compareStrings(a.CopyID, b.CopyID)
 	})
 	m.mu.Lock()
-	v := &view{topic: topic, segs: segs, loaded: m.opts.Now(), copied: copiedEnd(segs), claimed: claimedEpoch + 1}
+	m.seq++
+	v := &view{topic: topic, segs: segs, loaded: m.opts.Now(), copied: copiedEnd(segs), claimed: claimedEpoch + 1, claimAt: m.seq}
 	if old, ok := m.parts[k]; ok {
 		v.backlog, v.lastErr = old.backlog, old.lastErr
 		if topic == "" {
 			v.topic = old.topic
 		}
-		if claimedEpoch < 0 {
-			v.claimed = old.claimed
+		if claimedEpoch < 0 && old.claimAt < start {
+			v.claimed, v.claimAt = old.claimed, old.claimAt
 		}
 	}
 	m.parts[k] = v

@@ -122,6 +122,37 @@ func TestNewLeaderDoesNotRepeatLateCopy(t *testing.T) {
 	}
 }
 
+// TestPlainReadKeepsClaimOnlyIfLater: a read that began after the claim
+// keeps it; one that began before (it may predate the fence) drops it, so
+// the next copy claims again.
+func TestPlainReadKeepsClaimOnlyIfLater(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	pi := f.source()[0]
+	claimed := func() int32 {
+		f.m.mu.Lock()
+		defer f.m.mu.Unlock()
+		return f.m.parts[pkey{f.id, 0}].claimed
+	}
+	f.m.mu.Lock()
+	f.m.seq++
+	before := f.m.seq // a read begins
+	f.m.mu.Unlock()
+	if err := f.m.claim(ctx, pi); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.m.refresh(ctx, f.id, 0, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if got := claimed(); got != pi.LeaderEpoch+1 {
+		t.Fatalf("after a later read: claimed %d, want %d", got, pi.LeaderEpoch+1)
+	}
+	f.m.load(pkey{f.id, 0}, "t", nil, nil, -1, before) // the earlier read ends
+	if got := claimed(); got != 0 {
+		t.Fatalf("after an earlier read: claimed %d, want 0", got)
+	}
+}
+
 func TestOrphansOfInterruptedCopyAreDeleted(t *testing.T) {
 	f := newFixture(t, nil)
 	f.cfg.LocalRetentionBytes = -1
