@@ -33,6 +33,17 @@ func startCluster(t *testing.T, n int, extra map[string]string) []*harness.Broke
 		}
 		bs = append(bs, harness.Start(t, cfg))
 	}
+	// Topic creation checks the replication factor against the brokers
+	// the receiving broker knows: wait until each knows all n.
+	for _, b := range bs {
+		adm := b.Admin()
+		waitUntil(t, "every broker registered", 20*time.Second, func() bool {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			md, err := adm.BrokerMetadata(ctx)
+			return err == nil && len(md.Brokers) == n
+		})
+	}
 	return bs
 }
 
