@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/strata-broker/strata/metadata"
@@ -38,15 +39,24 @@ func (k keys) remotePartition(id metadata.TopicID, p int32) string {
 // by name, in name order.
 func (s *Store) ListRemoteSegments(ctx context.Context, id metadata.TopicID, partition int32) (names []string, values [][]byte, err error) {
 	dir := s.keys.remotePartition(id, partition) + "seg/"
-	resp, err := s.cli.Get(ctx, dir, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	resp, err := s.cli.Get(ctx, dir, segmentsInOrder...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("etcdstore: list remote segments: %w", err)
 	}
-	for _, kv := range resp.Kvs {
+	names, values = splitRecords(dir, resp.Kvs)
+	return names, values, nil
+}
+
+// segmentsInOrder reads every record under a partition's seg/ prefix, by name.
+var segmentsInOrder = []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend)}
+
+// splitRecords turns the records under dir into names and values.
+func splitRecords(dir string, kvs []*mvccpb.KeyValue) (names []string, values [][]byte) {
+	for _, kv := range kvs {
 		names = append(names, strings.TrimPrefix(string(kv.Key), dir))
 		values = append(values, kv.Value)
 	}
-	return names, values, nil
+	return names, values
 }
 
 // PutRemoteSegment writes (value != nil) or deletes (value == nil) the
@@ -77,15 +87,11 @@ func (s *Store) ClaimRemoteSegments(ctx context.Context, id metadata.TopicID, pa
 		return nil, nil, fmt.Errorf("etcdstore: claim remote segments epoch %d: invalid argument", leaderEpoch)
 	}
 	dir := s.keys.remotePartition(id, partition) + "seg/"
-	resp, err := s.fenced(ctx, id, partition, leaderEpoch,
-		clientv3.OpGet(dir, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend)))
+	resp, err := s.fenced(ctx, id, partition, leaderEpoch, clientv3.OpGet(dir, segmentsInOrder...))
 	if err != nil {
 		return nil, nil, fmt.Errorf("etcdstore: claim remote segments: %w", err)
 	}
-	for _, kv := range resp.GetResponseRange().Kvs {
-		names = append(names, strings.TrimPrefix(string(kv.Key), dir))
-		values = append(values, kv.Value)
-	}
+	names, values = splitRecords(dir, resp.GetResponseRange().Kvs)
 	return names, values, nil
 }
 
