@@ -13,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/test/harness"
 )
@@ -34,14 +35,15 @@ func startCluster(t *testing.T, n int, extra map[string]string) []*harness.Broke
 		bs = append(bs, harness.Start(t, cfg))
 	}
 	// Topic creation checks the replication factor against the brokers
-	// the receiving broker knows: wait until each knows all n.
-	for _, b := range bs {
-		adm := b.Admin()
-		waitUntil(t, "every broker registered", 20*time.Second, func() bool {
+	// the receiving broker knows: wait until each knows all n (asking
+	// each directly; an admin client answers from its own cached list).
+	cl := harness.NewClient(t, bs[0].Addr())
+	for id := 1; id <= n; id++ {
+		waitUntil(t, fmt.Sprintf("broker %d to know all %d brokers", id, n), 20*time.Second, func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			md, err := adm.BrokerMetadata(ctx)
-			return err == nil && len(md.Brokers) == n
+			resp, err := cl.Broker(id).Request(ctx, kmsg.NewPtrMetadataRequest())
+			return err == nil && len(resp.(*kmsg.MetadataResponse).Brokers) == n
 		})
 	}
 	return bs
