@@ -78,16 +78,16 @@ func TestCorruptBatchRejected(t *testing.T) {
 	const topic = "corrupt"
 	id := harness.CreateTopic(t, adm, topic, 1, nil)
 	cl := b.Client()
-	good := buildBatch(batchSpec{ProducerID: -1, FirstTs: time.Now().UnixMilli(), Records: []rawRecord{{Value: []byte("payload-0")}, {Value: []byte("payload-1")}}})
+	good := harness.BuildBatch(harness.BatchSpec{ProducerID: -1, FirstTs: time.Now().UnixMilli(), Records: []harness.RawRecord{{Value: []byte("payload-0")}, {Value: []byte("payload-1")}}})
 	bad := append([]byte(nil), good...)
 	bad[len(bad)-3] ^= 0x40 // inside the last record's value
-	if pr := produceRaw(t, cl, topic, id, 0, bad); pr.ErrorCode != kerr.CorruptMessage.Code {
+	if pr := harness.ProduceRaw(t, cl, topic, id, 0, bad); pr.ErrorCode != kerr.CorruptMessage.Code {
 		t.Errorf("batch with bad CRC: error %v, want CORRUPT_MESSAGE", kerr.ErrorForCode(pr.ErrorCode))
 	}
 	if end := endOffset(t, adm, topic, 0); end != 0 {
 		t.Fatalf("end offset %d after a rejected batch, want 0", end)
 	}
-	if pr := produceRaw(t, cl, topic, id, 0, good); pr.ErrorCode != 0 || pr.BaseOffset != 0 {
+	if pr := harness.ProduceRaw(t, cl, topic, id, 0, good); pr.ErrorCode != 0 || pr.BaseOffset != 0 {
 		t.Fatalf("good batch after the corrupt one: error %v base %d, want base 0", kerr.ErrorForCode(pr.ErrorCode), pr.BaseOffset)
 	}
 	if got := harness.ReadAll(t, b.Addr(), topic)[0]; len(got) != 2 || string(got[1].Value) != "payload-1" {
@@ -105,7 +105,7 @@ func TestMessageTooLarge(t *testing.T) {
 	topicLimit := harness.CreateTopic(t, adm, "too-large-topic", 1, map[string]string{"max.message.bytes": "2048"})
 	brokerLimit := harness.CreateTopic(t, adm, "too-large-broker", 1, nil)
 	batchOf := func(n int) []byte {
-		return buildBatch(batchSpec{ProducerID: -1, FirstTs: time.Now().UnixMilli(), Records: []rawRecord{{Value: []byte(strings.Repeat("v", n))}}})
+		return harness.BuildBatch(harness.BatchSpec{ProducerID: -1, FirstTs: time.Now().UnixMilli(), Records: []harness.RawRecord{{Value: []byte(strings.Repeat("v", n))}}})
 	}
 	for _, c := range []struct {
 		topic string
@@ -118,7 +118,7 @@ func TestMessageTooLarge(t *testing.T) {
 		{"too-large-broker", brokerLimit, 6000, kerr.MessageTooLarge.Code},
 		{"too-large-broker", brokerLimit, 3000, 0},
 	} {
-		pr := produceRaw(t, cl, c.topic, c.id, 0, batchOf(c.size))
+		pr := harness.ProduceRaw(t, cl, c.topic, c.id, 0, batchOf(c.size))
 		if pr.ErrorCode != c.code {
 			t.Errorf("%s: %d-byte value: error %v, want %v", c.topic, c.size, kerr.ErrorForCode(pr.ErrorCode), kerr.ErrorForCode(c.code))
 		}
@@ -143,8 +143,8 @@ func TestMessageTooLarge(t *testing.T) {
 func TestProduceToMissingPartition(t *testing.T) {
 	b := harness.Start(t, nil)
 	id := harness.CreateTopic(t, b.Admin(), "one-partition", 1, nil)
-	batch := buildBatch(batchSpec{ProducerID: -1, FirstTs: time.Now().UnixMilli(), Records: []rawRecord{{Value: []byte("nowhere")}}})
-	if pr := produceRaw(t, b.Client(), "one-partition", id, 5, batch); pr.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+	batch := harness.BuildBatch(harness.BatchSpec{ProducerID: -1, FirstTs: time.Now().UnixMilli(), Records: []harness.RawRecord{{Value: []byte("nowhere")}}})
+	if pr := harness.ProduceRaw(t, b.Client(), "one-partition", id, 5, batch); pr.ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Errorf("produce to partition 5 of 1: error %v, want UNKNOWN_TOPIC_OR_PARTITION", kerr.ErrorForCode(pr.ErrorCode))
 	}
 }

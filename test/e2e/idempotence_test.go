@@ -33,15 +33,15 @@ func TestIdempotentRawProduce(t *testing.T) {
 	pid, epoch := ir.ProducerID, ir.ProducerEpoch
 
 	batch := func(epoch int16, seq int32, n int, tag string) []byte {
-		spec := batchSpec{ProducerID: pid, Epoch: epoch, Sequence: seq, FirstTs: 1_700_000_000_000}
+		spec := harness.BatchSpec{ProducerID: pid, Epoch: epoch, Sequence: seq, FirstTs: 1_700_000_000_000}
 		for i := range n {
-			spec.Records = append(spec.Records, rawRecord{Value: fmt.Appendf(nil, "%s-%d", tag, i), TsDelta: int64(i)})
+			spec.Records = append(spec.Records, harness.RawRecord{Value: fmt.Appendf(nil, "%s-%d", tag, i), TsDelta: int64(i)})
 		}
-		return buildBatch(spec)
+		return harness.BuildBatch(spec)
 	}
 	expect := func(what string, raw []byte, code int16, base int64) {
 		t.Helper()
-		pr := produceRaw(t, cl, topic, id, 0, raw)
+		pr := harness.ProduceRaw(t, cl, topic, id, 0, raw)
 		if pr.ErrorCode != code || (code == 0 && pr.BaseOffset != base) {
 			t.Errorf("%s: error %v base offset %d; want %v base offset %d (msg %v)",
 				what, kerr.ErrorForCode(pr.ErrorCode), pr.BaseOffset, kerr.ErrorForCode(code), base, pr.ErrorMessage)

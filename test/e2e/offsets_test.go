@@ -44,11 +44,11 @@ func TestListOffsetsWithinOneBatch(t *testing.T) {
 	const topic = "timestamps-one-batch"
 	id := harness.CreateTopic(t, adm, topic, 1, nil)
 	base := time.Now().Add(-time.Hour).Truncate(time.Second).UnixMilli()
-	spec := batchSpec{ProducerID: -1, FirstTs: base}
+	spec := harness.BatchSpec{ProducerID: -1, FirstTs: base}
 	for i, s := range tsOffsets {
-		spec.Records = append(spec.Records, rawRecord{Value: []byte{byte(i)}, TsDelta: s * 1000})
+		spec.Records = append(spec.Records, harness.RawRecord{Value: []byte{byte(i)}, TsDelta: s * 1000})
 	}
-	if pr := produceRaw(t, b.Client(), topic, id, 0, buildBatch(spec)); pr.ErrorCode != 0 {
+	if pr := harness.ProduceRaw(t, b.Client(), topic, id, 0, harness.BuildBatch(spec)); pr.ErrorCode != 0 {
 		t.Fatalf("produce: error code %d", pr.ErrorCode)
 	}
 	checkListOffsets(t, adm, topic, base)
