@@ -6,7 +6,11 @@
 // restarts an etcd member. A checker then proves that every acknowledged
 // record is readable exactly once, in order per producer and partition,
 // with no offset gaps below the high watermark, and that all replicas are
-// byte-identical after healing.
+// byte-identical after healing. TestMinInsyncReplicas freezes a follower
+// of an RF=3 topic with min.insync.replicas=3 and checks the produce
+// answers below the minimum: NOT_ENOUGH_REPLICAS_AFTER_APPEND for a batch
+// appended before the ISR shrank, NOT_ENOUGH_REPLICAS (nothing appended)
+// after.
 //
 // Size and seed come from the environment: STRATA_FAULT_RECORDS (records
 // in the stream, default 20000), STRATA_FAULT_ROUNDS (nemesis rounds of

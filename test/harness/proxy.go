@@ -1,12 +1,17 @@
 package harness
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Proxy is a loopback TCP forwarder the test controls, so a broker can be
@@ -182,14 +187,44 @@ func (p *Proxy) forget(c net.Conn) {
 }
 
 // Pause stops the broker process with SIGSTOP (it keeps its sockets but
-// answers nothing, so its etcd lease runs out); Resume continues it. A
-// paused process is resumed before it is stopped at test end.
+// answers nothing, so its etcd lease runs out) and returns once every
+// thread has stopped: a signal is delivered asynchronously, and a thread
+// still running could yet answer. Resume continues it. A paused process
+// is resumed before it is stopped at test end.
 func (p *Process) Pause() {
 	p.t.Helper()
 	if err := p.signal(syscall.SIGSTOP); err != nil {
 		p.t.Fatalf("harness: pause broker: %v", err)
 	}
 	p.t.Cleanup(func() { _ = p.signal(syscall.SIGCONT) })
+	deadline := time.Now().Add(OpTimeout)
+	for !allStopped(p.Pid()) {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("harness: broker pid %d not stopped %v after SIGSTOP", p.Pid(), OpTimeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// allStopped reports whether every thread of process pid is stopped
+// (state T in /proc/pid/task/*/stat).
+func allStopped(pid int) bool {
+	stats, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	if err != nil || len(stats) == 0 {
+		return false
+	}
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return false // a thread that exited meanwhile: look again
+		}
+		// pid (comm) state ...; comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+			return false
+		}
+	}
+	return true
 }
 
 // Resume sends SIGCONT to a paused broker.
