@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/test/harness"
 )
@@ -324,4 +325,71 @@ func TestDescribeLogDirs(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// TestDescribeClusterAndOffsetForLeaderEpoch: DescribeCluster lists the
+// three brokers and a controller among them; after the leader shuts down
+// and the next one appends under a newer epoch, OffsetForLeaderEpoch (as
+// a consumer asks it after a leader change, KIP-320) gives the end of
+// each epoch.
+func TestDescribeClusterAndOffsetForLeaderEpoch(t *testing.T) {
+	const topic = "epochs"
+	bs, _ := opsCluster(t, topic, 1)
+	cl := harness.NewClient(t, bs[0].Addr(), kgo.SeedBrokers(seeds(bs)...), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()))
+	adm := kadm.NewClient(cl)
+	ctx := testCtx(t)
+
+	kresp, err := kmsg.NewPtrDescribeClusterRequest().RequestWith(ctx, cl)
+	if err != nil || kresp.ErrorCode != 0 {
+		t.Fatalf("describe cluster: %v %+v", err, kresp)
+	}
+	var ids []int32
+	for _, b := range kresp.Brokers {
+		ids = append(ids, b.NodeID)
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []int32{1, 2, 3}) || !slices.Contains(ids, kresp.ControllerID) || kresp.ClusterID == "" {
+		t.Fatalf("describe cluster: brokers %v, controller %d, cluster id %q", ids, kresp.ControllerID, kresp.ClusterID)
+	}
+
+	leaderAndEpoch := func() (int32, int32) {
+		md, err := adm.Metadata(ctx, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := md.Topics[topic].Partitions[0]
+		return p.Leader, p.LeaderEpoch
+	}
+	for i := range 10 {
+		produceSync(t, cl, &kgo.Record{Value: fmt.Appendf(nil, "e0-%d", i)})
+	}
+	waitFullISR(t, adm, topic, 3)
+	leader, first := leaderAndEpoch()
+	bs[leader-1].Stop()
+	waitUntil(t, "a new leader", 30*time.Second, func() bool {
+		l, e := leaderAndEpoch()
+		return l > 0 && l != leader && e > first
+	})
+	for i := range 5 {
+		produceSync(t, cl, &kgo.Record{Value: fmt.Appendf(nil, "e1-%d", i)})
+	}
+	_, current := leaderAndEpoch()
+
+	var req kadm.OffsetForLeaderEpochRequest
+	req.Add(topic, 0, first)
+	got, err := adm.OffsetForLeaderEpoch(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := got[topic][0]; r.Err != nil || r.LeaderEpoch != first || r.EndOffset != 10 {
+		t.Fatalf("epoch %d: %+v, want its end at offset 10", first, r)
+	}
+	req = nil
+	req.Add(topic, 0, current)
+	if got, err = adm.OffsetForLeaderEpoch(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if r := got[topic][0]; r.Err != nil || r.LeaderEpoch != current || r.EndOffset != 15 {
+		t.Fatalf("current epoch %d: %+v, want the log end 15", current, r)
+	}
 }
