@@ -76,7 +76,8 @@ bench: ## benchmarks: produce/consume and groups vs kfake, cleaner vs its ceilin
 	$(GO) run ./test/bench/cluster
 	$(GO) run ./test/bench/tier
 
-lint: ## gofmt, go vet, staticcheck
+lint: ## no binaries or large files in git, gofmt, go vet, staticcheck
+	bash scripts/check-tree.sh
 	@files=$$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*'); \
 	unformatted=$$(gofmt -l $$files); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
