@@ -2,7 +2,6 @@ package group
 
 import (
 	"log/slog"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,7 +17,9 @@ import (
 // GroupCoordinator.NewMemberJoinTimeoutMs).
 const newMemberJoinTimeout = 5 * time.Minute
 
-// Config is the coordinator's share of the broker configuration.
+// Config is the coordinator's share of the broker configuration. Take it
+// from ConfigFrom: the broker's key table holds every default, and New
+// uses the values as given.
 type Config struct {
 	InitialRebalanceDelay  time.Duration // group.initial.rebalance.delay.ms
 	MinSessionTimeout      time.Duration // group.min.session.timeout.ms
@@ -26,13 +27,13 @@ type Config struct {
 	MaxSize                int           // group.max.size
 	OffsetsRetention       time.Duration // offsets.retention.minutes
 	RetentionCheckInterval time.Duration // offsets.retention.check.interval.ms
-	MaxMetadataBytes       int           // offset.metadata.max.bytes (4096)
+	MaxMetadataBytes       int           // offset.metadata.max.bytes
 
-	ConsumerSessionTimeout    time.Duration // group.consumer.session.timeout.ms (45000)
-	ConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms (5000)
+	ConsumerSessionTimeout    time.Duration // group.consumer.session.timeout.ms
+	ConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms
 
 	// CommitTimeout bounds the wait for a __consumer_offsets append to be
-	// replicated (Kafka's offsets.commit.timeout.ms); 0 means 5 s.
+	// replicated (offsets.commit.timeout.ms).
 	CommitTimeout time.Duration
 }
 
@@ -48,15 +49,10 @@ func ConfigFrom(b *config.Broker) Config {
 		MaxSize:                   int(b.GroupMaxSize),
 		OffsetsRetention:          time.Duration(b.OffsetsRetentionMinutes) * time.Minute,
 		RetentionCheckInterval:    ms(b.OffsetsRetentionCheckIntervalMs),
-		MaxMetadataBytes:          4096,
+		MaxMetadataBytes:          int(b.OffsetMetadataMaxBytes),
+		CommitTimeout:             ms(b.OffsetsCommitTimeoutMs),
 	}
 }
-
-// Kafka's defaults for KIP-848 groups (group.consumer.*).
-const (
-	defaultConsumerSessionTimeout    = 45 * time.Second
-	defaultConsumerHeartbeatInterval = 5 * time.Second
-)
 
 // Log is what the coordinator needs of a __consumer_offsets partition it
 // leads; *partition.Partition implements it. An appended batch counts once
@@ -105,18 +101,6 @@ type shard struct {
 func New(cfg Config, log *slog.Logger) *Coordinator {
 	if log == nil {
 		log = slog.Default()
-	}
-	if cfg.MaxSize <= 0 {
-		cfg.MaxSize = math.MaxInt32
-	}
-	if cfg.MaxMetadataBytes <= 0 {
-		cfg.MaxMetadataBytes = 4096
-	}
-	if cfg.ConsumerSessionTimeout <= 0 {
-		cfg.ConsumerSessionTimeout = defaultConsumerSessionTimeout
-	}
-	if cfg.ConsumerHeartbeatInterval <= 0 {
-		cfg.ConsumerHeartbeatInterval = defaultConsumerHeartbeatInterval
 	}
 	return &Coordinator{cfg: cfg, log: log, clk: realClock{}, shards: map[int32]*shard{}}
 }

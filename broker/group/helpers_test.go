@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/tier/local"
 	"github.com/strata-broker/strata/tier/record"
 	"github.com/strata-broker/strata/tier/segment"
@@ -141,16 +142,18 @@ type env struct {
 	setup func(*Coordinator) // when set, runs before the partition is elected
 }
 
+// testConfig is the broker's default group configuration with short
+// session bounds, no initial delay, small groups and short retention.
 func testConfig() Config {
-	return Config{
-		InitialRebalanceDelay:  0,
-		MinSessionTimeout:      time.Second,
-		MaxSessionTimeout:      time.Minute,
-		MaxSize:                100,
-		OffsetsRetention:       time.Hour,
-		RetentionCheckInterval: time.Minute,
-		MaxMetadataBytes:       64,
-	}
+	cfg := ConfigFrom(config.Default())
+	cfg.InitialRebalanceDelay = 0
+	cfg.MinSessionTimeout = time.Second
+	cfg.MaxSessionTimeout = time.Minute
+	cfg.MaxSize = 100
+	cfg.OffsetsRetention = time.Hour
+	cfg.RetentionCheckInterval = time.Minute
+	cfg.MaxMetadataBytes = 64
+	return cfg
 }
 
 func newEnv(t testing.TB, mod func(*Config)) *env {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/tier/record"
 )
 
@@ -306,5 +307,29 @@ func TestOffsetRecordSize(t *testing.T) {
 	}
 	if recs[1].Version != offsetValueExpire || recs[1].ExpireTimestamp != 6 || recs[0].LeaderEpoch != 2 {
 		t.Fatalf("values %+v %+v", recs[0], recs[1])
+	}
+}
+
+// TestOffsetMetadataMaxBytes checks that the broker key
+// offset.metadata.max.bytes bounds a commit's metadata: one byte over is
+// OFFSET_METADATA_TOO_LARGE, the limit itself commits.
+func TestOffsetMetadataMaxBytes(t *testing.T) {
+	b, err := config.Parse(map[string]string{"offset.metadata.max.bytes": "10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := ConfigFrom(config.Default()); cfg.MaxMetadataBytes != 4096 {
+		t.Fatalf("default offset.metadata.max.bytes %d, want Kafka's 4096", cfg.MaxMetadataBytes)
+	}
+	e := newEnv(t, func(c *Config) { c.MaxMetadataBytes = ConfigFrom(b).MaxMetadataBytes })
+	errs := e.c.CommitOffsets(CommitRequest{Group: "g", Generation: -1, Offsets: []CommitOffset{
+		commit(tp0, offset(1, -1, strings.Repeat("m", 11))),
+		commit(tp1, offset(2, -1, strings.Repeat("m", 10))),
+	}})
+	wantErr(t, "metadata over the limit", errs[0], ErrMetadataTooLarge)
+	wantErr(t, "metadata at the limit", errs[1], nil)
+	got, _ := e.c.FetchOffsets("g", nil)
+	if _, ok := got[tp0]; ok || got[tp1].Offset != 2 {
+		t.Fatalf("fetched %+v, want only the offset within the limit", got)
 	}
 }
