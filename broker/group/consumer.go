@@ -58,9 +58,9 @@ type cmember struct {
 	sent     Assignment // assignment last sent to it
 
 	deadline    time.Time
-	timer       timer
+	timer       *time.Timer
 	timerAt     time.Time
-	revokeTimer timer
+	revokeTimer *time.Timer
 	revokeSeq   uint64
 }
 
@@ -368,7 +368,7 @@ func (g *Group) removeConsumer(cg *consumerGroup, m *cmember) {
 	g.stopRevokeTimer(m)
 	cg.epoch++
 	if len(cg.members) == 0 {
-		g.stateTime = g.c.clk.Now()
+		g.stateTime = time.Now()
 	}
 }
 
@@ -506,7 +506,7 @@ func (g *Group) disown(cg *consumerGroup, m *cmember) {
 // touchConsumer restarts a member's session (group.consumer.session.timeout.ms).
 func (g *Group) touchConsumer(m *cmember) {
 	d := g.c.cfg.ConsumerSessionTimeout
-	m.deadline = g.c.clk.Now().Add(d)
+	m.deadline = time.Now().Add(d)
 	if m.timer != nil && !m.deadline.Before(m.timerAt) {
 		return
 	}
@@ -514,7 +514,7 @@ func (g *Group) touchConsumer(m *cmember) {
 		m.timer.Stop()
 	}
 	m.timerAt = m.deadline
-	m.timer = g.c.clk.AfterFunc(d, func() { g.consumerSessionExpired(m) })
+	m.timer = time.AfterFunc(d, func() { g.consumerSessionExpired(m) })
 }
 
 func (g *Group) consumerSessionExpired(m *cmember) {
@@ -524,9 +524,9 @@ func (g *Group) consumerSessionExpired(m *cmember) {
 	if g.removed || cg == nil || cg.members[m.id] != m {
 		return
 	}
-	if now := g.c.clk.Now(); now.Before(m.deadline) {
+	if now := time.Now(); now.Before(m.deadline) {
 		m.timerAt = m.deadline
-		m.timer = g.c.clk.AfterFunc(m.deadline.Sub(now), func() { g.consumerSessionExpired(m) })
+		m.timer = time.AfterFunc(m.deadline.Sub(now), func() { g.consumerSessionExpired(m) })
 		return
 	}
 	g.c.log.Info("consumer group member session expired", "group", g.name, "member", m.id)
@@ -540,7 +540,7 @@ func (g *Group) consumerSessionExpired(m *cmember) {
 func (g *Group) armRevokeTimer(cg *consumerGroup, m *cmember) {
 	g.stopRevokeTimer(m)
 	seq := m.revokeSeq
-	m.revokeTimer = g.c.clk.AfterFunc(m.rebalanceTimeout, func() {
+	m.revokeTimer = time.AfterFunc(m.rebalanceTimeout, func() {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		if g.removed || g.consumer != cg || cg.members[m.id] != m || m.revokeSeq != seq || m.state != memberUnrevoked {

@@ -72,7 +72,6 @@ type Log interface {
 type Coordinator struct {
 	cfg Config
 	log *slog.Logger
-	clk clock
 
 	topics atomic.Pointer[func() []TopicInfo] // topic metadata for KIP-848 assignors
 
@@ -102,7 +101,7 @@ func New(cfg Config, log *slog.Logger) *Coordinator {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Coordinator{cfg: cfg, log: log, clk: realClock{}, shards: map[int32]*shard{}}
+	return &Coordinator{cfg: cfg, log: log, shards: map[int32]*shard{}}
 }
 
 // SetPartitionCount records how many partitions __consumer_offsets has

@@ -75,20 +75,20 @@ type Group struct {
 	generation   int32
 	leader       string
 	members      map[string]*member
-	static       map[string]string   // group.instance.id → member id
-	pending      map[string]timer    // member ids handed out with MEMBER_ID_REQUIRED
-	pendingSync  map[string]struct{} // members yet to send SyncGroup this generation
+	static       map[string]string      // group.instance.id → member id
+	pending      map[string]*time.Timer // member ids handed out with MEMBER_ID_REQUIRED
+	pendingSync  map[string]struct{}    // members yet to send SyncGroup this generation
 	offsets      map[TopicPartition]Offset
 	consumer     *consumerGroup // set for a KIP-848 group (the classic fields are then unused)
 
 	// The join phase (PreparingRebalance): its deadline timer, a token that
 	// makes stale timers harmless, and the initial-delay bookkeeping.
-	joinTimer     timer
+	joinTimer     *time.Timer
 	joinSeq       uint64
 	initialDelay  bool      // in group.initial.rebalance.delay
 	lastArrival   time.Time // of the last member announced in the initial delay
 	delayDeadline time.Time // the initial delay's bound: the rebalance timeout
-	syncTimer     timer
+	syncTimer     *time.Timer
 }
 
 // member is one member of a classic group.
@@ -107,7 +107,7 @@ type member struct {
 	new  bool            // joined but not yet through a completed join phase
 
 	deadline time.Time // session expiry
-	timer    timer
+	timer    *time.Timer
 	timerAt  time.Time
 }
 
@@ -115,10 +115,10 @@ func newGroup(c *Coordinator, sh *shard, name string) *Group {
 	return &Group{
 		c: c, sh: sh, name: name,
 		state:       Empty,
-		stateTime:   c.clk.Now(),
+		stateTime:   time.Now(),
 		members:     map[string]*member{},
 		static:      map[string]string{},
-		pending:     map[string]timer{},
+		pending:     map[string]*time.Timer{},
 		pendingSync: map[string]struct{}{},
 		offsets:     map[TopicPartition]Offset{},
 	}
@@ -135,7 +135,7 @@ func (g *Group) empty() bool {
 
 func (g *Group) setState(s State) {
 	g.state = s
-	g.stateTime = g.c.clk.Now()
+	g.stateTime = time.Now()
 }
 
 // newMemberID is Kafka's member id: the client id (or the static instance
@@ -165,7 +165,7 @@ func (g *Group) fenced(instanceID *string, memberID string) bool {
 // touch pushes a member's session deadline to now + d and makes sure the
 // expiry timer fires no later than that.
 func (g *Group) touchFor(m *member, d time.Duration) {
-	now := g.c.clk.Now()
+	now := time.Now()
 	m.deadline = now.Add(d)
 	if m.timer != nil && !m.deadline.Before(m.timerAt) {
 		return // the armed timer fires first and re-arms itself
@@ -174,7 +174,7 @@ func (g *Group) touchFor(m *member, d time.Duration) {
 		m.timer.Stop()
 	}
 	m.timerAt = m.deadline
-	m.timer = g.c.clk.AfterFunc(d, func() { g.sessionExpired(m) })
+	m.timer = time.AfterFunc(d, func() { g.sessionExpired(m) })
 }
 
 func (g *Group) touch(m *member) { g.touchFor(m, m.sessionTimeout) }
@@ -186,10 +186,10 @@ func (g *Group) sessionExpired(m *member) {
 	if g.removed || g.members[m.id] != m {
 		return
 	}
-	now := g.c.clk.Now()
+	now := time.Now()
 	if now.Before(m.deadline) {
 		m.timerAt = m.deadline
-		m.timer = g.c.clk.AfterFunc(m.deadline.Sub(now), func() { g.sessionExpired(m) })
+		m.timer = time.AfterFunc(m.deadline.Sub(now), func() { g.sessionExpired(m) })
 		return
 	}
 	if !m.new && (m.join != nil || m.sync != nil) {

@@ -114,7 +114,7 @@ func (g *Group) join(req *JoinRequest) (JoinResult, chan JoinResult) {
 			return fail(ErrInconsistentProtocol) // a KIP-848 group with members
 		}
 		if recs := g.consumer.tombstones(); len(recs) > 0 {
-			if err := g.sh.append(recs, g.c.clk.Now()); err != nil {
+			if err := g.sh.append(recs, time.Now()); err != nil {
 				return fail(err)
 			}
 		}
@@ -172,7 +172,7 @@ func (g *Group) joinNew(req *JoinRequest) (JoinResult, chan JoinResult) {
 	g.announced()
 	if req.RequireKnownMemberID {
 		pid := id
-		g.pending[pid] = g.c.clk.AfterFunc(req.SessionTimeout, func() { g.pendingExpired(pid) })
+		g.pending[pid] = time.AfterFunc(req.SessionTimeout, func() { g.pendingExpired(pid) })
 		return JoinResult{Err: ErrMemberIDRequired, MemberID: id, Generation: -1}, nil
 	}
 	return JoinResult{}, g.addMember(id, req)

@@ -98,7 +98,7 @@ func (g *Group) commit(offsets []CommitOffset, errs []error) {
 	sc := commitBufs.Get().(*commitBuf)
 	defer sc.put()
 	recs := slices.Grow(sc.recs[:0], len(offsets))
-	now := g.c.clk.Now()
+	now := time.Now()
 	size := 0
 	for i := range offsets {
 		if offsets[i].CommitTimestamp <= 0 {
@@ -289,7 +289,7 @@ func (g *Group) removeOffsets(tps []TopicPartition, dead bool) error {
 		recs = append(recs, g.consumer.tombstones()...)
 	}
 	if len(recs) > 0 {
-		if err := g.sh.append(recs, g.c.clk.Now()); err != nil {
+		if err := g.sh.append(recs, time.Now()); err != nil {
 			return err
 		}
 	}
@@ -347,7 +347,7 @@ func (g *Group) expiredOffsets(now time.Time, retention time.Duration) []TopicPa
 // how many offsets were removed.
 func (c *Coordinator) ExpireOffsets() int {
 	groups, _ := c.allGroups()
-	now := c.clk.Now()
+	now := time.Now()
 	n := 0
 	for _, g := range groups {
 		g.mu.Lock()

@@ -37,7 +37,7 @@ func (g *Group) prepareRebalance() {
 			return
 		}
 		g.initialDelay = true
-		g.lastArrival = g.c.clk.Now()
+		g.lastArrival = time.Now()
 		g.delayDeadline = g.lastArrival.Add(g.rebalanceTimeout())
 		g.armJoinTimer(min(delay, g.rebalanceTimeout()))
 		return
@@ -65,7 +65,7 @@ func (g *Group) armJoinTimer(d time.Duration) {
 	if g.joinTimer != nil {
 		g.joinTimer.Stop()
 	}
-	g.joinTimer = g.c.clk.AfterFunc(d, func() { g.joinTimerFired(seq) })
+	g.joinTimer = time.AfterFunc(d, func() { g.joinTimerFired(seq) })
 }
 
 func (g *Group) joinTimerFired(seq uint64) {
@@ -78,7 +78,7 @@ func (g *Group) joinTimerFired(seq uint64) {
 	if g.initialDelay && len(g.pending) > 0 {
 		// Members given an id are a round trip away: wait for them (their
 		// join or expiry ends the delay), within the rebalance timeout.
-		if left := g.delayDeadline.Sub(g.c.clk.Now()); left > 0 {
+		if left := g.delayDeadline.Sub(time.Now()); left > 0 {
 			g.armJoinTimer(left)
 			return
 		}
@@ -93,7 +93,7 @@ func (g *Group) announced() {
 	if !g.initialDelay || g.state != PreparingRebalance || g.generation != 0 {
 		return
 	}
-	now := g.c.clk.Now()
+	now := time.Now()
 	g.lastArrival = now
 	if d := min(g.c.cfg.InitialRebalanceDelay, g.delayDeadline.Sub(now)); d > 0 {
 		g.armJoinTimer(d)
@@ -107,7 +107,7 @@ func (g *Group) maybeEndInitialDelay() {
 	if !g.initialDelay || g.state != PreparingRebalance || len(g.pending) > 0 || g.awaitingJoin() != len(g.members) {
 		return
 	}
-	if g.c.clk.Now().Sub(g.lastArrival) >= g.c.cfg.InitialRebalanceDelay {
+	if time.Now().Sub(g.lastArrival) >= g.c.cfg.InitialRebalanceDelay {
 		g.completeJoin()
 	}
 }
@@ -169,7 +169,7 @@ func (g *Group) completeJoin() {
 	}
 	g.c.log.Info("group joined", "group", g.name, "generation", g.generation, "protocol", g.protocol, "leader", g.leader, "members", len(g.members))
 	gen := g.generation
-	g.syncTimer = g.c.clk.AfterFunc(g.rebalanceTimeout(), func() { g.syncExpired(gen) })
+	g.syncTimer = time.AfterFunc(g.rebalanceTimeout(), func() { g.syncExpired(gen) })
 }
 
 // electJoinedLeader keeps the leader if it rejoined, else picks a member

@@ -173,7 +173,7 @@ func (g *Group) persistConsumer() error {
 	if len(recs) == 0 {
 		return nil
 	}
-	if err := g.sh.append(recs, g.c.clk.Now()); err != nil {
+	if err := g.sh.append(recs, time.Now()); err != nil {
 		return err
 	}
 	cg.written = want

@@ -181,7 +181,7 @@ func (g *Group) storeGroup(assign map[string][]byte) error {
 		}
 		v.Members = append(v.Members, mv)
 	}
-	return g.sh.append([]record.Record{groupRecord(g.name, &v)}, g.c.clk.Now())
+	return g.sh.append([]record.Record{groupRecord(g.name, &v)}, time.Now())
 }
 
 // restore rebuilds a group from its last metadata record: with members it
