@@ -92,7 +92,7 @@ func newClassicGroup(c *Coordinator, sh *shard, name string) *classicGroup {
 		pending:     map[string]*time.Timer{},
 		pendingSync: map[string]struct{}{},
 	}
-	g.init(c, sh, name)
+	g.initCore(c, sh, name)
 	return g
 }
 

@@ -78,7 +78,7 @@ func (g *classicGroup) joinTimerFired(seq uint64) {
 	if g.initialDelay && len(g.pending) > 0 {
 		// Members given an id are a round trip away: wait for them (their
 		// join or expiry ends the delay), within the rebalance timeout.
-		if left := g.delayDeadline.Sub(time.Now()); left > 0 {
+		if left := time.Until(g.delayDeadline); left > 0 {
 			g.armJoinTimer(left)
 			return
 		}
@@ -107,7 +107,7 @@ func (g *classicGroup) maybeEndInitialDelay() {
 	if !g.initialDelay || g.state != PreparingRebalance || len(g.pending) > 0 || g.awaitingJoin() != len(g.members) {
 		return
 	}
-	if time.Now().Sub(g.lastArrival) >= g.c.cfg.InitialRebalanceDelay {
+	if time.Since(g.lastArrival) >= g.c.cfg.InitialRebalanceDelay {
 		g.completeJoin()
 	}
 }

@@ -77,7 +77,7 @@ func newConsumerGroup(c *Coordinator, sh *shard, name string) *consumerGroup {
 		target:   map[string]Assignment{},
 		owners:   map[idPartition]string{},
 	}
-	cg.init(c, sh, name)
+	cg.initCore(c, sh, name)
 	return cg
 }
 

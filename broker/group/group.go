@@ -90,7 +90,7 @@ type groupCore struct {
 
 func (gc *groupCore) core() *groupCore { return gc }
 
-func (gc *groupCore) init(c *Coordinator, sh *shard, name string) {
+func (gc *groupCore) initCore(c *Coordinator, sh *shard, name string) {
 	gc.c, gc.sh, gc.name = c, sh, name
 	gc.stateTime = time.Now()
 	gc.offsets = map[TopicPartition]Offset{}
@@ -121,56 +121,52 @@ var errReplaced = errors.New("group: replaced by a group of the other kind")
 // first member's protocol. A JoinGroup turns an empty consumer group into
 // a classic one, after deleting its KIP-848 records; a joining
 // ConsumerGroupHeartbeat turns an empty classic group into a consumer
-// group. Offsets stay with the group. Unlike Kafka, groups with members
-// are never converted.
+// group. Offsets stay with the group. Groups with members are not
+// converted, as in Kafka with group.consumer.migration.policy=disabled.
 
 // classicForJoin returns g as the classic group a JoinGroup joins. An
 // empty consumer group is replaced by a classic one (errReplaced); one
 // with members is ErrInconsistentProtocol.
 func (c *Coordinator) classicForJoin(g group) (*classicGroup, error) {
-	switch g := g.(type) {
-	case *classicGroup:
-		return g, nil
-	case *consumerGroup:
-		if len(g.members) > 0 {
-			return nil, ErrInconsistentProtocol
-		}
-		if recs := g.recordTombstones(); len(recs) > 0 {
-			if err := g.sh.append(recs, time.Now()); err != nil {
-				return nil, err
-			}
-		}
-		c.replace(g, g.toClassic())
-		return nil, errReplaced
+	cg, ok := g.(*consumerGroup)
+	if !ok {
+		return g.(*classicGroup), nil
 	}
-	panic(fmt.Sprintf("group: unknown group type %T", g))
+	if len(cg.members) > 0 {
+		return nil, ErrInconsistentProtocol
+	}
+	if recs := cg.recordTombstones(); len(recs) > 0 {
+		if err := cg.sh.append(recs, time.Now()); err != nil {
+			return nil, err
+		}
+	}
+	c.replace(cg, cg.toClassic())
+	return nil, errReplaced
 }
 
 // consumerForHeartbeat returns g as the consumer group a
 // ConsumerGroupHeartbeat is for. An empty classic group is replaced by a
 // consumer group (errReplaced) when the heartbeat joins, else it is
 // ErrUnknownMemberID; a classic group with members is ErrGroupNotFound,
-// as in Kafka without migration.
+// as in Kafka without migration between the kinds.
 func (c *Coordinator) consumerForHeartbeat(g group, join bool) (*consumerGroup, error) {
-	switch g := g.(type) {
-	case *consumerGroup:
-		return g, nil
-	case *classicGroup:
-		if g.state != Empty || len(g.members) > 0 || len(g.pending) > 0 {
-			return nil, fmt.Errorf("%w: %s is a classic group", ErrGroupNotFound, g.name)
-		}
-		if !join {
-			return nil, ErrUnknownMemberID
-		}
-		c.replace(g, g.toConsumer())
-		return nil, errReplaced
+	cl, ok := g.(*classicGroup)
+	if !ok {
+		return g.(*consumerGroup), nil
 	}
-	panic(fmt.Sprintf("group: unknown group type %T", g))
+	if cl.state != Empty || len(cl.members) > 0 || len(cl.pending) > 0 {
+		return nil, fmt.Errorf("%w: %s is a classic group", ErrGroupNotFound, cl.name)
+	}
+	if !join {
+		return nil, ErrUnknownMemberID
+	}
+	c.replace(cl, cl.toConsumer())
+	return nil, errReplaced
 }
 
 // replace puts ng in old's place in its shard and drops old, so that
 // requests waiting for old's lock look the group up again and find ng.
-// old's lock is held (lock order Group → Coordinator); ng is not shared
+// old's lock is held (lock order group → Coordinator.mu); ng is not shared
 // yet. A shard being resigned keeps neither.
 func (c *Coordinator) replace(old, ng group) {
 	oc := old.core()
