@@ -117,18 +117,18 @@ func (g *classicGroup) isEmpty() bool { return g.state == Empty && len(g.pending
 // validateOffsetCommit takes a simple commit (generation < 0) only while
 // the group is Empty; otherwise the member must be in the current
 // generation and the group not waiting for its assignment.
-func (g *classicGroup) validateOffsetCommit(req *CommitRequest) error {
-	if g.fenced(req.InstanceID, req.MemberID) {
+func (g *classicGroup) validateOffsetCommit(memberID string, instanceID *string, generation int32, _ bool) error {
+	if g.fenced(instanceID, memberID) {
 		return ErrFencedInstanceID
 	}
-	if req.Generation < 0 && g.state == Empty {
+	if generation < 0 && g.state == Empty {
 		return nil
 	}
-	m := g.members[req.MemberID]
+	m := g.members[memberID]
 	switch {
 	case m == nil:
 		return ErrUnknownMemberID
-	case req.Generation != g.generation:
+	case generation != g.generation:
 		return ErrIllegalGeneration
 	case g.state == CompletingRebalance:
 		return ErrRebalanceInProgress

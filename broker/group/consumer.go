@@ -114,21 +114,21 @@ func (cg *consumerGroup) stateString() string {
 
 func (cg *consumerGroup) isEmpty() bool { return len(cg.members) == 0 }
 
-// validateOffsetCommit takes admin commits (generation < 0) only while
-// the group has no members, otherwise commits of a member at its current
+// validateOffsetCommit takes admin commits (epoch < 0) only while the
+// group has no members, otherwise commits of a member at its current
 // epoch (OffsetCommit v9+).
-func (cg *consumerGroup) validateOffsetCommit(req *CommitRequest) error {
-	if req.Generation < 0 && len(cg.members) == 0 {
+func (cg *consumerGroup) validateOffsetCommit(memberID string, _ *string, epoch int32, memberEpochs bool) error {
+	if epoch < 0 && len(cg.members) == 0 {
 		return nil
 	}
-	m := cg.members[req.MemberID]
+	m := cg.members[memberID]
 	switch {
 	case m == nil:
 		return ErrUnknownMemberID
-	case !req.MemberEpochs:
+	case !memberEpochs:
 		return ErrUnsupportedVersion
-	case req.Generation != m.epoch:
-		return fmt.Errorf("%w: epoch %d, the member is at %d", ErrStaleMemberEpoch, req.Generation, m.epoch)
+	case epoch != m.epoch:
+		return fmt.Errorf("%w: epoch %d, the member is at %d", ErrStaleMemberEpoch, epoch, m.epoch)
 	}
 	return nil
 }

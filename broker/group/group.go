@@ -45,9 +45,10 @@ type group interface {
 	// isEmpty reports whether the group has no member and none about to
 	// join.
 	isEmpty() bool
-	// validateOffsetCommit checks that req may commit to the group, and
-	// restarts the committing member's session.
-	validateOffsetCommit(req *CommitRequest) error
+	// validateOffsetCommit checks that a commit by the member (generation:
+	// its member epoch in a consumer group; memberEpochs: OffsetCommit
+	// v9+) may go to the group, and restarts the member's session.
+	validateOffsetCommit(memberID string, instanceID *string, generation int32, memberEpochs bool) error
 	// validateOffsetFetch checks an OffsetFetch that names its member
 	// (memberEpoch ≥ 0: OffsetFetch v9+).
 	validateOffsetFetch(memberID string, memberEpoch int32) error

@@ -37,7 +37,7 @@ func (c *Coordinator) CommitOffsets(req CommitRequest) []error {
 		create = createClassic // a simple commit: a group that only stores offsets
 	}
 	err := c.withGroup(req.Group, create, func(g group) error {
-		if err := g.validateOffsetCommit(&req); err != nil {
+		if err := g.validateOffsetCommit(req.MemberID, req.InstanceID, req.Generation, req.MemberEpochs); err != nil {
 			return err
 		}
 		g.core().commit(req.Offsets, errs)
