@@ -112,6 +112,8 @@ type Broker struct {
 	OffsetsTopicSegmentBytes        int32 // offsets.topic.segment.bytes (104857600)
 	OffsetsRetentionMinutes         int64 // offsets.retention.minutes (10080)
 	OffsetsRetentionCheckIntervalMs int64 // offsets.retention.check.interval.ms (600000)
+	OffsetMetadataMaxBytes          int32 // offset.metadata.max.bytes (4096)
+	OffsetsCommitTimeoutMs          int64 // offsets.commit.timeout.ms (5000)
 
 	GroupConsumerSessionTimeoutMs    int64 // group.consumer.session.timeout.ms (45000)
 	GroupConsumerHeartbeatIntervalMs int64 // group.consumer.heartbeat.interval.ms (5000)

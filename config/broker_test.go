@@ -53,6 +53,8 @@ func TestDefaults(t *testing.T) {
 		{"GroupInitialRebalanceDelayMs", b.GroupInitialRebalanceDelayMs, int64(3000)},
 		{"OffsetsTopicNumPartitions", b.OffsetsTopicNumPartitions, int32(50)},
 		{"OffsetsTopicReplicationFactor", b.OffsetsTopicReplicationFactor, int16(1)},
+		{"OffsetMetadataMaxBytes", b.OffsetMetadataMaxBytes, int32(4096)},
+		{"OffsetsCommitTimeoutMs", b.OffsetsCommitTimeoutMs, int64(5000)},
 		{"LogCleanerMinCleanableRatio", b.LogCleanerMinCleanableRatio, 0.5},
 		{"LogCleanerIOMaxBytesPerSecond", b.LogCleanerIOMaxBytesPerSecond, math.MaxFloat64},
 		{"CompressionType", b.CompressionType, "producer"},

@@ -223,6 +223,10 @@ var brokerKeys = []keyDef{
 		f: intRange(1, math.MaxInt32, func(b *Broker) *int64 { return &b.OffsetsRetentionMinutes })},
 	{name: "offsets.retention.check.interval.ms", typ: TypeLong, def: "600000", doc: "How often expired offsets are looked for.",
 		f: intField(1, func(b *Broker) *int64 { return &b.OffsetsRetentionCheckIntervalMs })},
+	{name: "offset.metadata.max.bytes", typ: TypeInt, def: "4096", doc: "Longest metadata string an offset commit may carry; a longer one fails with OFFSET_METADATA_TOO_LARGE.",
+		f: intRange(0, math.MaxInt32, func(b *Broker) *int32 { return &b.OffsetMetadataMaxBytes })},
+	{name: "offsets.commit.timeout.ms", typ: TypeInt, def: "5000", doc: "How long an offset commit or group change waits for __consumer_offsets to replicate it before failing with COORDINATOR_NOT_AVAILABLE.",
+		f: intRange(1, math.MaxInt32, func(b *Broker) *int64 { return &b.OffsetsCommitTimeoutMs })},
 }
 
 // brokerIndex and brokerNames are derived from brokerKeys.

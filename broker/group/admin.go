@@ -30,11 +30,12 @@ type MemberDescription struct {
 
 // Describe describes a group; an unknown group is described as Dead with
 // no error, as Kafka does.
-func (c *Coordinator) Describe(group string) (Description, error) {
-	d := Description{Group: group, State: Dead.String()}
-	err := c.withGroup(group, false, func(g *Group) error {
-		if g.consumer != nil {
-			return nil // not a classic group: described by ConsumerGroupDescribe
+func (c *Coordinator) Describe(groupID string) (Description, error) {
+	d := Description{Group: groupID, State: Dead.String()}
+	err := c.withGroup(groupID, createNone, func(gr group) error {
+		g, ok := gr.(*classicGroup)
+		if !ok {
+			return nil // described by ConsumerGroupDescribe
 		}
 		d.State = g.state.String()
 		d.ProtocolType = g.protocolType
@@ -83,13 +84,11 @@ func (c *Coordinator) List(states, types []string) ([]Listing, error) {
 	}
 	var out []Listing
 	for _, g := range groups {
-		g.mu.Lock()
-		l := Listing{Group: g.name, ProtocolType: g.protocolType, State: g.state.String(), Type: "classic"}
-		if g.consumer != nil {
-			l.State, l.Type = g.consumer.state(), "consumer"
-		}
-		removed := g.removed
-		g.mu.Unlock()
+		gc := g.core()
+		gc.mu.Lock()
+		l := g.listing()
+		removed := gc.removed
+		gc.mu.Unlock()
 		if !removed && match(states, l.State) && match(types, l.Type) {
 			out = append(out, l)
 		}
@@ -102,17 +101,18 @@ func (c *Coordinator) List(states, types []string) ([]Listing, error) {
 	return out, err
 }
 
-// DeleteGroup deletes an Empty group with its offsets (DeleteGroups).
-func (c *Coordinator) DeleteGroup(group string) error {
-	return c.withGroup(group, false, func(g *Group) error {
-		if g.consumer != nil && !g.empty() || g.consumer == nil && g.state != Empty {
-			return ErrNonEmptyGroup
+// DeleteGroup deletes an empty group with its offsets (DeleteGroups).
+func (c *Coordinator) DeleteGroup(groupID string) error {
+	return c.withGroup(groupID, createNone, func(g group) error {
+		if err := g.validateDeleteGroup(); err != nil {
+			return err
 		}
-		all := make([]TopicPartition, 0, len(g.offsets))
-		for tp := range g.offsets {
+		offsets := g.core().offsets
+		all := make([]TopicPartition, 0, len(offsets))
+		for tp := range offsets {
 			all = append(all, tp)
 		}
-		return g.removeOffsets(all, true)
+		return removeOffsets(g, all, true)
 	})
 }
 
@@ -150,18 +150,18 @@ type TopicAssignment struct {
 
 // DescribeConsumerGroup describes a KIP-848 group; ErrGroupNotFound for a
 // missing or classic group.
-func (c *Coordinator) DescribeConsumerGroup(group string) (ConsumerGroupDescription, error) {
-	d := ConsumerGroupDescription{Group: group}
+func (c *Coordinator) DescribeConsumerGroup(groupID string) (ConsumerGroupDescription, error) {
+	d := ConsumerGroupDescription{Group: groupID}
 	names := map[[16]byte]string{}
 	for name, t := range c.topicsByName() {
 		names[t.ID] = name
 	}
-	err := c.withGroup(group, false, func(g *Group) error {
-		cg := g.consumer
-		if cg == nil {
-			return fmt.Errorf("%w: %s is not a consumer group", ErrGroupNotFound, group)
+	err := c.withGroup(groupID, createNone, func(g group) error {
+		cg, ok := g.(*consumerGroup)
+		if !ok {
+			return fmt.Errorf("%w: %s is not a consumer group", ErrGroupNotFound, groupID)
 		}
-		d.State, d.Epoch, d.AssignmentEpoch, d.Assignor = cg.state(), cg.epoch, cg.targetEpoch, cg.assignor
+		d.State, d.Epoch, d.AssignmentEpoch, d.Assignor = cg.stateString(), cg.epoch, cg.targetEpoch, cg.assignor
 		ids := make([]string, 0, len(cg.members))
 		for id := range cg.members {
 			ids = append(ids, id)

@@ -1,8 +1,8 @@
 package group
 
 import (
+	"errors"
 	"log/slog"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,7 +18,9 @@ import (
 // GroupCoordinator.NewMemberJoinTimeoutMs).
 const newMemberJoinTimeout = 5 * time.Minute
 
-// Config is the coordinator's share of the broker configuration.
+// Config is the coordinator's share of the broker configuration. Take it
+// from ConfigFrom: the broker's key table holds every default, and New
+// uses the values as given.
 type Config struct {
 	InitialRebalanceDelay  time.Duration // group.initial.rebalance.delay.ms
 	MinSessionTimeout      time.Duration // group.min.session.timeout.ms
@@ -26,13 +28,13 @@ type Config struct {
 	MaxSize                int           // group.max.size
 	OffsetsRetention       time.Duration // offsets.retention.minutes
 	RetentionCheckInterval time.Duration // offsets.retention.check.interval.ms
-	MaxMetadataBytes       int           // offset.metadata.max.bytes (4096)
+	MaxMetadataBytes       int           // offset.metadata.max.bytes
 
-	ConsumerSessionTimeout    time.Duration // group.consumer.session.timeout.ms (45000)
-	ConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms (5000)
+	ConsumerSessionTimeout    time.Duration // group.consumer.session.timeout.ms
+	ConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms
 
 	// CommitTimeout bounds the wait for a __consumer_offsets append to be
-	// replicated (Kafka's offsets.commit.timeout.ms); 0 means 5 s.
+	// replicated (offsets.commit.timeout.ms).
 	CommitTimeout time.Duration
 }
 
@@ -48,15 +50,10 @@ func ConfigFrom(b *config.Broker) Config {
 		MaxSize:                   int(b.GroupMaxSize),
 		OffsetsRetention:          time.Duration(b.OffsetsRetentionMinutes) * time.Minute,
 		RetentionCheckInterval:    ms(b.OffsetsRetentionCheckIntervalMs),
-		MaxMetadataBytes:          4096,
+		MaxMetadataBytes:          int(b.OffsetMetadataMaxBytes),
+		CommitTimeout:             ms(b.OffsetsCommitTimeoutMs),
 	}
 }
-
-// Kafka's defaults for KIP-848 groups (group.consumer.*).
-const (
-	defaultConsumerSessionTimeout    = 45 * time.Second
-	defaultConsumerHeartbeatInterval = 5 * time.Second
-)
 
 // Log is what the coordinator needs of a __consumer_offsets partition it
 // leads; *partition.Partition implements it. An appended batch counts once
@@ -76,7 +73,6 @@ type Log interface {
 type Coordinator struct {
 	cfg Config
 	log *slog.Logger
-	clk clock
 
 	topics atomic.Pointer[func() []TopicInfo] // topic metadata for KIP-848 assignors
 
@@ -97,7 +93,7 @@ type shard struct {
 
 	// Guarded by Coordinator.mu.
 	loaded bool
-	groups map[string]*Group
+	groups map[string]group
 }
 
 // New returns a coordinator that leads no partition yet; see Elect, or Run
@@ -106,19 +102,7 @@ func New(cfg Config, log *slog.Logger) *Coordinator {
 	if log == nil {
 		log = slog.Default()
 	}
-	if cfg.MaxSize <= 0 {
-		cfg.MaxSize = math.MaxInt32
-	}
-	if cfg.MaxMetadataBytes <= 0 {
-		cfg.MaxMetadataBytes = 4096
-	}
-	if cfg.ConsumerSessionTimeout <= 0 {
-		cfg.ConsumerSessionTimeout = defaultConsumerSessionTimeout
-	}
-	if cfg.ConsumerHeartbeatInterval <= 0 {
-		cfg.ConsumerHeartbeatInterval = defaultConsumerHeartbeatInterval
-	}
-	return &Coordinator{cfg: cfg, log: log, clk: realClock{}, shards: map[int32]*shard{}}
+	return &Coordinator{cfg: cfg, log: log, shards: map[int32]*shard{}}
 }
 
 // SetPartitionCount records how many partitions __consumer_offsets has
@@ -159,7 +143,7 @@ func (c *Coordinator) Elect(index, epoch int32, l Log) {
 		c.mu.Unlock()
 		return
 	}
-	sh := &shard{index: index, epoch: epoch, log: l, stop: make(chan struct{}), timeout: c.cfg.CommitTimeout, groups: map[string]*Group{}}
+	sh := &shard{index: index, epoch: epoch, log: l, stop: make(chan struct{}), timeout: c.cfg.CommitTimeout, groups: map[string]group{}}
 	c.shards[index] = sh
 	c.mu.Unlock()
 	if old != nil {
@@ -220,22 +204,24 @@ func (c *Coordinator) unload(sh *shard) {
 	close(sh.stop)
 	c.mu.Lock()
 	groups := sh.groups
-	sh.groups = map[string]*Group{}
+	sh.groups = map[string]group{}
 	c.mu.Unlock()
 	for _, g := range groups {
-		g.mu.Lock()
+		gc := g.core()
+		gc.mu.Lock()
 		g.drop(ErrNotCoordinator)
-		g.mu.Unlock()
+		gc.mu.Unlock()
 	}
 }
 
-// lookup finds the named group, creating an Empty one when create is set.
-// It returns (nil, nil) for a missing group that is not to be created.
-func (c *Coordinator) lookup(name string, create bool) (*Group, error) {
+// lookup finds the named group, creating an empty one of the kind create
+// says when it is missing. It returns (nil, nil) for a missing group that
+// is not to be created.
+func (c *Coordinator) lookup(name string, create createKind) (group, error) {
 	c.mu.RLock()
 	g, _, err := c.find(name)
 	c.mu.RUnlock()
-	if err != nil || g != nil || !create {
+	if err != nil || g != nil || create == createNone {
 		return g, err
 	}
 	c.mu.Lock()
@@ -244,13 +230,17 @@ func (c *Coordinator) lookup(name string, create bool) (*Group, error) {
 	if err != nil || g != nil {
 		return g, err
 	}
-	g = newGroup(c, sh, name)
+	if create == createConsumer {
+		g = newConsumerGroup(c, sh, name)
+	} else {
+		g = newClassicGroup(c, sh, name)
+	}
 	sh.groups[name] = g
 	return g, nil
 }
 
 // find locates the group's shard and the group in it. c.mu must be held.
-func (c *Coordinator) find(name string) (*Group, *shard, error) {
+func (c *Coordinator) find(name string) (group, *shard, error) {
 	if c.closed {
 		return nil, nil, ErrCoordinatorNotAvailable
 	}
@@ -268,9 +258,10 @@ func (c *Coordinator) find(name string) (*Group, *shard, error) {
 }
 
 // withGroup runs fn on the named group with its lock held. A missing group
-// is created when create is set, else ErrGroupNotFound is returned. A group
-// removed between lookup and lock is looked up again.
-func (c *Coordinator) withGroup(name string, create bool, fn func(*Group) error) error {
+// is created as create says, else ErrGroupNotFound is returned. A group
+// removed between lookup and lock, or replaced by fn with a group of the
+// other kind (errReplaced), is looked up again.
+func (c *Coordinator) withGroup(name string, create createKind, fn func(group) error) error {
 	for range 3 {
 		g, err := c.lookup(name, create)
 		if err != nil {
@@ -279,34 +270,39 @@ func (c *Coordinator) withGroup(name string, create bool, fn func(*Group) error)
 		if g == nil {
 			return ErrGroupNotFound
 		}
-		g.mu.Lock()
-		if g.removed {
-			g.mu.Unlock()
+		gc := g.core()
+		gc.mu.Lock()
+		if gc.removed {
+			gc.mu.Unlock()
 			continue
 		}
 		err = fn(g)
-		g.mu.Unlock()
+		gc.mu.Unlock()
+		if errors.Is(err, errReplaced) {
+			continue
+		}
 		return err
 	}
 	return ErrCoordinatorNotAvailable
 }
 
 // forget removes a group that has turned Dead from its shard. The group's
-// lock is held by the caller (lock order: Group.mu → Coordinator.mu).
-func (c *Coordinator) forget(g *Group) {
+// lock is held by the caller (lock order: group → Coordinator.mu).
+func (c *Coordinator) forget(g group) {
+	gc := g.core()
 	c.mu.Lock()
-	if g.sh.groups[g.name] == g {
-		delete(g.sh.groups, g.name)
+	if gc.sh.groups[gc.name] == g {
+		delete(gc.sh.groups, gc.name)
 	}
 	c.mu.Unlock()
 }
 
-// groups returns every group of the loaded shards, and whether some led
-// shard is still loading.
-func (c *Coordinator) allGroups() ([]*Group, bool) {
+// allGroups returns every group of the loaded shards, and whether some
+// led shard is still loading.
+func (c *Coordinator) allGroups() ([]group, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	var out []*Group
+	var out []group
 	loading := false
 	for _, sh := range c.shards {
 		if !sh.loaded {

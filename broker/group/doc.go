@@ -23,10 +23,9 @@
 // Every state change that must survive a restart is appended to the
 // group's partition before it takes effect, and acknowledged only once the
 // partition's high watermark passes the batch (Kafka appends with
-// acks=all): the append waits up to Config.CommitTimeout (Kafka's
-// offsets.commit.timeout.ms, 5 s) and then fails with
-// ErrCoordinatorNotAvailable, or with ErrNotCoordinator when the partition
-// stops being led here meanwhile; the change is then not applied (a
+// acks=all): the append waits up to offsets.commit.timeout.ms (5 s by
+// default) and then fails with ErrCoordinatorNotAvailable, or with
+// ErrNotCoordinator when the partition stops being led here meanwhile; the change is then not applied (a
 // KIP-848 change stays in memory and its records are written by the next
 // heartbeat). A coordinator whose partition is led elsewhere resigns it
 // (its groups answer ErrNotCoordinator); the new leader loads it up to its
@@ -54,7 +53,7 @@
 // offsets.retention.check.interval.ms); a group left Empty without offsets
 // is removed and gets a tombstone.
 //
-// # State machine
+// # Classic groups: the state machine (classic*.go)
 //
 // Empty → PreparingRebalance → CompletingRebalance → Stable, and back to
 // PreparingRebalance on any membership or metadata change; Dead once
@@ -63,8 +62,9 @@
 // when every member has rejoined, else after the largest rebalance timeout
 // (dynamic members that did not rejoin are dropped). A group leaving Empty
 // first waits group.initial.rebalance.delay.ms, until a whole delay passed
-// with no new member (at most the rebalance timeout). SyncGroup parks followers until the leader sends the assignment;
-// members that do not sync within the rebalance timeout are removed.
+// with no new member (at most the rebalance timeout). SyncGroup parks
+// followers until the leader sends the assignment; members that do not
+// sync within the rebalance timeout are removed.
 // Sessions expire session.timeout.ms after a member's last heartbeat,
 // join, sync or commit, except while it waits in a rebalance. Static
 // members (group.instance.id, KIP-345) keep their place across restarts: a
@@ -76,13 +76,28 @@
 // that a restarted member with a new subscription is not ignored; owned
 // partitions and user data in the metadata do not count).
 //
-// # KIP-848 groups (consumer.go, assign.go)
+// # Group kinds (group.go)
 //
-// A group is classic or consumer: an Empty group takes the kind of the
-// first member's protocol; a classic join to a consumer group with members
-// is INCONSISTENT_GROUP_PROTOCOL, a consumer heartbeat to a classic group
-// with members GROUP_ID_NOT_FOUND. Every membership, subscription or
-// subscribed-topic metadata change bumps the group epoch; the next
+// A group is a classicGroup (classic*.go) or a consumerGroup
+// (consumer*.go), as Kafka's ClassicGroup and ConsumerGroup; the shards
+// hold them behind the small group interface, through which the offset
+// and admin APIs (offsets.go, admin.go) see them. Both embed groupCore:
+// the group id, the lock and the committed offsets. An empty group takes
+// the kind of the next member's protocol: a JoinGroup replaces an empty
+// consumer group by a classic one (after deleting its KIP-848 records),
+// a joining ConsumerGroupHeartbeat replaces an empty classic group by a
+// consumer group; offsets stay, and the classic generation goes on (a
+// deletion also removes the classic group's record). A classic join to a
+// consumer group with members is INCONSISTENT_GROUP_PROTOCOL, a consumer
+// heartbeat to a classic group with members GROUP_ID_NOT_FOUND; the other
+// classic requests find no member of theirs in a consumer group
+// (UNKNOWN_MEMBER_ID), DescribeGroups shows it Dead, and
+// ConsumerGroupDescribe does not find a classic group.
+//
+// # KIP-848 groups (consumer*.go, assign.go)
+//
+// Every membership, subscription or subscribed-topic metadata change
+// bumps the group epoch; the next
 // heartbeat recomputes the target assignment with the "uniform" (balanced,
 // sticky) or "range" assignor over the topics SetTopics provides, and each
 // heartbeat reconciles its member one step (Kafka's CurrentAssignmentBuilder):
@@ -95,8 +110,8 @@
 // temporarily with epoch -2 and keep their partitions until their instance
 // id rejoins. OffsetCommit v9+ and OffsetFetch v9+ check member epochs.
 // Their state is written to __consumer_offsets as Kafka's records of key
-// versions 3 and 5-8 (records848.go: group epoch, member metadata, target
-// assignment epoch and per member, current member assignment), the
+// versions 3 and 5-8 (consumer_records.go: group epoch, member metadata,
+// target assignment epoch and per member, current member assignment), the
 // records that changed after each heartbeat or expiry in one batch, so a
 // restarted or new coordinator restores the members with their epochs and
 // assignments and they keep heartbeating without UNKNOWN_MEMBER_ID.
@@ -104,21 +119,27 @@
 // # Concurrency
 //
 // Coordinator.mu (RWMutex) guards the shard map, each shard's loaded flag
-// and group map, and the partition count. Each Group has its own mutex
-// guarding all of its state; requests of different groups never contend.
-// Lock order: Group.mu → Coordinator.mu (a group removing itself from its
-// shard); lookups take Coordinator.mu alone and release it before locking
-// a group. Appends to __consumer_offsets happen with the group's lock held,
-// so a group's records are in the log in the order its state changed
-// (lock order continues Group.mu → the log's locks); the wait for the high
-// watermark happens under the group's lock too and ends at the latest when
-// the shard is resigned (shard.stop), so Resign never waits on it.
+// and group map, and the partition count. Each group has its own mutex
+// (groupCore.mu) guarding all of its state, its offsets included;
+// requests of different groups never contend. Lock order: group →
+// Coordinator.mu (a group removing itself from its shard, or putting its
+// replacement of the other kind there); lookups take Coordinator.mu alone
+// and release it before locking a group. A group dropped from its shard
+// (deleted, resigned or replaced) is marked removed under its lock, and
+// a request that then gets the lock looks the group up again. Appends to
+// __consumer_offsets happen with the group's lock held, so a group's
+// records are in the log in the order its state changed (lock order
+// continues group → the log's locks); the wait for the high watermark
+// happens under the group's lock too and ends at the latest when the
+// shard is resigned (shard.stop), so Resign never waits on it.
 //
 // Timers (session expiry, join-phase and sync deadlines, MEMBER_ID_REQUIRED
-// ids, KIP-848 sessions and revocation deadlines) are time.AfterFunc callbacks that lock the group and check that they
-// still apply (member still present, same generation or join sequence);
-// nothing else runs in the background except one loader goroutine per
-// partition being loaded and Run. Parked JoinGroup and SyncGroup requests
-// wait on a buffered channel of their member, filled under the group lock;
-// the handler's goroutine waits on it or on its connection's context.
+// ids, KIP-848 sessions and revocation deadlines) are time.AfterFunc
+// callbacks that lock the group and check that they still apply (member
+// still present, same generation or join sequence); nothing else runs in
+// the background except one loader goroutine per partition being loaded
+// and Run; tests drive them with testing/synctest's fake clock. Parked
+// JoinGroup and SyncGroup requests wait on a buffered channel of their
+// member, filled under the group lock; the handler's goroutine waits on
+// it or on its connection's context.
 package group

@@ -1,42 +1,13 @@
 package group
 
 import (
-	"bytes"
-	"crypto/rand"
+	"errors"
 	"fmt"
-	"slices"
-	"sort"
 	"sync"
 	"time"
+
+	"github.com/strata-broker/strata/tier/record"
 )
-
-// State is a classic group's state, as Kafka names it.
-type State int8
-
-// The states of a classic group (Kafka's GroupState).
-const (
-	Empty               State = iota // no members; offsets may remain
-	PreparingRebalance               // waiting for members to (re)join
-	CompletingRebalance              // joined; waiting for the leader's assignment
-	Stable                           // assignment handed out
-	Dead                             // removed; no longer in memory
-)
-
-// String is the state's Kafka name, as DescribeGroups and ListGroups show it.
-func (s State) String() string {
-	switch s {
-	case Empty:
-		return "Empty"
-	case PreparingRebalance:
-		return "PreparingRebalance"
-	case CompletingRebalance:
-		return "CompletingRebalance"
-	case Stable:
-		return "Stable"
-	default:
-		return "Dead"
-	}
-}
 
 // Protocol is one assignment protocol a member supports, with its opaque
 // metadata (for "consumer" groups, the subscription).
@@ -60,314 +31,150 @@ type Offset struct {
 	ExpireTimestamp int64 // ms; -1: none (only commits v2-v4 with a retention time set one)
 }
 
-// Group is one classic consumer group. All fields are guarded by mu.
-type Group struct {
+// group is one group as the coordinator's shards hold it, of either kind:
+// a classicGroup (JoinGroup and SyncGroup; the members' leader assigns)
+// or a consumerGroup (KIP-848 heartbeats; the coordinator assigns), as
+// Kafka's GroupCoordinator keeps ClassicGroup and ConsumerGroup behind its
+// Group interface. The offset and admin APIs see groups through it. Every
+// method is called with the group's lock (groupCore.mu) held.
+type group interface {
+	// core is the state both kinds share.
+	core() *groupCore
+	// listing is the group as ListGroups shows it.
+	listing() Listing
+	// isEmpty reports whether the group has no member and none about to
+	// join.
+	isEmpty() bool
+	// validateOffsetCommit checks that a commit by the member (generation:
+	// its member epoch in a consumer group; memberEpochs: OffsetCommit
+	// v9+) may go to the group, and restarts the member's session.
+	validateOffsetCommit(memberID string, instanceID *string, generation int32, memberEpochs bool) error
+	// validateOffsetFetch checks an OffsetFetch that names its member
+	// (memberEpoch ≥ 0: OffsetFetch v9+).
+	validateOffsetFetch(memberID string, memberEpoch int32) error
+	// validateOffsetDelete checks that OffsetDelete may delete offsets of
+	// the group's unsubscribed topics.
+	validateOffsetDelete() error
+	// validateDeleteGroup checks that DeleteGroups may delete the group.
+	validateDeleteGroup() error
+	// subscribedTopics are the topics the members consume, whose offsets
+	// neither OffsetDelete nor expiry removes; nil when they are unknown.
+	subscribedTopics() map[string]bool
+	// offsetExpiration says whether the group's offsets expire now (ok)
+	// and from when: sinceEmpty, from when the group emptied; otherwise
+	// each from its commit, except those of subscribed topics (Kafka's
+	// offsetExpirationCondition).
+	offsetExpiration() (sinceEmpty, ok bool)
+	// tombstones delete the group's metadata records from
+	// __consumer_offsets.
+	tombstones() []record.Record
+	// startSessions starts the sessions of members restored from the log.
+	startSessions()
+	// drop answers the group's waiting requests with err, stops its
+	// timers and marks it removed.
+	drop(err error)
+}
+
+// groupCore is what groups of both kinds hold: the group id and its
+// shard, the lock over all of the group's state, and the committed
+// offsets.
+type groupCore struct {
 	c    *Coordinator
 	sh   *shard
 	name string
 
-	mu           sync.Mutex
-	removed      bool // dropped from its shard; a lookup must start over
-	state        State
-	stateTime    time.Time // when state last changed
-	protocolType string    // "" for groups that only store offsets
-	protocol     string    // selected protocol of the current generation
-	generation   int32
-	leader       string
-	members      map[string]*member
-	static       map[string]string   // group.instance.id → member id
-	pending      map[string]timer    // member ids handed out with MEMBER_ID_REQUIRED
-	pendingSync  map[string]struct{} // members yet to send SyncGroup this generation
-	offsets      map[TopicPartition]Offset
-	consumer     *consumerGroup // set for a KIP-848 group (the classic fields are then unused)
-
-	// The join phase (PreparingRebalance): its deadline timer, a token that
-	// makes stale timers harmless, and the initial-delay bookkeeping.
-	joinTimer     timer
-	joinSeq       uint64
-	initialDelay  bool      // in group.initial.rebalance.delay
-	lastArrival   time.Time // of the last member announced in the initial delay
-	delayDeadline time.Time // the initial delay's bound: the rebalance timeout
-	syncTimer     timer
+	mu        sync.Mutex
+	removed   bool      // dropped from its shard (deleted, resigned or replaced); a lookup must start over
+	stateTime time.Time // when the state last changed; offsets of an empty group expire from it
+	offsets   map[TopicPartition]Offset
 }
 
-// member is one member of a classic group.
-type member struct {
-	id               string
-	instanceID       *string
-	clientID         string
-	clientHost       string
-	sessionTimeout   time.Duration
-	rebalanceTimeout time.Duration
-	protocols        []Protocol
-	assignment       []byte
+func (gc *groupCore) core() *groupCore { return gc }
 
-	join chan JoinResult // set while a JoinGroup waits for the join phase to end
-	sync chan SyncResult // set while a SyncGroup waits for the leader
-	new  bool            // joined but not yet through a completed join phase
-
-	deadline time.Time // session expiry
-	timer    timer
-	timerAt  time.Time
+func (gc *groupCore) initCore(c *Coordinator, sh *shard, name string) {
+	gc.c, gc.sh, gc.name = c, sh, name
+	gc.stateTime = time.Now()
+	gc.offsets = map[TopicPartition]Offset{}
 }
 
-func newGroup(c *Coordinator, sh *shard, name string) *Group {
-	return &Group{
-		c: c, sh: sh, name: name,
-		state:       Empty,
-		stateTime:   c.clk.Now(),
-		members:     map[string]*member{},
-		static:      map[string]string{},
-		pending:     map[string]timer{},
-		pendingSync: map[string]struct{}{},
-		offsets:     map[TopicPartition]Offset{},
-	}
+// handOver gives a group's identity, state time and offsets to the group
+// of the other kind that replaces it.
+func (gc *groupCore) handOver(to *groupCore) {
+	to.c, to.sh, to.name = gc.c, gc.sh, gc.name
+	to.stateTime, to.offsets = gc.stateTime, gc.offsets
 }
 
-// empty reports whether the group has no members (classic or KIP-848)
-// and no member about to join with a handed-out id.
-func (g *Group) empty() bool {
-	if g.consumer != nil {
-		return len(g.consumer.members) == 0
-	}
-	return g.state == Empty && len(g.pending) == 0
-}
+// createKind says which kind of group a request creates when its group
+// does not exist.
+type createKind int8
 
-func (g *Group) setState(s State) {
-	g.state = s
-	g.stateTime = g.c.clk.Now()
-}
+const (
+	createNone     createKind = iota // a missing group is ErrGroupNotFound
+	createClassic                    // JoinGroup without a member id, simple OffsetCommit
+	createConsumer                   // ConsumerGroupHeartbeat joining
+)
 
-// newMemberID is Kafka's member id: the client id (or the static instance
-// id) and a random UUID.
-func newMemberID(clientID string, instanceID *string) string {
-	prefix := clientID
-	if instanceID != nil {
-		prefix = *instanceID
-	}
-	var u [16]byte
-	_, _ = rand.Read(u[:])
-	u[6] = u[6]&0x0f | 0x40
-	u[8] = u[8]&0x3f | 0x80
-	return fmt.Sprintf("%s-%x-%x-%x-%x-%x", prefix, u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
-}
+// errReplaced tells withGroup that fn replaced the group with one of the
+// other kind, on which fn is to run again.
+var errReplaced = errors.New("group: replaced by a group of the other kind")
 
-// fenced reports whether instanceID now belongs to a member other than
-// memberID (Kafka's isStaticMemberFenced).
-func (g *Group) fenced(instanceID *string, memberID string) bool {
-	if instanceID == nil {
-		return false
-	}
-	cur, ok := g.static[*instanceID]
-	return ok && cur != memberID
-}
+// Conversion between the kinds: an empty group takes the kind of the
+// first member's protocol. A JoinGroup turns an empty consumer group into
+// a classic one, after deleting its KIP-848 records; a joining
+// ConsumerGroupHeartbeat turns an empty classic group into a consumer
+// group. Offsets stay with the group. Groups with members are not
+// converted, as in Kafka with group.consumer.migration.policy=disabled.
 
-// touch pushes a member's session deadline to now + d and makes sure the
-// expiry timer fires no later than that.
-func (g *Group) touchFor(m *member, d time.Duration) {
-	now := g.c.clk.Now()
-	m.deadline = now.Add(d)
-	if m.timer != nil && !m.deadline.Before(m.timerAt) {
-		return // the armed timer fires first and re-arms itself
+// classicForJoin returns g as the classic group a JoinGroup joins. An
+// empty consumer group is replaced by a classic one (errReplaced); one
+// with members is ErrInconsistentProtocol.
+func (c *Coordinator) classicForJoin(g group) (*classicGroup, error) {
+	cg, ok := g.(*consumerGroup)
+	if !ok {
+		return g.(*classicGroup), nil
 	}
-	if m.timer != nil {
-		m.timer.Stop()
+	if len(cg.members) > 0 {
+		return nil, ErrInconsistentProtocol
 	}
-	m.timerAt = m.deadline
-	m.timer = g.c.clk.AfterFunc(d, func() { g.sessionExpired(m) })
-}
-
-func (g *Group) touch(m *member) { g.touchFor(m, m.sessionTimeout) }
-
-// sessionExpired runs when a member's session timer fires.
-func (g *Group) sessionExpired(m *member) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.removed || g.members[m.id] != m {
-		return
-	}
-	now := g.c.clk.Now()
-	if now.Before(m.deadline) {
-		m.timerAt = m.deadline
-		m.timer = g.c.clk.AfterFunc(m.deadline.Sub(now), func() { g.sessionExpired(m) })
-		return
-	}
-	if !m.new && (m.join != nil || m.sync != nil) {
-		// Members waiting in a rebalance satisfy their heartbeats.
-		m.timer = nil
-		g.touch(m)
-		return
-	}
-	g.c.log.Info("group member session expired", "group", g.name, "member", m.id)
-	g.removeAndRebalance(m)
-}
-
-// removeAndRebalance removes a member that left or expired and moves the
-// group on (Kafka's removeMemberAndUpdateGroup).
-func (g *Group) removeAndRebalance(m *member) {
-	if m.join != nil {
-		m.join <- JoinResult{Err: ErrUnknownMemberID, Generation: -1}
-		m.join = nil
-	}
-	if m.sync != nil {
-		m.sync <- SyncResult{Err: ErrUnknownMemberID}
-		m.sync = nil
-	}
-	g.removeMember(m)
-	switch g.state {
-	case Stable, CompletingRebalance:
-		g.prepareRebalance()
-	case PreparingRebalance:
-		g.maybeCompleteJoin()
-	}
-}
-
-// removeMember drops a member without moving the group on.
-func (g *Group) removeMember(m *member) {
-	delete(g.members, m.id)
-	delete(g.pendingSync, m.id)
-	if m.instanceID != nil && g.static[*m.instanceID] == m.id {
-		delete(g.static, *m.instanceID)
-	}
-	if m.timer != nil {
-		m.timer.Stop()
-		m.timer = nil
-	}
-	if g.leader == m.id {
-		g.leader = ""
-		if ids := g.memberIDs(); len(ids) > 0 {
-			g.leader = ids[0]
+	if recs := cg.recordTombstones(); len(recs) > 0 {
+		if err := cg.sh.append(recs, time.Now()); err != nil {
+			return nil, err
 		}
 	}
+	c.replace(cg, cg.toClassic())
+	return nil, errReplaced
 }
 
-// memberIDs returns the member ids in sorted order, so that every choice
-// among members is deterministic.
-func (g *Group) memberIDs() []string {
-	ids := make([]string, 0, len(g.members))
-	for id := range g.members {
-		ids = append(ids, id)
+// consumerForHeartbeat returns g as the consumer group a
+// ConsumerGroupHeartbeat is for. An empty classic group is replaced by a
+// consumer group (errReplaced) when the heartbeat joins, else it is
+// ErrUnknownMemberID; a classic group with members is ErrGroupNotFound,
+// as in Kafka without migration between the kinds.
+func (c *Coordinator) consumerForHeartbeat(g group, join bool) (*consumerGroup, error) {
+	cl, ok := g.(*classicGroup)
+	if !ok {
+		return g.(*consumerGroup), nil
 	}
-	sort.Strings(ids)
-	return ids
+	if cl.state != Empty || len(cl.members) > 0 || len(cl.pending) > 0 {
+		return nil, fmt.Errorf("%w: %s is a classic group", ErrGroupNotFound, cl.name)
+	}
+	if !join {
+		return nil, ErrUnknownMemberID
+	}
+	c.replace(cl, cl.toConsumer())
+	return nil, errReplaced
 }
 
-// rebalanceTimeout is the largest rebalance timeout of the members.
-func (g *Group) rebalanceTimeout() time.Duration {
-	var d time.Duration
-	for _, m := range g.members {
-		d = max(d, m.rebalanceTimeout)
+// replace puts ng in old's place in its shard and drops old, so that
+// requests waiting for old's lock look the group up again and find ng.
+// old's lock is held (lock order group → Coordinator.mu); ng is not shared
+// yet. A shard being resigned keeps neither.
+func (c *Coordinator) replace(old, ng group) {
+	oc := old.core()
+	c.mu.Lock()
+	if oc.sh.groups[oc.name] == old {
+		oc.sh.groups[oc.name] = ng
 	}
-	return d
-}
-
-// supportsProtocols is Kafka's GroupMetadata.supportsProtocols: an Empty
-// group takes any non-empty protocol type and list; otherwise the type must
-// match and one protocol must be supported by every member.
-func (g *Group) supportsProtocols(protocolType string, protocols []Protocol) bool {
-	if g.state == Empty && len(g.members) == 0 {
-		return protocolType != "" && len(protocols) > 0
-	}
-	if protocolType != g.protocolType {
-		return false
-	}
-	for _, p := range protocols {
-		if g.supportedByAll(p.Name) {
-			return true
-		}
-	}
-	return false
-}
-
-func (g *Group) supportedByAll(name string) bool {
-	for _, m := range g.members {
-		if !slices.ContainsFunc(m.protocols, func(p Protocol) bool { return p.Name == name }) {
-			return false
-		}
-	}
-	return true
-}
-
-// selectProtocol picks the protocol for the next generation: among those
-// every member supports, the one most members list first (ties go to the
-// earliest in the first member's list).
-func (g *Group) selectProtocol() string {
-	ids := g.memberIDs()
-	if len(ids) == 0 {
-		return ""
-	}
-	votes := map[string]int{}
-	for _, id := range ids {
-		for _, p := range g.members[id].protocols {
-			if g.supportedByAll(p.Name) {
-				votes[p.Name]++
-				break
-			}
-		}
-	}
-	best, bestVotes := "", 0
-	for _, p := range g.members[ids[0]].protocols {
-		if v := votes[p.Name]; v > bestVotes {
-			best, bestVotes = p.Name, v
-		}
-	}
-	return best
-}
-
-// metadataFor returns a member's metadata for the group's protocol.
-func (m *member) metadataFor(protocol string) []byte {
-	return protocolMetadata(m.protocols, protocol)
-}
-
-// sameProtocols reports whether ps equals the member's protocols, names and
-// metadata, in order.
-func (m *member) sameProtocols(ps []Protocol) bool {
-	return slices.EqualFunc(m.protocols, ps, func(a, b Protocol) bool {
-		return a.Name == b.Name && bytes.Equal(a.Metadata, b.Metadata)
-	})
-}
-
-// drop answers every waiting request with err, stops the timers and marks
-// the group removed. Used when its partition is resigned.
-func (g *Group) drop(err error) {
-	for _, m := range g.members {
-		if m.join != nil {
-			m.join <- JoinResult{Err: err, Generation: -1}
-			m.join = nil
-		}
-		if m.sync != nil {
-			m.sync <- SyncResult{Err: err}
-			m.sync = nil
-		}
-		if m.timer != nil {
-			m.timer.Stop()
-			m.timer = nil
-		}
-	}
-	for id, t := range g.pending {
-		t.Stop()
-		delete(g.pending, id)
-	}
-	g.stopJoinTimer()
-	g.stopSyncTimer()
-	if g.consumer != nil {
-		g.consumer.stopTimers()
-	}
-	g.removed = true
-	g.state = Dead
-}
-
-func (g *Group) stopJoinTimer() {
-	g.joinSeq++
-	if g.joinTimer != nil {
-		g.joinTimer.Stop()
-		g.joinTimer = nil
-	}
-}
-
-func (g *Group) stopSyncTimer() {
-	if g.syncTimer != nil {
-		g.syncTimer.Stop()
-		g.syncTimer = nil
-	}
+	c.mu.Unlock()
+	old.drop(ErrCoordinatorNotAvailable)
 }

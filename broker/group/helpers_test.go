@@ -4,84 +4,22 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"sort"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/tier/local"
 	"github.com/strata-broker/strata/tier/record"
 	"github.com/strata-broker/strata/tier/segment"
 )
 
-// fakeClock is a manual clock: timers fire only inside Advance, on the
-// caller's goroutine, in deadline order.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-}
-
-type fakeTimer struct {
-	c       *fakeClock
-	at      time.Time
-	f       func()
-	stopped bool
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.UnixMilli(1_700_000_000_000)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{c: c, at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	return t
-}
-
-func (t *fakeTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := !t.stopped
-	t.stopped = true
-	return was
-}
-
-// Advance moves the clock by d, firing due timers one by one.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	target := c.now.Add(d)
-	c.mu.Unlock()
-	for range 100000 {
-		c.mu.Lock()
-		live := c.timers[:0]
-		for _, t := range c.timers {
-			if !t.stopped {
-				live = append(live, t)
-			}
-		}
-		c.timers = live
-		sort.SliceStable(c.timers, func(i, j int) bool { return c.timers[i].at.Before(c.timers[j].at) })
-		if len(c.timers) == 0 || c.timers[0].at.After(target) {
-			c.now = target
-			c.mu.Unlock()
-			return
-		}
-		t := c.timers[0]
-		t.stopped = true
-		if t.at.After(c.now) {
-			c.now = t.at
-		}
-		c.mu.Unlock()
-		t.f()
-	}
-	panic("fakeClock: timers keep firing")
+// advance lets d pass on the fake clock of the test's bubble
+// (testing/synctest) and returns once the timers due by then have run.
+func advance(d time.Duration) {
+	time.Sleep(d)
+	synctest.Wait()
 }
 
 // testLog is a local.Log behind the Log interface; fail makes appends
@@ -128,10 +66,10 @@ func (tl *testLog) setFail(v bool) {
 }
 
 // env is a coordinator with one __consumer_offsets partition on a real
-// log and a fake clock.
+// log. Tests run it in a synctest bubble, whose fake clock drives its
+// timers (advance); benchmarks run it on the real clock.
 type env struct {
 	t   testing.TB
-	clk *fakeClock
 	c   *Coordinator
 	log *testLog
 	dir string
@@ -141,16 +79,18 @@ type env struct {
 	setup func(*Coordinator) // when set, runs before the partition is elected
 }
 
+// testConfig is the broker's default group configuration with short
+// session bounds, no initial delay, small groups and short retention.
 func testConfig() Config {
-	return Config{
-		InitialRebalanceDelay:  0,
-		MinSessionTimeout:      time.Second,
-		MaxSessionTimeout:      time.Minute,
-		MaxSize:                100,
-		OffsetsRetention:       time.Hour,
-		RetentionCheckInterval: time.Minute,
-		MaxMetadataBytes:       64,
-	}
+	cfg := ConfigFrom(config.Default())
+	cfg.InitialRebalanceDelay = 0
+	cfg.MinSessionTimeout = time.Second
+	cfg.MaxSessionTimeout = time.Minute
+	cfg.MaxSize = 100
+	cfg.OffsetsRetention = time.Hour
+	cfg.RetentionCheckInterval = time.Minute
+	cfg.MaxMetadataBytes = 64
+	return cfg
 }
 
 func newEnv(t testing.TB, mod func(*Config)) *env {
@@ -159,7 +99,7 @@ func newEnv(t testing.TB, mod func(*Config)) *env {
 	if mod != nil {
 		mod(&cfg)
 	}
-	e := &env{t: t, clk: newFakeClock(), dir: t.TempDir(), cfg: cfg}
+	e := &env{t: t, dir: t.TempDir(), cfg: cfg}
 	e.log = openTestLog(t, e.dir)
 	e.start()
 	return e
@@ -169,7 +109,6 @@ func newEnv(t testing.TB, mod func(*Config)) *env {
 func (e *env) start() {
 	e.t.Helper()
 	e.c = New(e.cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	e.c.clk = e.clk
 	e.c.SetPartitionCount(1)
 	if e.setup != nil {
 		e.setup(e.c)

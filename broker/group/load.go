@@ -31,7 +31,7 @@ const loadRetry = time.Second
 type loaded struct {
 	offsets  map[string]map[TopicPartition]Offset
 	groups   map[string]*kmsg.GroupMetadataValue
-	consumer map[string]*consumerRecords // KIP-848 groups (records848.go)
+	consumer map[string]*consumerRecords // KIP-848 groups (consumer_records.go)
 	records  int
 }
 
@@ -181,12 +181,12 @@ func (st *loaded) apply(key, value []byte) {
 // publish installs a loaded partition's groups, unless the shard was
 // resigned meanwhile, and starts the restored members' sessions.
 func (c *Coordinator) publish(sh *shard, st *loaded, took time.Duration) {
-	groups := map[string]*Group{}
+	groups := map[string]group{}
 	for name, v := range st.groups {
 		if v == nil {
 			continue
 		}
-		g := newGroup(c, sh, name)
+		g := newClassicGroup(c, sh, name)
 		g.restore(v)
 		groups[name] = g
 	}
@@ -194,12 +194,12 @@ func (c *Coordinator) publish(sh *shard, st *loaded, took time.Duration) {
 		if cr == nil || cr.epoch == nil || st.groups[name] != nil && len(st.groups[name].Members) > 0 {
 			continue
 		}
-		g := newGroup(c, sh, name)
-		if err := g.restoreConsumer(cr); err != nil {
+		cg, err := restoreConsumerGroup(c, sh, name, cr)
+		if err != nil {
 			c.log.Warn("skip consumer group record", "group", name, "err", err)
 			continue
 		}
-		groups[name] = g
+		groups[name] = cg
 	}
 	nOffsets := 0
 	for name, offs := range st.offsets {
@@ -208,13 +208,13 @@ func (c *Coordinator) publish(sh *shard, st *loaded, took time.Duration) {
 		}
 		g := groups[name]
 		if g == nil {
-			g = newGroup(c, sh, name)
+			g = newClassicGroup(c, sh, name) // a group that only stores offsets
 			groups[name] = g
 		}
-		g.offsets = offs
+		g.core().offsets = offs
 		nOffsets += len(offs)
 	}
-	list := make([]*Group, 0, len(groups))
+	list := make([]group, 0, len(groups))
 	for _, g := range groups {
 		list = append(list, g)
 	}
@@ -227,21 +227,12 @@ func (c *Coordinator) publish(sh *shard, st *loaded, took time.Duration) {
 	sh.loaded = true
 	c.mu.Unlock()
 	for _, g := range list {
-		g.mu.Lock()
-		if !g.removed {
-			for _, m := range g.members {
-				g.touch(m)
-			}
-			if cg := g.consumer; cg != nil {
-				for _, m := range cg.members {
-					g.touchConsumer(m)
-					if m.state == memberUnrevoked {
-						g.armRevokeTimer(cg, m)
-					}
-				}
-			}
+		gc := g.core()
+		gc.mu.Lock()
+		if !gc.removed {
+			g.startSessions()
 		}
-		g.mu.Unlock()
+		gc.mu.Unlock()
 	}
 	lvl := slog.LevelDebug
 	if st.records > 0 {

@@ -2,12 +2,9 @@ package group
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/tier/record"
 )
@@ -25,26 +22,6 @@ type CommitRequest struct {
 	MemberEpochs bool
 }
 
-// checkConsumerCommit validates a commit to a KIP-848 group: admin commits
-// (generation < 0) only while it has no members, otherwise the member and
-// its current epoch.
-func (g *Group) checkConsumerCommit(req *CommitRequest) error {
-	cg := g.consumer
-	if req.Generation < 0 && len(cg.members) == 0 {
-		return nil
-	}
-	m := cg.members[req.MemberID]
-	switch {
-	case m == nil:
-		return ErrUnknownMemberID
-	case !req.MemberEpochs:
-		return ErrUnsupportedVersion
-	case req.Generation != m.epoch:
-		return fmt.Errorf("%w: epoch %d, the member is at %d", ErrStaleMemberEpoch, req.Generation, m.epoch)
-	}
-	return nil
-}
-
 // CommitOffset is one partition's offset to commit.
 type CommitOffset struct {
 	TopicPartition
@@ -55,30 +32,15 @@ type CommitOffset struct {
 // returns one error per offset (nil: committed).
 func (c *Coordinator) CommitOffsets(req CommitRequest) []error {
 	errs := make([]error, len(req.Offsets))
-	err := c.withGroup(req.Group, req.Generation < 0, func(g *Group) error {
-		if g.consumer != nil {
-			if err := g.checkConsumerCommit(&req); err != nil {
-				return err
-			}
-			g.commit(req.Offsets, errs)
-			return nil
+	create := createNone
+	if req.Generation < 0 {
+		create = createClassic // a simple commit: a group that only stores offsets
+	}
+	err := c.withGroup(req.Group, create, func(g group) error {
+		if err := g.validateOffsetCommit(req.MemberID, req.InstanceID, req.Generation, req.MemberEpochs); err != nil {
+			return err
 		}
-		if g.fenced(req.InstanceID, req.MemberID) {
-			return ErrFencedInstanceID
-		}
-		if req.Generation >= 0 || g.state != Empty {
-			m := g.members[req.MemberID]
-			switch {
-			case m == nil:
-				return ErrUnknownMemberID
-			case req.Generation != g.generation:
-				return ErrIllegalGeneration
-			case g.state == CompletingRebalance:
-				return ErrRebalanceInProgress
-			}
-			g.touch(m)
-		}
-		g.commit(req.Offsets, errs)
+		g.core().commit(req.Offsets, errs)
 		return nil
 	})
 	if errors.Is(err, ErrGroupNotFound) {
@@ -94,27 +56,27 @@ func (c *Coordinator) CommitOffsets(req CommitRequest) []error {
 
 // commit writes the offsets whose metadata fits, then applies them.
 // Offsets without a commit timestamp get the current time.
-func (g *Group) commit(offsets []CommitOffset, errs []error) {
+func (gc *groupCore) commit(offsets []CommitOffset, errs []error) {
 	sc := commitBufs.Get().(*commitBuf)
 	defer sc.put()
 	recs := slices.Grow(sc.recs[:0], len(offsets))
-	now := g.c.clk.Now()
+	now := time.Now()
 	size := 0
 	for i := range offsets {
 		if offsets[i].CommitTimestamp <= 0 {
 			offsets[i].CommitTimestamp = now.UnixMilli()
 		}
-		if len(offsets[i].Metadata) > g.c.cfg.MaxMetadataBytes {
+		if len(offsets[i].Metadata) > gc.c.cfg.MaxMetadataBytes {
 			errs[i] = ErrMetadataTooLarge
 			continue
 		}
-		size += offsetRecordSize(g.name, offsets[i].TopicPartition, &offsets[i].Offset)
+		size += offsetRecordSize(gc.name, offsets[i].TopicPartition, &offsets[i].Offset)
 	}
 	buf := slices.Grow(sc.buf[:0], size) // every key and value, in one buffer
 	for i := range offsets {
 		if errs[i] == nil {
 			var r record.Record
-			buf, r = offsetRecord(buf, g.name, offsets[i].TopicPartition, &offsets[i].Offset)
+			buf, r = offsetRecord(buf, gc.name, offsets[i].TopicPartition, &offsets[i].Offset)
 			recs = append(recs, r)
 		}
 	}
@@ -122,7 +84,7 @@ func (g *Group) commit(offsets []CommitOffset, errs []error) {
 	if len(recs) == 0 {
 		return
 	}
-	if err := g.sh.append(recs, now); err != nil {
+	if err := gc.sh.append(recs, now); err != nil {
 		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = err
@@ -132,7 +94,7 @@ func (g *Group) commit(offsets []CommitOffset, errs []error) {
 	}
 	for i := range offsets {
 		if errs[i] == nil {
-			g.offsets[offsets[i].TopicPartition] = offsets[i].Offset
+			gc.offsets[offsets[i].TopicPartition] = offsets[i].Offset
 		}
 	}
 }
@@ -163,34 +125,29 @@ func (b *commitBuf) put() {
 // FetchOffsets returns the group's committed offsets of tps, or of every
 // partition when tps is nil. Partitions without a commit are left out; an
 // unknown group has none.
-func (c *Coordinator) FetchOffsets(group string, tps []TopicPartition) (map[TopicPartition]Offset, error) {
-	return c.FetchOffsetsAs(group, "", -1, tps)
+func (c *Coordinator) FetchOffsets(groupID string, tps []TopicPartition) (map[TopicPartition]Offset, error) {
+	return c.FetchOffsetsAs(groupID, "", -1, tps)
 }
 
 // FetchOffsetsAs is FetchOffsets by a member of a KIP-848 group
 // (OffsetFetch v9+): with memberEpoch ≥ 0 the member and its epoch are
 // checked (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH). Classic groups do not
 // check.
-func (c *Coordinator) FetchOffsetsAs(group, memberID string, memberEpoch int32, tps []TopicPartition) (map[TopicPartition]Offset, error) {
+func (c *Coordinator) FetchOffsetsAs(groupID, memberID string, memberEpoch int32, tps []TopicPartition) (map[TopicPartition]Offset, error) {
 	out := map[TopicPartition]Offset{}
-	err := c.withGroup(group, false, func(g *Group) error {
-		if cg := g.consumer; cg != nil && memberEpoch >= 0 {
-			m := cg.members[memberID]
-			if m == nil {
-				return ErrUnknownMemberID
-			}
-			if m.epoch != memberEpoch {
-				return fmt.Errorf("%w: epoch %d, the member is at %d", ErrStaleMemberEpoch, memberEpoch, m.epoch)
-			}
+	err := c.withGroup(groupID, createNone, func(g group) error {
+		if err := g.validateOffsetFetch(memberID, memberEpoch); err != nil {
+			return err
 		}
+		offsets := g.core().offsets
 		if tps == nil {
-			for tp, o := range g.offsets {
+			for tp, o := range offsets {
 				out[tp] = o
 			}
 			return nil
 		}
 		for _, tp := range tps {
-			if o, ok := g.offsets[tp]; ok {
+			if o, ok := offsets[tp]; ok {
 				out[tp] = o
 			}
 		}
@@ -205,18 +162,15 @@ func (c *Coordinator) FetchOffsetsAs(group, memberID string, memberEpoch int32, 
 // DeleteOffsets deletes committed offsets (OffsetDelete): one error per
 // partition, and the second result for the whole group. Offsets of topics
 // an active consumer group subscribes to are kept (ErrSubscribedToTopic).
-func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) ([]error, error) {
+func (c *Coordinator) DeleteOffsets(groupID string, tps []TopicPartition) ([]error, error) {
 	errs := make([]error, len(tps))
-	err := c.withGroup(group, false, func(g *Group) error {
+	err := c.withGroup(groupID, createNone, func(g group) error {
+		if err := g.validateOffsetDelete(); err != nil {
+			return err
+		}
 		var subs map[string]bool
-		switch {
-		case g.empty():
-		case g.consumer != nil:
-			subs = g.consumerTopics()
-		case g.protocolType == "consumer":
+		if !g.isEmpty() {
 			subs = g.subscribedTopics()
-		default:
-			return ErrNonEmptyGroup
 		}
 		var del []TopicPartition
 		for i, tp := range tps {
@@ -226,114 +180,71 @@ func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) ([]error
 			}
 			del = append(del, tp)
 		}
-		return g.removeOffsets(del, false)
+		return removeOffsets(g, del, false)
 	})
 	return errs, err
 }
 
-// subscribedTopics parses the consumer-protocol subscriptions of the
-// members; nil when a subscription cannot be parsed (then no topic counts
-// as subscribed, as in Kafka).
-func (g *Group) subscribedTopics() map[string]bool {
-	out := map[string]bool{}
-	for _, m := range g.members {
-		var s kmsg.ConsumerMemberMetadata
-		if err := s.ReadFrom(m.metadataFor(g.protocol)); err != nil {
-			return nil
-		}
-		for _, t := range s.Topics {
-			out[t] = true
-		}
-	}
-	return out
-}
-
-// consumerTopics are the topics the members of a KIP-848 group subscribe
-// to, by name or regex.
-func (g *Group) consumerTopics() map[string]bool {
-	topics := g.c.topicsByName()
-	out := map[string]bool{}
-	for _, m := range g.consumer.members {
-		for _, name := range m.topics {
-			out[name] = true
-		}
-		for _, t := range m.resolve(topics) {
-			out[t.Name] = true
-		}
-	}
-	return out
-}
-
-// removeOffsets writes tombstones for the given offsets and drops them. An
-// Empty group left without offsets and without members about to join with
-// a handed-out member id (or every group when dead is set) turns
-// Dead: its metadata gets a tombstone too (if it ever had a generation)
-// and it leaves memory. Nothing changes if the write fails.
-func (g *Group) removeOffsets(tps []TopicPartition, dead bool) error {
+// removeOffsets writes tombstones for the given offsets and drops them. A
+// group left empty and without offsets (or any group when dead is set) is
+// removed: its metadata records get tombstones too and it leaves memory.
+// Nothing changes if the write fails.
+func removeOffsets(g group, tps []TopicPartition, dead bool) error {
+	gc := g.core()
 	var recs []record.Record
 	var buf []byte
 	gone := map[TopicPartition]bool{}
 	for _, tp := range tps {
-		if _, ok := g.offsets[tp]; ok && !gone[tp] {
+		if _, ok := gc.offsets[tp]; ok && !gone[tp] {
 			gone[tp] = true
 			var r record.Record
-			buf, r = offsetRecord(buf, g.name, tp, nil)
+			buf, r = offsetRecord(buf, gc.name, tp, nil)
 			recs = append(recs, r)
 		}
 	}
-	dead = dead || g.empty() && len(g.offsets) == len(gone)
-	if dead && g.generation > 0 {
-		recs = append(recs, groupRecord(g.name, nil))
-	}
-	if dead && g.consumer != nil {
-		recs = append(recs, g.consumer.tombstones()...)
+	dead = dead || g.isEmpty() && len(gc.offsets) == len(gone)
+	if dead {
+		recs = append(recs, g.tombstones()...)
 	}
 	if len(recs) > 0 {
-		if err := g.sh.append(recs, g.c.clk.Now()); err != nil {
+		if err := gc.sh.append(recs, time.Now()); err != nil {
 			return err
 		}
 	}
 	for tp := range gone {
-		delete(g.offsets, tp)
+		delete(gc.offsets, tp)
 	}
 	if dead {
 		g.drop(ErrCoordinatorNotAvailable)
-		g.c.forget(g)
+		gc.c.forget(g)
 	}
 	return nil
 }
 
 // expiredOffsets are the offsets offsets.retention.minutes has expired
-// (Kafka's removeExpiredOffsets): in an Empty group, counted from when it
-// became empty; in a Stable consumer group, those of topics no member
-// subscribes to, counted from their commit; in an offsets-only group,
-// counted from their commit. A commit with an explicit expire timestamp
-// (OffsetCommit v2-v4) expires then.
-func (g *Group) expiredOffsets(now time.Time, retention time.Duration) []TopicPartition {
-	var subs map[string]bool
-	fromEmpty := false
-	switch {
-	case g.protocolType != "" && g.empty():
-		fromEmpty = true
-	case g.consumer != nil:
-		subs = g.consumerTopics()
-	case g.protocolType == "consumer" && g.state == Stable:
-		if subs = g.subscribedTopics(); subs == nil {
-			return nil
-		}
-	case g.protocolType == "":
-	default:
+// (Kafka's removeExpiredOffsets), as the group's offsetExpiration says:
+// counted from when it became empty, or from their commit (offsets of
+// topics it subscribes to stay). A commit with an explicit expire
+// timestamp (OffsetCommit v2-v4) expires then.
+func expiredOffsets(g group, now time.Time, retention time.Duration) []TopicPartition {
+	sinceEmpty, ok := g.offsetExpiration()
+	if !ok {
 		return nil
 	}
+	var subs map[string]bool
+	if !sinceEmpty {
+		subs = g.subscribedTopics()
+	}
+	gc := g.core()
 	nowMs, ret := now.UnixMilli(), retention.Milliseconds()
 	var out []TopicPartition
-	for tp, o := range g.offsets {
+	for tp, o := range gc.offsets {
 		if subs[tp.Topic] {
 			continue
 		}
 		base := o.CommitTimestamp
-		if fromEmpty {
-			base = g.stateTime.UnixMilli()
+		if sinceEmpty {
+			base = gc.stateTime.UnixMilli()
 		}
 		if o.ExpireTimestamp >= 0 && nowMs >= o.ExpireTimestamp || o.ExpireTimestamp < 0 && nowMs-base >= ret {
 			out = append(out, tp)
@@ -347,21 +258,22 @@ func (g *Group) expiredOffsets(now time.Time, retention time.Duration) []TopicPa
 // how many offsets were removed.
 func (c *Coordinator) ExpireOffsets() int {
 	groups, _ := c.allGroups()
-	now := c.clk.Now()
+	now := time.Now()
 	n := 0
 	for _, g := range groups {
-		g.mu.Lock()
-		if !g.removed {
-			tps := g.expiredOffsets(now, c.cfg.OffsetsRetention)
-			if len(tps) > 0 || g.empty() && len(g.offsets) == 0 {
-				if err := g.removeOffsets(tps, false); err != nil {
-					c.log.Warn("expire offsets", "group", g.name, "err", err)
+		gc := g.core()
+		gc.mu.Lock()
+		if !gc.removed {
+			tps := expiredOffsets(g, now, c.cfg.OffsetsRetention)
+			if len(tps) > 0 || g.isEmpty() && len(gc.offsets) == 0 {
+				if err := removeOffsets(g, tps, false); err != nil {
+					c.log.Warn("expire offsets", "group", gc.name, "err", err)
 				} else {
 					n += len(tps)
 				}
 			}
 		}
-		g.mu.Unlock()
+		gc.mu.Unlock()
 	}
 	return n
 }

@@ -151,7 +151,7 @@ func groupRecord(group string, v *kmsg.GroupMetadataValue) record.Record {
 
 // storeGroup writes the group's metadata with the given assignment (nil
 // for an Empty group), as Kafka's GroupMetadataManager.storeGroup.
-func (g *Group) storeGroup(assign map[string][]byte) error {
+func (g *classicGroup) storeGroup(assign map[string][]byte) error {
 	v := kmsg.NewGroupMetadataValue()
 	v.Version = groupValueVersion
 	v.ProtocolType = g.protocolType
@@ -181,13 +181,13 @@ func (g *Group) storeGroup(assign map[string][]byte) error {
 		}
 		v.Members = append(v.Members, mv)
 	}
-	return g.sh.append([]record.Record{groupRecord(g.name, &v)}, g.c.clk.Now())
+	return g.sh.append([]record.Record{groupRecord(g.name, &v)}, time.Now())
 }
 
 // restore rebuilds a group from its last metadata record: with members it
 // is Stable at the stored generation (their sessions restart now),
 // without it is Empty.
-func (g *Group) restore(v *kmsg.GroupMetadataValue) {
+func (g *classicGroup) restore(v *kmsg.GroupMetadataValue) {
 	g.protocolType = v.ProtocolType
 	g.generation = v.Generation
 	if v.Protocol != nil {
@@ -200,7 +200,7 @@ func (g *Group) restore(v *kmsg.GroupMetadataValue) {
 		g.stateTime = time.UnixMilli(v.CurrentStateTimestamp)
 	}
 	for _, mv := range v.Members {
-		m := &member{
+		m := &classicMember{
 			id:               mv.MemberID,
 			instanceID:       mv.InstanceID,
 			clientID:         mv.ClientID,

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -42,9 +43,11 @@ func wantCode(t *testing.T, what string, got int16, want *kerr.Error) {
 }
 
 // TestGroupBadInput checks Kafka's error codes for malformed or stale
-// group requests, with raw requests.
+// group requests, with raw requests (offset.metadata.max.bytes at 64).
 func TestGroupBadInput(t *testing.T) {
-	b := harness.Start(t, groupOverrides)
+	overrides := maps.Clone(groupOverrides)
+	overrides["offset.metadata.max.bytes"] = "64"
+	b := harness.Start(t, overrides)
 	adm := b.Admin()
 	harness.CreateTopic(t, adm, "bad", 2, nil)
 	cl := b.Client()
@@ -113,7 +116,8 @@ func TestGroupBadInput(t *testing.T) {
 	wantCode(t, "commit from an unknown member", commit("bad-group", "stranger", 1, "bad", ""), kerr.UnknownMemberID)
 	wantCode(t, "commit with a wrong generation", commit("bad-group", id, 2, "bad", ""), kerr.IllegalGeneration)
 	wantCode(t, "commit of an unknown topic", commit("bad-group", id, 1, "no-such-topic", ""), kerr.UnknownTopicOrPartition)
-	wantCode(t, "commit with oversized metadata", commit("bad-group", id, 1, "bad", strings.Repeat("m", 5000)), kerr.OffsetMetadataTooLarge)
+	wantCode(t, "commit with metadata over offset.metadata.max.bytes", commit("bad-group", id, 1, "bad", strings.Repeat("m", 65)), kerr.OffsetMetadataTooLarge)
+	wantCode(t, "commit with metadata at offset.metadata.max.bytes", commit("bad-group", id, 1, "bad", strings.Repeat("m", 64)), nil)
 	wantCode(t, "simple commit to an active group", commit("bad-group", "", -1, "bad", ""), kerr.UnknownMemberID)
 	wantCode(t, "member commit", commit("bad-group", id, 1, "bad", "ok"), nil)
 

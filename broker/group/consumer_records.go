@@ -150,15 +150,11 @@ func (cg *consumerGroup) encodeRecords(group string) map[string][]byte {
 	return out
 }
 
-// persistConsumer writes the records of the group's KIP-848 state that
+// persist writes the records of the group's KIP-848 state that
 // changed since the last successful write (tombstones for removed
 // members), in one batch. A failed write is retried by the next call.
-func (g *Group) persistConsumer() error {
-	cg := g.consumer
-	if cg == nil {
-		return nil
-	}
-	want := cg.encodeRecords(g.name)
+func (cg *consumerGroup) persist() error {
+	want := cg.encodeRecords(cg.name)
 	var recs []record.Record
 	for _, k := range slices.Sorted(maps.Keys(want)) {
 		if old, ok := cg.written[k]; !ok || !bytes.Equal(old, want[k]) {
@@ -173,15 +169,15 @@ func (g *Group) persistConsumer() error {
 	if len(recs) == 0 {
 		return nil
 	}
-	if err := g.sh.append(recs, g.c.clk.Now()); err != nil {
+	if err := cg.sh.append(recs, time.Now()); err != nil {
 		return err
 	}
 	cg.written = want
 	return nil
 }
 
-// tombstones delete every KIP-848 record written for the group.
-func (cg *consumerGroup) tombstones() []record.Record {
+// recordTombstones delete every KIP-848 record written for the group.
+func (cg *consumerGroup) recordTombstones() []record.Record {
 	var recs []record.Record
 	for _, k := range slices.Sorted(maps.Keys(cg.written)) {
 		recs = append(recs, record.Record{Key: []byte(k)})
@@ -234,22 +230,16 @@ func valueReader(v []byte) (*kbin.Reader, bool) {
 	return &kbin.Reader{Src: v[2:]}, true
 }
 
-// restoreConsumer rebuilds a KIP-848 group from its records: members keep
+// restoreConsumerGroup rebuilds a KIP-848 group from its records: members keep
 // their ids, epochs and assignments (their sessions restart when the
 // partition is published), so they go on heartbeating after a restart.
-func (g *Group) restoreConsumer(cr *consumerRecords) error {
+func restoreConsumerGroup(c *Coordinator, sh *shard, name string, cr *consumerRecords) (*consumerGroup, error) {
 	r, ok := valueReader(cr.epoch)
 	if !ok {
-		return fmt.Errorf("group: %s: no consumer group metadata record", g.name)
+		return nil, fmt.Errorf("group: %s: no consumer group metadata record", name)
 	}
-	cg := &consumerGroup{
-		epoch:    r.Int32(),
-		assignor: AssignorUniform,
-		members:  map[string]*cmember{},
-		static:   map[string]string{},
-		target:   map[string]Assignment{},
-		owners:   map[idPartition]string{},
-	}
+	cg := newConsumerGroup(c, sh, name)
+	cg.epoch = r.Int32()
 	if r, ok := valueReader(cr.targetEpoch); ok {
 		cg.targetEpoch = r.Int32()
 	}
@@ -259,7 +249,7 @@ func (g *Group) restoreConsumer(cr *consumerRecords) error {
 		if !ok {
 			continue
 		}
-		m := &cmember{id: id, assigned: Assignment{}, revoking: Assignment{}}
+		m := &consumerMember{id: id, assigned: Assignment{}, revoking: Assignment{}}
 		m.instanceID = r.CompactNullableString()
 		m.rackID = r.CompactNullableString()
 		m.clientID = r.CompactString()
@@ -307,25 +297,23 @@ func (g *Group) restoreConsumer(cr *consumerRecords) error {
 		cg.assignor = AssignorRange
 	}
 	for _, m := range cg.members {
-		g.own(cg, m)
+		cg.own(m)
 	}
-	topics := g.c.topicsByName()
+	topics := c.topicsByName()
 	cg.topicsSeen = cg.fingerprint(topics)
 	cg.topicNames = map[[16]byte]string{}
 	for _, t := range topics {
 		cg.topicNames[t.ID] = t.Name
 	}
-	cg.written = cg.encodeRecords(g.name)
-	g.consumer = cg
-	g.protocolType, g.protocol, g.leader = "consumer", "", ""
-	return nil
+	cg.written = cg.encodeRecords(name)
+	return cg, nil
 }
 
 // persistQuietly writes the KIP-848 state from a timer, where no request
 // can carry the error; the next heartbeat's write retries.
-func (g *Group) persistQuietly() {
-	if err := g.persistConsumer(); err != nil {
-		g.c.log.Warn("write consumer group records", "group", g.name, "err", err)
+func (cg *consumerGroup) persistQuietly() {
+	if err := cg.persist(); err != nil {
+		cg.c.log.Warn("write consumer group records", "group", cg.name, "err", err)
 	}
 }
 

@@ -3,7 +3,7 @@ package group
 import "time"
 
 // maybePrepareRebalance starts a rebalance unless one is already preparing.
-func (g *Group) maybePrepareRebalance() {
+func (g *classicGroup) maybePrepareRebalance() {
 	switch g.state {
 	case Empty, Stable, CompletingRebalance:
 		g.prepareRebalance()
@@ -20,7 +20,7 @@ func (g *Group) maybePrepareRebalance() {
 // first JoinGroup) and every announced member has joined. Kafka re-arms
 // whole delay windows instead, and does not wait for members it handed an
 // id to, so it ends a little later or misses members a round trip away.
-func (g *Group) prepareRebalance() {
+func (g *classicGroup) prepareRebalance() {
 	if g.state == CompletingRebalance {
 		g.failSyncs(ErrRebalanceInProgress)
 	}
@@ -37,7 +37,7 @@ func (g *Group) prepareRebalance() {
 			return
 		}
 		g.initialDelay = true
-		g.lastArrival = g.c.clk.Now()
+		g.lastArrival = time.Now()
 		g.delayDeadline = g.lastArrival.Add(g.rebalanceTimeout())
 		g.armJoinTimer(min(delay, g.rebalanceTimeout()))
 		return
@@ -48,7 +48,7 @@ func (g *Group) prepareRebalance() {
 }
 
 // failSyncs clears the assignments and answers waiting SyncGroups with err.
-func (g *Group) failSyncs(err error) {
+func (g *classicGroup) failSyncs(err error) {
 	for _, m := range g.members {
 		m.assignment = nil
 		if m.sync != nil {
@@ -59,16 +59,16 @@ func (g *Group) failSyncs(err error) {
 }
 
 // armJoinTimer ends the join phase after d unless it ends earlier.
-func (g *Group) armJoinTimer(d time.Duration) {
+func (g *classicGroup) armJoinTimer(d time.Duration) {
 	g.joinSeq++
 	seq := g.joinSeq
 	if g.joinTimer != nil {
 		g.joinTimer.Stop()
 	}
-	g.joinTimer = g.c.clk.AfterFunc(d, func() { g.joinTimerFired(seq) })
+	g.joinTimer = time.AfterFunc(d, func() { g.joinTimerFired(seq) })
 }
 
-func (g *Group) joinTimerFired(seq uint64) {
+func (g *classicGroup) joinTimerFired(seq uint64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.removed || seq != g.joinSeq || g.state != PreparingRebalance {
@@ -78,7 +78,7 @@ func (g *Group) joinTimerFired(seq uint64) {
 	if g.initialDelay && len(g.pending) > 0 {
 		// Members given an id are a round trip away: wait for them (their
 		// join or expiry ends the delay), within the rebalance timeout.
-		if left := g.delayDeadline.Sub(g.c.clk.Now()); left > 0 {
+		if left := time.Until(g.delayDeadline); left > 0 {
 			g.armJoinTimer(left)
 			return
 		}
@@ -89,11 +89,11 @@ func (g *Group) joinTimerFired(seq uint64) {
 // announced notes a new member's first JoinGroup during the initial delay
 // of a new group (one that never had a generation): the delay restarts,
 // within the rebalance timeout.
-func (g *Group) announced() {
+func (g *classicGroup) announced() {
 	if !g.initialDelay || g.state != PreparingRebalance || g.generation != 0 {
 		return
 	}
-	now := g.c.clk.Now()
+	now := time.Now()
 	g.lastArrival = now
 	if d := min(g.c.cfg.InitialRebalanceDelay, g.delayDeadline.Sub(now)); d > 0 {
 		g.armJoinTimer(d)
@@ -103,11 +103,11 @@ func (g *Group) announced() {
 // maybeEndInitialDelay ends the initial delay once a whole delay passed
 // since the last member announced itself and every announced member has
 // joined.
-func (g *Group) maybeEndInitialDelay() {
+func (g *classicGroup) maybeEndInitialDelay() {
 	if !g.initialDelay || g.state != PreparingRebalance || len(g.pending) > 0 || g.awaitingJoin() != len(g.members) {
 		return
 	}
-	if g.c.clk.Now().Sub(g.lastArrival) >= g.c.cfg.InitialRebalanceDelay {
+	if time.Since(g.lastArrival) >= g.c.cfg.InitialRebalanceDelay {
 		g.completeJoin()
 	}
 }
@@ -116,7 +116,7 @@ func (g *Group) maybeEndInitialDelay() {
 // rejoined and no handed-out member id is still to come back (in the
 // initial delay, also only once a whole delay passed since the last member
 // announced itself).
-func (g *Group) maybeCompleteJoin() {
+func (g *classicGroup) maybeCompleteJoin() {
 	if g.initialDelay {
 		g.maybeEndInitialDelay()
 		return
@@ -133,7 +133,7 @@ func (g *Group) maybeCompleteJoin() {
 // members that did not rejoin are removed (static ones stay until their
 // session expires), the generation advances and every joined member gets
 // its JoinGroup answer, the leader with all members' metadata.
-func (g *Group) completeJoin() {
+func (g *classicGroup) completeJoin() {
 	g.stopJoinTimer()
 	g.initialDelay = false
 	for _, id := range g.memberIDs() {
@@ -169,12 +169,12 @@ func (g *Group) completeJoin() {
 	}
 	g.c.log.Info("group joined", "group", g.name, "generation", g.generation, "protocol", g.protocol, "leader", g.leader, "members", len(g.members))
 	gen := g.generation
-	g.syncTimer = g.c.clk.AfterFunc(g.rebalanceTimeout(), func() { g.syncExpired(gen) })
+	g.syncTimer = time.AfterFunc(g.rebalanceTimeout(), func() { g.syncExpired(gen) })
 }
 
 // electJoinedLeader keeps the leader if it rejoined, else picks a member
 // that did; false if none did.
-func (g *Group) electJoinedLeader() bool {
+func (g *classicGroup) electJoinedLeader() bool {
 	if l := g.members[g.leader]; l != nil && l.join != nil {
 		return true
 	}
@@ -189,7 +189,7 @@ func (g *Group) electJoinedLeader() bool {
 
 // syncExpired removes the members of generation gen that never sent
 // SyncGroup within the rebalance timeout, and rebalances without them.
-func (g *Group) syncExpired(gen int32) {
+func (g *classicGroup) syncExpired(gen int32) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.removed || gen != g.generation || len(g.pendingSync) == 0 {

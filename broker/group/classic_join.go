@@ -82,9 +82,17 @@ func (c *Coordinator) startJoin(req JoinRequest) (JoinResult, <-chan JoinResult)
 	if req.SessionTimeout < c.cfg.MinSessionTimeout || req.SessionTimeout > c.cfg.MaxSessionTimeout {
 		return fail(ErrInvalidSessionTimeout)
 	}
+	create := createNone
+	if req.MemberID == "" {
+		create = createClassic
+	}
 	var res JoinResult
 	var wait chan JoinResult
-	err := c.withGroup(req.Group, req.MemberID == "", func(g *Group) error {
+	err := c.withGroup(req.Group, create, func(gr group) error {
+		g, err := c.classicForJoin(gr)
+		if err != nil {
+			return err
+		}
 		res, wait = g.join(&req)
 		if g.state == PreparingRebalance {
 			g.maybeCompleteJoin()
@@ -105,20 +113,9 @@ func (c *Coordinator) startJoin(req JoinRequest) (JoinResult, <-chan JoinResult)
 
 // join is Kafka's handleJoinGroup body, with the group locked. It returns a
 // result, or a channel when the member now waits for the join phase.
-func (g *Group) join(req *JoinRequest) (JoinResult, chan JoinResult) {
+func (g *classicGroup) join(req *JoinRequest) (JoinResult, chan JoinResult) {
 	fail := func(err error) (JoinResult, chan JoinResult) {
 		return JoinResult{Err: err, Generation: -1}, nil
-	}
-	if g.consumer != nil {
-		if len(g.consumer.members) > 0 {
-			return fail(ErrInconsistentProtocol) // a KIP-848 group with members
-		}
-		if recs := g.consumer.tombstones(); len(recs) > 0 {
-			if err := g.sh.append(recs, g.c.clk.Now()); err != nil {
-				return fail(err)
-			}
-		}
-		g.consumer = nil // an empty consumer group turns classic
 	}
 	if !g.acceptJoining(req.MemberID) {
 		if m := g.members[req.MemberID]; m != nil {
@@ -137,7 +134,7 @@ func (g *Group) join(req *JoinRequest) (JoinResult, chan JoinResult) {
 
 // acceptJoining is Kafka's acceptJoiningMember: group.max.size bounds the
 // members awaiting join while preparing a rebalance, else the group size.
-func (g *Group) acceptJoining(id string) bool {
+func (g *classicGroup) acceptJoining(id string) bool {
 	m := g.members[id]
 	switch g.state {
 	case Empty, Dead:
@@ -149,7 +146,7 @@ func (g *Group) acceptJoining(id string) bool {
 	}
 }
 
-func (g *Group) awaitingJoin() int {
+func (g *classicGroup) awaitingJoin() int {
 	n := 0
 	for _, m := range g.members {
 		if m.join != nil {
@@ -160,7 +157,7 @@ func (g *Group) awaitingJoin() int {
 }
 
 // joinNew handles a member without a member id.
-func (g *Group) joinNew(req *JoinRequest) (JoinResult, chan JoinResult) {
+func (g *classicGroup) joinNew(req *JoinRequest) (JoinResult, chan JoinResult) {
 	id := newMemberID(req.ClientID, req.InstanceID)
 	if req.InstanceID != nil {
 		if old, ok := g.static[*req.InstanceID]; ok && g.members[old] != nil {
@@ -172,7 +169,7 @@ func (g *Group) joinNew(req *JoinRequest) (JoinResult, chan JoinResult) {
 	g.announced()
 	if req.RequireKnownMemberID {
 		pid := id
-		g.pending[pid] = g.c.clk.AfterFunc(req.SessionTimeout, func() { g.pendingExpired(pid) })
+		g.pending[pid] = time.AfterFunc(req.SessionTimeout, func() { g.pendingExpired(pid) })
 		return JoinResult{Err: ErrMemberIDRequired, MemberID: id, Generation: -1}, nil
 	}
 	return JoinResult{}, g.addMember(id, req)
@@ -180,7 +177,7 @@ func (g *Group) joinNew(req *JoinRequest) (JoinResult, chan JoinResult) {
 
 // pendingExpired forgets a member id handed out with MEMBER_ID_REQUIRED
 // whose member never came back.
-func (g *Group) pendingExpired(id string) {
+func (g *classicGroup) pendingExpired(id string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.removed {
@@ -196,7 +193,7 @@ func (g *Group) pendingExpired(id string) {
 }
 
 // joinKnown handles a member that sent its member id.
-func (g *Group) joinKnown(req *JoinRequest) (JoinResult, chan JoinResult) {
+func (g *classicGroup) joinKnown(req *JoinRequest) (JoinResult, chan JoinResult) {
 	fail := func(err error) (JoinResult, chan JoinResult) {
 		return JoinResult{Err: err, MemberID: req.MemberID, Generation: -1}, nil
 	}
@@ -245,7 +242,7 @@ func (g *Group) joinKnown(req *JoinRequest) (JoinResult, chan JoinResult) {
 // (a restart): the new member id takes over the old member's place and
 // assignment. In a Stable group nothing is rebalanced (KIP-345) unless
 // keepsAssignment says the rejoin changes what the leader would assign.
-func (g *Group) replaceStatic(old *member, id string, req *JoinRequest) (JoinResult, chan JoinResult) {
+func (g *classicGroup) replaceStatic(old *classicMember, id string, req *JoinRequest) (JoinResult, chan JoinResult) {
 	if old.join != nil {
 		old.join <- JoinResult{Err: ErrFencedInstanceID, MemberID: old.id, Generation: -1}
 		old.join = nil
@@ -318,9 +315,9 @@ func (g *Group) replaceStatic(old *member, id string, req *JoinRequest) (JoinRes
 
 // addMember adds a new member waiting in the join phase and starts or
 // continues a rebalance.
-func (g *Group) addMember(id string, req *JoinRequest) chan JoinResult {
+func (g *classicGroup) addMember(id string, req *JoinRequest) chan JoinResult {
 	ch := make(chan JoinResult, 1)
-	m := &member{
+	m := &classicMember{
 		id:               id,
 		instanceID:       req.InstanceID,
 		clientID:         req.ClientID,
@@ -348,7 +345,7 @@ func (g *Group) addMember(id string, req *JoinRequest) chan JoinResult {
 
 // updateMember takes a known member's new join and starts or continues a
 // rebalance.
-func (g *Group) updateMember(m *member, req *JoinRequest) chan JoinResult {
+func (g *classicGroup) updateMember(m *classicMember, req *JoinRequest) chan JoinResult {
 	ch := make(chan JoinResult, 1)
 	m.protocols = req.Protocols
 	m.sessionTimeout, m.rebalanceTimeout = req.SessionTimeout, req.RebalanceTimeout
@@ -364,7 +361,7 @@ func (g *Group) updateMember(m *member, req *JoinRequest) chan JoinResult {
 }
 
 // joinResult is the successful answer for m in the current generation.
-func (g *Group) joinResult(m *member, withMembers bool) JoinResult {
+func (g *classicGroup) joinResult(m *classicMember, withMembers bool) JoinResult {
 	res := JoinResult{
 		MemberID:     m.id,
 		Generation:   g.generation,
@@ -382,7 +379,7 @@ func (g *Group) joinResult(m *member, withMembers bool) JoinResult {
 }
 
 // assignments returns every member's current assignment.
-func (g *Group) assignments() map[string][]byte {
+func (g *classicGroup) assignments() map[string][]byte {
 	out := make(map[string][]byte, len(g.members))
 	for id, m := range g.members {
 		out[id] = m.assignment
@@ -397,7 +394,7 @@ func (g *Group) assignments() map[string][]byte {
 // (Strata's addition; owned partitions and user data, which sticky
 // assignors put in the metadata and a restarted client no longer has, do
 // not count). cur is already in place in the group.
-func (g *Group) keepsAssignment(old, cur []Protocol) bool {
+func (g *classicGroup) keepsAssignment(old, cur []Protocol) bool {
 	if g.selectProtocol() != g.protocol {
 		return false
 	}

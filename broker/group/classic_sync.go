@@ -45,7 +45,11 @@ func (c *Coordinator) startSync(req SyncRequest) (SyncResult, <-chan SyncResult)
 	}
 	var res SyncResult
 	var wait chan SyncResult
-	err := c.withGroup(req.Group, false, func(g *Group) error {
+	err := c.withGroup(req.Group, createNone, func(gr group) error {
+		g, ok := gr.(*classicGroup)
+		if !ok {
+			return ErrUnknownMemberID // no classic member is in a consumer group
+		}
 		res, wait = g.sync(&req)
 		return nil
 	})
@@ -62,7 +66,7 @@ func (c *Coordinator) startSync(req SyncRequest) (SyncResult, <-chan SyncResult)
 }
 
 // sync is Kafka's doSyncGroup with the group locked.
-func (g *Group) sync(req *SyncRequest) (SyncResult, chan SyncResult) {
+func (g *classicGroup) sync(req *SyncRequest) (SyncResult, chan SyncResult) {
 	fail := func(err error) (SyncResult, chan SyncResult) { return SyncResult{Err: err}, nil }
 	if g.fenced(req.InstanceID, req.MemberID) {
 		return fail(ErrFencedInstanceID)
@@ -106,7 +110,7 @@ func (g *Group) sync(req *SyncRequest) (SyncResult, chan SyncResult) {
 // and the group becomes Stable. Members the leader left out get an empty
 // assignment. If the write fails the members are told and the group
 // rebalances.
-func (g *Group) completeSync(assignments map[string][]byte) {
+func (g *classicGroup) completeSync(assignments map[string][]byte) {
 	assign := make(map[string][]byte, len(g.members))
 	for id := range g.members {
 		a := assignments[id]
@@ -147,7 +151,11 @@ func (c *Coordinator) Heartbeat(req HeartbeatRequest) error {
 	if req.Group == "" {
 		return ErrInvalidGroupID
 	}
-	err := c.withGroup(req.Group, false, func(g *Group) error {
+	err := c.withGroup(req.Group, createNone, func(gr group) error {
+		g, ok := gr.(*classicGroup)
+		if !ok {
+			return ErrUnknownMemberID
+		}
 		if g.fenced(req.InstanceID, req.MemberID) {
 			return ErrFencedInstanceID
 		}
@@ -184,14 +192,18 @@ type LeavingMember struct {
 // Leave removes members from a group: each member gets its own error, and
 // the second result is the error of the whole request. The member ids of
 // members named by instance id are filled in.
-func (c *Coordinator) Leave(group string, members []LeavingMember) ([]error, error) {
+func (c *Coordinator) Leave(groupID string, members []LeavingMember) ([]error, error) {
 	errs := make([]error, len(members))
-	if group == "" {
+	if groupID == "" {
 		return errs, ErrInvalidGroupID
 	}
-	err := c.withGroup(group, false, func(g *Group) error {
+	err := c.withGroup(groupID, createNone, func(gr group) error {
+		g, ok := gr.(*classicGroup)
 		for i := range members {
-			errs[i] = g.leave(&members[i])
+			errs[i] = ErrUnknownMemberID
+			if ok {
+				errs[i] = g.leave(&members[i])
+			}
 		}
 		return nil
 	})
@@ -205,7 +217,7 @@ func (c *Coordinator) Leave(group string, members []LeavingMember) ([]error, err
 }
 
 // leave removes one member (Kafka's handleLeaveGroup, per member).
-func (g *Group) leave(lm *LeavingMember) error {
+func (g *classicGroup) leave(lm *LeavingMember) error {
 	if lm.MemberID == "" {
 		if lm.InstanceID == nil {
 			return ErrUnknownMemberID
