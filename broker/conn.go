@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/strata-broker/strata/broker/handler"
 	"github.com/strata-broker/strata/broker/wire"
 )
@@ -58,12 +60,9 @@ func (s *Server) serveConn(serving context.Context, c net.Conn) {
 	}()
 
 	br := bufio.NewReaderSize(c, 64<<10)
-	// spare is a frame buffer free for reuse: a Produce or OffsetCommit
-	// request's frame is, once its handler returned (records appended or
-	// offsets committed; kmsg decodes byte fields as views of the frame but
-	// copies strings, and OffsetCommit has no byte fields), even when an
-	// acks=all continuation (Result.Later) still waits: that works on the
-	// response only, never on the request's bytes.
+	// spare is a frame buffer free for reuse: the frame of a request whose
+	// handler ran here and whose table row says it releases the frame
+	// (handler.API.ReleasesFrame).
 	var spare []byte
 	for {
 		frame, err := wire.ReadFrame(br, s.cfg.SocketRequestMaxBytes, spare)
@@ -81,15 +80,14 @@ func (s *Server) serveConn(serving context.Context, c net.Conn) {
 		if !ok {
 			break
 		}
-		apiVersions := frame[0] == 0 && frame[1] == 18
-		async, inline := s.dispatch(ctx, frame, resp, p, log)
+		key, async, released := s.dispatch(ctx, frame, resp, p, log)
 		if !async && p.err != nil {
 			break
 		}
-		if inline && frame[0] == 0 && (frame[1] == 0 || frame[1] == 8) { // api key 0: Produce, 8: OffsetCommit
+		if released {
 			spare = frame
 		}
-		if !apiVersions {
+		if key != kmsg.ApiVersions.Int16() {
 			served.Store(true)
 			if serving.Err() != nil {
 				break // draining: this was the request a fresh connection waited for
@@ -101,33 +99,35 @@ func (s *Server) serveConn(serving context.Context, c net.Conn) {
 }
 
 // dispatch decodes a frame and runs its handler, inline or (for async APIs)
-// on its own goroutine. It reports whether the request goes on off this
-// goroutine (async) and whether its handler ran on it (inline; true also
-// when a Later continuation goes on elsewhere).
-func (s *Server) dispatch(ctx context.Context, frame []byte, resp *responder, p *pending, log *slog.Logger) (async, inline bool) {
+// on its own goroutine. It reports the request's API key, whether the
+// request goes on off this goroutine (async; also when only a Later
+// continuation does), and whether frame is free for the next request: its
+// handler ran on this goroutine and its table row says it releases the
+// frame.
+func (s *Server) dispatch(ctx context.Context, frame []byte, resp *responder, p *pending, log *slog.Logger) (key int16, async, released bool) {
 	start := time.Now()
 	h, body, err := wire.ParseHeader(frame)
 	if err != nil {
 		p.err = err
 		resp.complete(p)
-		return false, false
+		return h.Key, false, false
 	}
-	if h.Key == 18 && !handler.Supported(h.Key, h.Version) {
+	if h.Key == kmsg.ApiVersions.Int16() && !handler.Supported(h.Key, h.Version) {
 		p.frame, p.err = wire.EncodeResponse(h.CorrelationID, handler.UnsupportedApiVersions(), nil, nil)
 		resp.complete(p)
-		return false, false
+		return h.Key, false, false
 	}
 	api, ok := handler.Lookup(h.Key)
 	if !ok || !handler.Supported(h.Key, h.Version) {
 		p.err = fmt.Errorf("unsupported api key %d version %d (client %q)", h.Key, h.Version, h.ClientID)
 		resp.complete(p)
-		return false, false
+		return h.Key, false, false
 	}
 	req, err := wire.DecodeBody(h, body)
 	if err != nil {
 		p.err = err
 		resp.complete(p)
-		return false, false
+		return h.Key, false, false
 	}
 	hreq := &handler.Request{Header: h, Body: req, Bytes: len(frame) + 4}
 	s.env.Metrics.Start(h.Key)
@@ -138,7 +138,7 @@ func (s *Server) dispatch(ctx context.Context, frame []byte, resp *responder, p 
 	}
 	if api.Async {
 		go func() { finish(s.run(ctx, api, hreq, log)) }()
-		return true, false
+		return h.Key, true, false
 	}
 	res, err := s.run(ctx, api, hreq, log)
 	if err == nil && res.Later != nil {
@@ -148,10 +148,10 @@ func (s *Server) dispatch(ctx context.Context, frame []byte, resp *responder, p 
 			res, err := s.later(ctx, api, hreq, res.Later, log)
 			finish(res, err)
 		}()
-		return true, true
+		return h.Key, true, api.ReleasesFrame
 	}
 	finish(res, err)
-	return false, true
+	return h.Key, false, api.ReleasesFrame
 }
 
 // later runs a handler's continuation, with the same panic protection.

@@ -125,7 +125,7 @@ func (c *Cleaner) Clean(ctx context.Context, p Partition) (Stats, error) {
 		return Stats{}, err
 	}
 	defer func() { c.threads <- th }()
-	pl, ok := makePlan(p, c.set.nowMs())
+	pl, ok := makePlan(p, nowMs())
 	if !ok {
 		return Stats{Partition: name(p)}, nil
 	}
@@ -152,7 +152,7 @@ func (c *Cleaner) takeThread(ctx context.Context) (*thread, error) {
 
 // pick chooses the most urgent cleanable log and marks it busy.
 func (c *Cleaner) pick() (plan, bool) {
-	now := c.set.nowMs()
+	now := nowMs()
 	var best plan
 	found := false
 	parts := c.src()
@@ -238,7 +238,7 @@ func (c *Cleaner) clean(ctx context.Context, th *thread, pl *plan) (Stats, error
 		return st, err
 	}
 	st.End, st.MapEntries = end, th.m.used
-	f := &filter{m: th.m, hs: th.hs, end: end, nowMs: c.set.nowMs(), deleteRetentionMs: pl.cfg.DeleteRetentionMs,
+	f := &filter{m: th.m, hs: th.hs, end: end, nowMs: nowMs(), deleteRetentionMs: pl.cfg.DeleteRetentionMs,
 		producerLast: pl.log.ProducerLastOffset, minHorizon: math.MaxInt64, stats: &st}
 	var todo []local.SegmentInfo
 	for _, s := range pl.sealed {

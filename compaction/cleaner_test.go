@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/strata-broker/strata/tier/local"
@@ -24,54 +25,59 @@ func compactCfg(extra ...string) map[string]string {
 	return m
 }
 
-// roll seals the active segment: the clock moves past segment.ms (the
-// log's default of 7 days) and one record is appended.
-func roll(t *testing.T, clk *clock, p *part) {
+// rollAge is how far roll moves the clock: past segment.ms (the log's
+// default of 7 days).
+const rollAge = 8 * 24 * time.Hour
+
+// roll seals the active segment: the clock moves on by rollAge and one
+// record is appended.
+func roll(t *testing.T, p *part) {
 	t.Helper()
-	clk.Advance(8 * 24 * time.Hour)
-	appendKV(t, p.l, record.None, kv{key: []byte("roll"), value: []byte("r"), ts: clk.Ms()})
+	time.Sleep(rollAge)
+	appendKV(t, p.l, record.None, kv{key: []byte("roll"), value: []byte("r"), ts: nowMs()})
 }
 
 func TestCleanKeepsLatestPerKey(t *testing.T) {
-	clk := newClock()
-	p := newPart(t, clk, 1024, compactCfg())
-	for round := range 20 {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPart(t, 1024, compactCfg())
+		for round := range 20 {
+			for k := range 10 {
+				appendKV(t, p.l, record.None, kv{key: key(k), value: fmt.Appendf(nil, "v%d-%d", k, round), ts: nowMs()})
+			}
+		}
+		roll(t, p)
+		before := readLog(t, p.l)
+		c := NewCleaner(settings(), source(p))
+		st := cleanNow(t, c, p)
+		if st.RecordsRemoved != 190 || st.End != before[len(before)-1].offset || st.Segments == 0 {
+			t.Fatalf("stats %+v", st)
+		}
+		after := readLog(t, p.l)
+		if len(after) != 11 {
+			t.Fatalf("%d records after cleaning, want 10 keys + roll", len(after))
+		}
 		for k := range 10 {
-			appendKV(t, p.l, record.None, kv{key: key(k), value: fmt.Appendf(nil, "v%d-%d", k, round), ts: clk.Ms()})
+			want := fmt.Sprintf("v%d-19", k)
+			if string(after[k].value) != want || after[k].offset != int64(190+k) {
+				t.Fatalf("key %d: %q at %d, want %q at %d", k, after[k].value, after[k].offset, want, 190+k)
+			}
 		}
-	}
-	roll(t, clk, p)
-	before := readLog(t, p.l)
-	c := NewCleaner(settings(clk), source(p))
-	st := cleanNow(t, c, p)
-	if st.RecordsRemoved != 190 || st.End != before[len(before)-1].offset || st.Segments == 0 {
-		t.Fatalf("stats %+v", st)
-	}
-	after := readLog(t, p.l)
-	if len(after) != 11 {
-		t.Fatalf("%d records after cleaning, want 10 keys + roll", len(after))
-	}
-	for k := range 10 {
-		want := fmt.Sprintf("v%d-19", k)
-		if string(after[k].value) != want || after[k].offset != int64(190+k) {
-			t.Fatalf("key %d: %q at %d, want %q at %d", k, after[k].value, after[k].offset, want, 190+k)
+		// The cleaned log ends where the old one did and takes appends.
+		if p.l.LogEndOffset() != 201 {
+			t.Fatalf("log end %d", p.l.LogEndOffset())
 		}
-	}
-	// The cleaned log ends where the old one did and takes appends.
-	if p.l.LogEndOffset() != 201 {
-		t.Fatalf("log end %d", p.l.LogEndOffset())
-	}
-	if p.l.CleanerPoint().FirstDirtyOffset != st.End {
-		t.Fatalf("checkpoint %+v, end %d", p.l.CleanerPoint(), st.End)
-	}
-	// A second pass removes nothing (it may still merge the small cleaned
-	// segments, as Kafka does); a third leaves the log alone.
-	if st := cleanNow(t, c, p); st.RecordsRemoved != 0 {
-		t.Fatalf("second pass %+v", st)
-	}
-	if st := cleanNow(t, c, p); st.RecordsRemoved != 0 || st.Segments != 0 || st.BytesWritten != 0 {
-		t.Fatalf("third pass %+v", st)
-	}
+		if p.l.CleanerPoint().FirstDirtyOffset != st.End {
+			t.Fatalf("checkpoint %+v, end %d", p.l.CleanerPoint(), st.End)
+		}
+		// A second pass removes nothing (it may still merge the small cleaned
+		// segments, as Kafka does); a third leaves the log alone.
+		if st := cleanNow(t, c, p); st.RecordsRemoved != 0 {
+			t.Fatalf("second pass %+v", st)
+		}
+		if st := cleanNow(t, c, p); st.RecordsRemoved != 0 || st.Segments != 0 || st.BytesWritten != 0 {
+			t.Fatalf("third pass %+v", st)
+		}
+	})
 }
 
 // model is the property test's record of what was produced.
@@ -127,23 +133,26 @@ func TestCleanProperty(t *testing.T) {
 		seeds = 2
 	}
 	for seed := range seeds {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { cleanProperty(t, seed) })
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { cleanProperty(t, seed) })
+		})
 	}
 }
 
 func cleanProperty(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 42))
-	clk := newClock()
 	const drm = 3600_000
-	p := newPart(t, clk, 2048, compactCfg("delete.retention.ms", fmt.Sprint(drm)))
-	set := settings(clk)
+	p := newPart(t, 2048, compactCfg("delete.retention.ms", fmt.Sprint(drm)))
+	set := settings()
 	set.DedupeBufferSize = 64 << 10 // small: some passes fill the map
 	c := NewCleaner(set, source(p))
 	m := &model{}
-	// Mostly uncompressed, since every check reads the whole log; no lz4
-	// under the race detector, where its 4 MiB block buffers make it very
-	// slow (TestCleanPreservesCodecsAndTimestamps covers it).
-	codecs := []record.Codec{record.None, record.None, record.None, record.Gzip, record.Snappy, record.Zstd, record.LZ4}
+	// Mostly uncompressed, since every check reads the whole log; no zstd,
+	// whose pooled encoders and decoders hold channels that must not cross
+	// synctest bubbles, and no lz4 under the race detector, where its 4 MiB
+	// block buffers make it very slow (TestCleanPreservesCodecsAndTimestamps
+	// covers both).
+	codecs := []record.Codec{record.None, record.None, record.None, record.Gzip, record.Snappy, record.LZ4}
 	if raceEnabled {
 		codecs = codecs[:len(codecs)-1]
 	}
@@ -158,36 +167,36 @@ func cleanProperty(t *testing.T, seed uint64) {
 				if rng.IntN(6) != 0 {
 					v = fmt.Appendf(nil, "value-%d-%d-%s", round, i, bytes.Repeat([]byte("x"), rng.IntN(40)))
 				}
-				recs[i] = kv{key: k, value: v, ts: clk.Ms() + int64(i)}
+				recs[i] = kv{key: k, value: v, ts: nowMs() + int64(i)}
 			}
 			off := appendKV(t, p.l, codecs[rng.IntN(len(codecs))], recs...)
 			for i, r := range recs {
 				m.add(off+int64(i), r.key, r.value)
 			}
 		}
-		clk.Advance(time.Duration(rng.IntN(drm/2)) * time.Millisecond)
+		time.Sleep(time.Duration(rng.IntN(drm/2)) * time.Millisecond)
 		if round%5 == 4 {
 			if rng.IntN(3) == 0 {
-				roll(t, clk, p)
+				roll(t, p)
 				m.add(p.l.LogEndOffset()-1, []byte("roll"), []byte("r"))
 			}
 			st := cleanNow(t, c, p)
-			checkCleaned(t, p, m, st, clk.Ms(), drm)
+			checkCleaned(t, p, m, st, nowMs(), drm)
 		}
 	}
 	// Past every horizon, two passes leave no tombstone in the cleaned
 	// range: the first drops the expired ones, the second those it stamped.
-	roll(t, clk, p)
+	roll(t, p)
 	m.add(p.l.LogEndOffset()-1, []byte("roll"), []byte("r"))
 	for range 3 {
 		for {
 			st := cleanNow(t, c, p)
-			checkCleaned(t, p, m, st, clk.Ms(), drm)
+			checkCleaned(t, p, m, st, nowMs(), drm)
 			if st.End >= p.l.Segments()[len(p.l.Segments())-1].BaseOffset {
 				break
 			}
 		}
-		clk.Advance(2 * drm * time.Millisecond)
+		time.Sleep(2 * drm * time.Millisecond)
 	}
 	end := p.l.CleanerPoint().FirstDirtyOffset
 	for _, r := range readLog(t, p.l) {
@@ -231,9 +240,13 @@ func checkCleaned(t *testing.T, p *part, m *model, st Stats, now, drm int64) {
 	}
 }
 
+// TestCleanPreservesCodecsAndTimestamps runs on the real clock, outside a
+// synctest bubble: the codecs' pooled zstd encoders and decoders hold
+// channels, which must not cross bubbles.
 func TestCleanPreservesCodecsAndTimestamps(t *testing.T) {
-	clk := newClock()
-	p := newPart(t, clk, 1<<20, compactCfg())
+	t0 := nowMs() - 60_000 // every timestamp below is in the past: cleanable
+	const segBytes = 1 << 20
+	p := newPart(t, segBytes, compactCfg())
 	codecs := []record.Codec{record.None, record.Gzip, record.Snappy, record.LZ4, record.Zstd}
 	for i, codec := range codecs {
 		// Each batch: an update of a shared key (superseded later), and a
@@ -249,9 +262,10 @@ func TestCleanPreservesCodecsAndTimestamps(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendKV(t, p.l, record.None, kv{key: []byte("shared"), value: []byte("final"), ts: t0 + 20000})
-	roll(t, clk, p)
+	// Seal the segment by size: a record as large as a segment.
+	appendKV(t, p.l, record.None, kv{key: []byte("roll"), value: make([]byte, segBytes), ts: t0 + 20000})
 	before := readLog(t, p.l)
-	cleanNow(t, NewCleaner(settings(clk), source(p)), p)
+	cleanNow(t, NewCleaner(settings(), source(p)), p)
 	after := readLog(t, p.l)
 	if len(after) != len(before)-len(codecs)-1 {
 		t.Fatalf("%d records after, %d before", len(after), len(before))
@@ -273,248 +287,259 @@ func TestCleanPreservesCodecsAndTimestamps(t *testing.T) {
 }
 
 func TestTombstoneDeleteHorizon(t *testing.T) {
-	clk := newClock()
-	p := newPart(t, clk, 1024, compactCfg("delete.retention.ms", "60000"))
-	appendKV(t, p.l, record.None, kv{key: []byte("a"), value: []byte("1"), ts: clk.Ms()}, kv{key: []byte("b"), value: []byte("1"), ts: clk.Ms()})
-	appendKV(t, p.l, record.None, kv{key: []byte("a"), ts: clk.Ms()})
-	roll(t, clk, p)
-	c := NewCleaner(settings(clk), source(p))
-	cleanNow(t, c, p)
-	recs := readLog(t, p.l)
-	if len(recs) != 3 || recs[1].value != nil || !recs[1].batch.HasDeleteHorizon() || recs[1].batch.FirstTimestamp() != clk.Ms()+60000 {
-		t.Fatalf("first pass: %d records, tombstone horizon %v", len(recs), recs[1].batch.HasDeleteHorizon())
-	}
-	if recs[1].ts != t0 {
-		t.Fatalf("tombstone timestamp %d changed by the horizon (want %d)", recs[1].ts, t0)
-	}
-	if h := p.l.CleanerPoint().DeleteHorizonMs; h != clk.Ms()+60000 {
-		t.Fatalf("checkpointed horizon %d", h)
-	}
-	// Before the horizon the log is not due; after it, it is, and the
-	// tombstone goes.
-	clk.Advance(59 * time.Second)
-	if _, ok, _ := c.CleanDirtiest(context.Background()); ok {
-		t.Fatal("cleaned before the horizon")
-	}
-	cleanNow(t, c, p)
-	if recs := readLog(t, p.l); len(recs) != 3 {
-		t.Fatalf("tombstone dropped before its horizon: %d records", len(recs))
-	}
-	clk.Advance(2 * time.Second)
-	st, ok, err := c.CleanDirtiest(context.Background())
-	if err != nil || !ok || st.TombstonesRemoved != 1 {
-		t.Fatalf("after the horizon: ok %v err %v stats %+v", ok, err, st)
-	}
-	recs = readLog(t, p.l)
-	if len(recs) != 2 || string(recs[0].key) != "b" {
-		t.Fatalf("after the horizon: %d records", len(recs))
-	}
-	if h := p.l.CleanerPoint().DeleteHorizonMs; h != math.MaxInt64 {
-		t.Fatalf("horizon still pending: %d", h)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		t0 := nowMs()
+		p := newPart(t, 1024, compactCfg("delete.retention.ms", "60000"))
+		appendKV(t, p.l, record.None, kv{key: []byte("a"), value: []byte("1"), ts: nowMs()}, kv{key: []byte("b"), value: []byte("1"), ts: nowMs()})
+		appendKV(t, p.l, record.None, kv{key: []byte("a"), ts: nowMs()})
+		roll(t, p)
+		c := NewCleaner(settings(), source(p))
+		cleanNow(t, c, p)
+		recs := readLog(t, p.l)
+		if len(recs) != 3 || recs[1].value != nil || !recs[1].batch.HasDeleteHorizon() || recs[1].batch.FirstTimestamp() != nowMs()+60000 {
+			t.Fatalf("first pass: %d records, tombstone horizon %v", len(recs), recs[1].batch.HasDeleteHorizon())
+		}
+		if recs[1].ts != t0 {
+			t.Fatalf("tombstone timestamp %d changed by the horizon (want %d)", recs[1].ts, t0)
+		}
+		if h := p.l.CleanerPoint().DeleteHorizonMs; h != nowMs()+60000 {
+			t.Fatalf("checkpointed horizon %d", h)
+		}
+		// Before the horizon the log is not due; after it, it is, and the
+		// tombstone goes.
+		time.Sleep(59 * time.Second)
+		if _, ok, _ := c.CleanDirtiest(context.Background()); ok {
+			t.Fatal("cleaned before the horizon")
+		}
+		cleanNow(t, c, p)
+		if recs := readLog(t, p.l); len(recs) != 3 {
+			t.Fatalf("tombstone dropped before its horizon: %d records", len(recs))
+		}
+		time.Sleep(2 * time.Second)
+		st, ok, err := c.CleanDirtiest(context.Background())
+		if err != nil || !ok || st.TombstonesRemoved != 1 {
+			t.Fatalf("after the horizon: ok %v err %v stats %+v", ok, err, st)
+		}
+		recs = readLog(t, p.l)
+		if len(recs) != 2 || string(recs[0].key) != "b" {
+			t.Fatalf("after the horizon: %d records", len(recs))
+		}
+		if h := p.l.CleanerPoint().DeleteHorizonMs; h != math.MaxInt64 {
+			t.Fatalf("horizon still pending: %d", h)
+		}
+	})
 }
 
 func TestCompactionLags(t *testing.T) {
-	clk := newClock()
-	p := newPart(t, clk, 1024, compactCfg("min.compaction.lag.ms", "3600000", "min.cleanable.dirty.ratio", "0.5"))
-	for round := range 5 {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPart(t, 1024, compactCfg("min.compaction.lag.ms", "3600000", "min.cleanable.dirty.ratio", "0.5"))
+		for round := range 5 {
+			for k := range 10 {
+				appendKV(t, p.l, record.None, kv{key: key(k), value: fmt.Appendf(nil, "%d", round), ts: nowMs()})
+			}
+		}
+		time.Sleep(time.Minute)
+		roll(t, p) // the clock moved 8 days: everything before is old enough
+		// The young records are stamped a minute before the cleaning below,
+		// which comes after the roll that seals them moved the clock on.
+		young := nowMs() + (rollAge - time.Minute).Milliseconds()
 		for k := range 10 {
-			appendKV(t, p.l, record.None, kv{key: key(k), value: fmt.Appendf(nil, "%d", round), ts: clk.Ms()})
+			appendKV(t, p.l, record.None, kv{key: key(k), value: []byte("young"), ts: young})
 		}
-	}
-	clk.Advance(time.Minute)
-	roll(t, clk, p) // the clock moved 8 days: everything before is old enough
-	young := clk.Ms()
-	for k := range 10 {
-		appendKV(t, p.l, record.None, kv{key: key(k), value: []byte("young"), ts: young})
-	}
-	roll(t, clk, p)
-	// Records of the young segment, stamped 8 days before "now", are old
-	// by now too; make them young again by moving the clock back.
-	clk.Advance(-8*24*time.Hour + time.Minute)
-	c := NewCleaner(settings(clk), source(p))
-	st, ok, err := c.CleanDirtiest(context.Background())
-	if err != nil || !ok {
-		t.Fatalf("ok %v err %v", ok, err)
-	}
-	for _, r := range readLog(t, p.l) {
-		if r.offset < st.End && r.ts >= young {
-			t.Fatalf("record at %d younger than min.compaction.lag.ms was cleaned (end %d)", r.offset, st.End)
+		roll(t, p)
+		c := NewCleaner(settings(), source(p))
+		st, ok, err := c.CleanDirtiest(context.Background())
+		if err != nil || !ok {
+			t.Fatalf("ok %v err %v", ok, err)
 		}
-	}
-	if st.End > 51 {
-		t.Fatalf("dirty range ended at %d, inside the young segment", st.End)
-	}
+		for _, r := range readLog(t, p.l) {
+			if r.offset < st.End && r.ts >= young {
+				t.Fatalf("record at %d younger than min.compaction.lag.ms was cleaned (end %d)", r.offset, st.End)
+			}
+		}
+		if st.End > 51 {
+			t.Fatalf("dirty range ended at %d, inside the young segment", st.End)
+		}
 
-	// max.compaction.lag.ms: a barely dirty log is cleaned once its first
-	// dirty record is too old.
-	q := newPart(t, clk, 1024, compactCfg("min.cleanable.dirty.ratio", "0.99", "max.compaction.lag.ms", "600000"))
-	for k := range 40 {
-		appendKV(t, q.l, record.None, kv{key: key(k), value: []byte("v"), ts: clk.Ms()})
-	}
-	roll(t, clk, q)
-	c = NewCleaner(settings(clk), source(q))
-	cleanNow(t, c, q)
-	appendKV(t, q.l, record.None, kv{key: key(0), value: []byte("w"), ts: clk.Ms()})
-	roll(t, clk, q)
-	clk.Advance(-8*24*time.Hour + 5*time.Minute)
-	if _, ok, _ := c.CleanDirtiest(context.Background()); ok {
-		t.Fatal("cleaned below the dirty ratio before max.compaction.lag.ms")
-	}
-	clk.Advance(10 * time.Minute)
-	if _, ok, err := c.CleanDirtiest(context.Background()); !ok || err != nil {
-		t.Fatalf("overdue log not cleaned: %v", err)
-	}
+		// max.compaction.lag.ms: a barely dirty log is cleaned once its first
+		// dirty record is too old.
+		q := newPart(t, 1024, compactCfg("min.cleanable.dirty.ratio", "0.99", "max.compaction.lag.ms", "600000"))
+		for k := range 40 {
+			appendKV(t, q.l, record.None, kv{key: key(k), value: []byte("v"), ts: nowMs()})
+		}
+		// The record that rolls them is the first dirty one after the pass
+		// below; it is stamped five minutes before the first try, which
+		// comes after the next roll moved the clock on.
+		time.Sleep(rollAge)
+		appendKV(t, q.l, record.None, kv{key: []byte("roll"), value: []byte("r"), ts: nowMs() + (rollAge - 5*time.Minute).Milliseconds()})
+		c = NewCleaner(settings(), source(q))
+		cleanNow(t, c, q)
+		appendKV(t, q.l, record.None, kv{key: key(0), value: []byte("w"), ts: nowMs()})
+		roll(t, q)
+		if _, ok, _ := c.CleanDirtiest(context.Background()); ok {
+			t.Fatal("cleaned below the dirty ratio before max.compaction.lag.ms")
+		}
+		time.Sleep(10 * time.Minute)
+		if _, ok, err := c.CleanDirtiest(context.Background()); !ok || err != nil {
+			t.Fatalf("overdue log not cleaned: %v", err)
+		}
+	})
 }
 
 func TestCleanDirtiestPicksDirtiest(t *testing.T) {
-	clk := newClock()
-	a := newPart(t, clk, 1024, compactCfg("min.cleanable.dirty.ratio", "0.1"))
-	b := newPart(t, clk, 1024, compactCfg("min.cleanable.dirty.ratio", "0.1"))
-	plain := newPart(t, clk, 1024, map[string]string{})
-	for _, p := range []*part{a, b, plain} {
+	synctest.Test(t, func(t *testing.T) {
+		a := newPart(t, 1024, compactCfg("min.cleanable.dirty.ratio", "0.1"))
+		b := newPart(t, 1024, compactCfg("min.cleanable.dirty.ratio", "0.1"))
+		plain := newPart(t, 1024, map[string]string{})
+		for _, p := range []*part{a, b, plain} {
+			for i := range 60 {
+				appendKV(t, p.l, record.None, kv{key: key(i % 10), value: []byte("v"), ts: nowMs()})
+			}
+			roll(t, p)
+		}
+		c := NewCleaner(settings(), source(a, b, plain))
+		cleanNow(t, c, a)
 		for i := range 60 {
-			appendKV(t, p.l, record.None, kv{key: key(i % 10), value: []byte("v"), ts: clk.Ms()})
+			appendKV(t, a.l, record.None, kv{key: key(i % 10), value: []byte("w"), ts: nowMs()})
 		}
-		roll(t, clk, p)
-	}
-	c := NewCleaner(settings(clk), source(a, b, plain))
-	cleanNow(t, c, a)
-	for i := range 60 {
-		appendKV(t, a.l, record.None, kv{key: key(i % 10), value: []byte("w"), ts: clk.Ms()})
-	}
-	roll(t, clk, a)
-	// a is partly clean, b wholly dirty: b goes first, then a; plain never.
-	var order []string
-	for {
-		st, ok, err := c.CleanDirtiest(context.Background())
-		if err != nil {
-			t.Fatal(err)
+		roll(t, a)
+		// a is partly clean, b wholly dirty: b goes first, then a; plain never.
+		var order []string
+		for {
+			st, ok, err := c.CleanDirtiest(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			order = append(order, st.Partition)
+			if len(order) > 5 {
+				t.Fatalf("still cleaning after %v", order)
+			}
 		}
-		if !ok {
-			break
+		if want := []string{name(b), name(a)}; !slices.Equal(order, want) {
+			t.Fatalf("cleaning order %v, want %v", order, want)
 		}
-		order = append(order, st.Partition)
-		if len(order) > 5 {
-			t.Fatalf("still cleaning after %v", order)
-		}
-	}
-	if want := []string{name(b), name(a)}; !slices.Equal(order, want) {
-		t.Fatalf("cleaning order %v, want %v", order, want)
-	}
+	})
 }
 
 func TestTransactionalBatchesLeftAlone(t *testing.T) {
-	clk := newClock()
-	p := newPart(t, clk, 1<<20, compactCfg("delete.retention.ms", "0"))
-	appendKV(t, p.l, record.None, kv{key: []byte("k"), value: []byte("plain-1"), ts: t0})
-	txn := record.NewBatch(record.BuildOptions{FirstTimestamp: t0, Transactional: true, Idempotent: true, ProducerID: 9, BaseSequence: 0},
-		record.Record{Key: []byte("k"), Value: []byte("txn")})
-	if _, err := p.l.AppendAsLeader([]record.Batch{txn}, local.AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	ctrl := record.NewBatch(record.BuildOptions{FirstTimestamp: t0, Transactional: true, Control: true, Idempotent: true, ProducerID: 9, BaseSequence: -1},
-		record.Record{Key: []byte{0, 0, 0, 1}, Value: []byte{0, 0, 0, 0, 0, 0}})
-	if _, err := p.l.AppendAsLeader([]record.Batch{ctrl}, local.AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	appendKV(t, p.l, record.None, kv{key: []byte("k"), ts: t0 + 1}, kv{key: []byte("j"), value: []byte("x"), ts: t0 + 1})
-	appendKV(t, p.l, record.None, kv{key: []byte("j"), value: []byte("y"), ts: t0 + 2})
-	roll(t, clk, p)
-	before := readLog(t, p.l)
-	c := NewCleaner(settings(clk), source(p))
-	cleanNow(t, c, p)
-	clk.Advance(time.Second)
-	cleanNow(t, c, p)
-	after := readLog(t, p.l)
-	// plain-1 (superseded by the tombstone) and j=x go; the transactional
-	// record, the marker and the tombstone (behind a transaction) stay.
-	var offs []int64
-	for _, r := range after {
-		offs = append(offs, r.offset)
-	}
-	if want := []int64{1, 2, 3, 5, 6}; !slices.Equal(offs, want) {
-		t.Fatalf("offsets after cleaning %v, want %v (before: %d records)", offs, want, len(before))
-	}
-	if !bytes.Equal(after[0].batch, before[1].batch) || !bytes.Equal(after[1].batch, before[2].batch) {
-		t.Fatal("transactional or control batch rewritten")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		t0 := nowMs()
+		p := newPart(t, 1<<20, compactCfg("delete.retention.ms", "0"))
+		appendKV(t, p.l, record.None, kv{key: []byte("k"), value: []byte("plain-1"), ts: t0})
+		txn := record.NewBatch(record.BuildOptions{FirstTimestamp: t0, Transactional: true, Idempotent: true, ProducerID: 9, BaseSequence: 0},
+			record.Record{Key: []byte("k"), Value: []byte("txn")})
+		if _, err := p.l.AppendAsLeader([]record.Batch{txn}, local.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ctrl := record.NewBatch(record.BuildOptions{FirstTimestamp: t0, Transactional: true, Control: true, Idempotent: true, ProducerID: 9, BaseSequence: -1},
+			record.Record{Key: []byte{0, 0, 0, 1}, Value: []byte{0, 0, 0, 0, 0, 0}})
+		if _, err := p.l.AppendAsLeader([]record.Batch{ctrl}, local.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		appendKV(t, p.l, record.None, kv{key: []byte("k"), ts: t0 + 1}, kv{key: []byte("j"), value: []byte("x"), ts: t0 + 1})
+		appendKV(t, p.l, record.None, kv{key: []byte("j"), value: []byte("y"), ts: t0 + 2})
+		roll(t, p)
+		before := readLog(t, p.l)
+		c := NewCleaner(settings(), source(p))
+		cleanNow(t, c, p)
+		time.Sleep(time.Second)
+		cleanNow(t, c, p)
+		after := readLog(t, p.l)
+		// plain-1 (superseded by the tombstone) and j=x go; the transactional
+		// record, the marker and the tombstone (behind a transaction) stay.
+		var offs []int64
+		for _, r := range after {
+			offs = append(offs, r.offset)
+		}
+		if want := []int64{1, 2, 3, 5, 6}; !slices.Equal(offs, want) {
+			t.Fatalf("offsets after cleaning %v, want %v (before: %d records)", offs, want, len(before))
+		}
+		if !bytes.Equal(after[0].batch, before[1].batch) || !bytes.Equal(after[1].batch, before[2].batch) {
+			t.Fatal("transactional or control batch rewritten")
+		}
+	})
 }
 
 func TestSmallDedupeBufferTakesSeveralPasses(t *testing.T) {
-	clk := newClock()
-	p := newPart(t, clk, 4096, compactCfg("min.cleanable.dirty.ratio", "0.01"))
-	m := &model{}
-	for round := range 3 {
-		for k := range 1000 {
-			v := fmt.Appendf(nil, "v%d", round)
-			off := appendKV(t, p.l, record.None, kv{key: key(k), value: v, ts: clk.Ms()})
-			m.add(off, key(k), v)
+	synctest.Test(t, func(t *testing.T) {
+		p := newPart(t, 4096, compactCfg("min.cleanable.dirty.ratio", "0.01"))
+		m := &model{}
+		for round := range 3 {
+			for k := range 1000 {
+				v := fmt.Appendf(nil, "v%d", round)
+				off := appendKV(t, p.l, record.None, kv{key: key(k), value: v, ts: nowMs()})
+				m.add(off, key(k), v)
+			}
 		}
-	}
-	roll(t, clk, p)
-	m.add(p.l.LogEndOffset()-1, []byte("roll"), []byte("r"))
-	set := settings(clk)
-	set.DedupeBufferSize = 16 << 10 // about 500 keys
-	c := NewCleaner(set, source(p))
-	if c.MapCapacity() >= 1000 {
-		t.Fatalf("map holds %d keys", c.MapCapacity())
-	}
-	passes := 0
-	for {
-		st, ok, err := c.CleanDirtiest(context.Background())
-		if err != nil {
-			t.Fatal(err)
+		roll(t, p)
+		m.add(p.l.LogEndOffset()-1, []byte("roll"), []byte("r"))
+		set := settings()
+		set.DedupeBufferSize = 16 << 10 // about 500 keys
+		c := NewCleaner(set, source(p))
+		if c.MapCapacity() >= 1000 {
+			t.Fatalf("map holds %d keys", c.MapCapacity())
 		}
-		if !ok {
-			break
+		passes := 0
+		for {
+			st, ok, err := c.CleanDirtiest(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			passes++
+			checkCleaned(t, p, m, st, nowMs(), 3600_000)
+			if passes > 20 {
+				t.Fatal("too many passes")
+			}
 		}
-		passes++
-		checkCleaned(t, p, m, st, clk.Ms(), 3600_000)
-		if passes > 20 {
-			t.Fatal("too many passes")
+		if passes < 3 {
+			t.Fatalf("%d passes with a map of %d keys", passes, c.MapCapacity())
 		}
-	}
-	if passes < 3 {
-		t.Fatalf("%d passes with a map of %d keys", passes, c.MapCapacity())
-	}
-	if n := len(readLog(t, p.l)); n > 1001+c.MapCapacity() {
-		t.Fatalf("%d records left", n)
-	}
+		if n := len(readLog(t, p.l)); n > 1001+c.MapCapacity() {
+			t.Fatalf("%d records left", n)
+		}
+	})
 }
 
 func TestIdempotentProducerLastBatchKept(t *testing.T) {
-	clk := newClock()
-	p := newPart(t, clk, 2048, compactCfg())
-	for seq := range int32(3) {
-		b := record.NewBatch(record.BuildOptions{FirstTimestamp: t0, Idempotent: true, ProducerID: 5, BaseSequence: seq},
-			record.Record{Key: []byte("k"), Value: fmt.Appendf(nil, "%d", seq)})
-		if _, err := p.l.AppendAsLeader([]record.Batch{b}, local.AppendOptions{}); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		t0 := nowMs()
+		p := newPart(t, 2048, compactCfg())
+		for seq := range int32(3) {
+			b := record.NewBatch(record.BuildOptions{FirstTimestamp: t0, Idempotent: true, ProducerID: 5, BaseSequence: seq},
+				record.Record{Key: []byte("k"), Value: fmt.Appendf(nil, "%d", seq)})
+			if _, err := p.l.AppendAsLeader([]record.Batch{b}, local.AppendOptions{}); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	appendKV(t, p.l, record.None, kv{key: []byte("k"), value: []byte("plain"), ts: t0})
-	// Roll by size, not by time: an idle producer would expire.
-	for i := 0; len(p.l.Segments()) < 2; i++ {
-		appendKV(t, p.l, record.None, kv{key: fmt.Appendf(nil, "filler-%d", i), value: make([]byte, 100), ts: t0})
-	}
-	cleanNow(t, NewCleaner(settings(clk), source(p)), p)
-	var batches []record.Batch
-	for off := int64(0); off < p.l.LogEndOffset(); {
-		sl, err := p.l.Read(off, 1, -1)
-		if err != nil {
-			t.Fatal(err)
+		appendKV(t, p.l, record.None, kv{key: []byte("k"), value: []byte("plain"), ts: t0})
+		// Roll by size, not by time: an idle producer would expire.
+		for i := 0; len(p.l.Segments()) < 2; i++ {
+			appendKV(t, p.l, record.None, kv{key: fmt.Appendf(nil, "filler-%d", i), value: make([]byte, 100), ts: t0})
 		}
-		buf := make([]byte, sl.Len)
-		_, _ = sl.File.ReadAt(buf, sl.Pos)
-		sl.Release()
-		b := record.Batch(buf)
-		batches = append(batches, b)
-		off = b.LastOffset() + 1
-	}
-	// Producer 5's newest batch (offset 2) stays, emptied; its older ones go.
-	if len(batches) < 3 || batches[0].BaseOffset() != 2 || batches[0].NumRecords() != 0 || batches[0].ProducerID() != 5 || batches[0].BaseSequence() != 2 {
-		t.Fatalf("%d batches; first at %d with %d records, producer %d seq %d",
-			len(batches), batches[0].BaseOffset(), batches[0].NumRecords(), batches[0].ProducerID(), batches[0].BaseSequence())
-	}
+		cleanNow(t, NewCleaner(settings(), source(p)), p)
+		var batches []record.Batch
+		for off := int64(0); off < p.l.LogEndOffset(); {
+			sl, err := p.l.Read(off, 1, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, sl.Len)
+			_, _ = sl.File.ReadAt(buf, sl.Pos)
+			sl.Release()
+			b := record.Batch(buf)
+			batches = append(batches, b)
+			off = b.LastOffset() + 1
+		}
+		// Producer 5's newest batch (offset 2) stays, emptied; its older ones go.
+		if len(batches) < 3 || batches[0].BaseOffset() != 2 || batches[0].NumRecords() != 0 || batches[0].ProducerID() != 5 || batches[0].BaseSequence() != 2 {
+			t.Fatalf("%d batches; first at %d with %d records, producer %d seq %d",
+				len(batches), batches[0].BaseOffset(), batches[0].NumRecords(), batches[0].ProducerID(), batches[0].BaseSequence())
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/strata-broker/strata/tier/local"
@@ -65,9 +66,8 @@ func scan(l *local.Log) (map[string]string, int64, error) {
 // while the log is appended to and cleaned again and again always end with
 // the latest value of every key as of where they stopped.
 func TestReadersDuringCleaning(t *testing.T) {
-	clk := newClock()
-	p := newPart(t, clk, 1024, compactCfg("delete.retention.ms", "86400000"))
-	c := NewCleaner(settings(clk), source(p))
+	p := newPart(t, 1024, compactCfg("delete.retention.ms", "86400000"))
+	c := NewCleaner(settings(), source(p))
 	var mu sync.Mutex // guards m
 	m := &model{}
 	write := func(round int) {
@@ -79,7 +79,7 @@ func TestReadersDuringCleaning(t *testing.T) {
 			mu.Lock()
 			m.add(p.l.LogEndOffset(), key(k), v)
 			mu.Unlock()
-			appendKV(t, p.l, record.None, kv{key: key(k), value: v, ts: clk.Ms()})
+			appendKV(t, p.l, record.None, kv{key: key(k), value: v, ts: nowMs()})
 		}
 	}
 	write(0)
@@ -188,66 +188,67 @@ func TestOffsetMap(t *testing.T) {
 }
 
 func TestThrottler(t *testing.T) {
-	now := time.Unix(0, 0)
-	var slept time.Duration
-	th := newThrottler(1000) // bytes per second
-	th.now = func() time.Time { return now }
-	th.sleep = func(_ context.Context, d time.Duration) error { slept += d; now = now.Add(d); return nil }
-	for range 30 {
-		if err := th.add(context.Background(), 100); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		th := newThrottler(1000) // bytes per second
+		start := time.Now()
+		for range 30 {
+			if err := th.add(context.Background(), 100); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	// 3000 bytes at 1000 B/s take about 3 s.
-	if slept < 2500*time.Millisecond || slept > 3500*time.Millisecond {
-		t.Fatalf("slept %v for 3000 bytes at 1000 B/s", slept)
-	}
-	if !newThrottler(1.7976931348623157e308).unlimited() {
-		t.Fatal("the default rate throttles")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	th = newThrottler(1)
-	if err := th.add(ctx, 10); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled wait: %v", err)
-	}
+		// 3000 bytes at 1000 B/s take about 3 s.
+		if took := time.Since(start); took < 2500*time.Millisecond || took > 3500*time.Millisecond {
+			t.Fatalf("took %v for 3000 bytes at 1000 B/s", took)
+		}
+		if !newThrottler(1.7976931348623157e308).unlimited() {
+			t.Fatal("the default rate throttles")
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		th = newThrottler(1)
+		if err := th.add(ctx, 10); !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled wait: %v", err)
+		}
+	})
 }
 
 // TestServiceRuns runs the background service with short intervals: a
 // retention pass trims a delete topic and a cleaner thread cleans a
 // compacted one; cancelling stops both.
 func TestServiceRuns(t *testing.T) {
-	clk := newClock()
-	del := newPart(t, clk, 1024, map[string]string{"retention.ms": "1000"})
-	fillAged(t, del, 100, t0-1e6, 1)
-	cmp := newPart(t, clk, 1024, compactCfg("min.cleanable.dirty.ratio", "0.1"))
-	for i := range 100 {
-		appendKV(t, cmp.l, record.None, kv{key: key(i % 5), value: []byte("v"), ts: clk.Ms()})
-	}
-	roll(t, clk, cmp)
-	set := settings(clk)
-	set.RetentionCheckInterval, set.CleanerBackoff = 10*time.Millisecond, 10*time.Millisecond
-	set.CleanerThreads = 2
-	svc := NewService(set, source(del, cmp))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { svc.Run(ctx); close(done) }()
-	deadline := time.Now().Add(20 * time.Second)
-	for (del.l.LogStartOffset() == 0 || cmp.l.CleanerPoint().FirstDirtyOffset == 0) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		t.Fatal("service did not stop")
-	}
-	if del.l.LogStartOffset() == 0 {
-		t.Fatal("retention never ran")
-	}
-	if got := len(readLog(t, cmp.l)); got != 6 {
-		t.Fatalf("compacted log holds %d records, want 6", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		t0 := nowMs()
+		del := newPart(t, 1024, map[string]string{"retention.ms": "1000"})
+		fillAged(t, del, 100, t0-1e6, 1)
+		cmp := newPart(t, 1024, compactCfg("min.cleanable.dirty.ratio", "0.1"))
+		for i := range 100 {
+			appendKV(t, cmp.l, record.None, kv{key: key(i % 5), value: []byte("v"), ts: nowMs()})
+		}
+		roll(t, cmp)
+		set := settings()
+		set.RetentionCheckInterval, set.CleanerBackoff = 10*time.Millisecond, 10*time.Millisecond
+		set.CleanerThreads = 2
+		svc := NewService(set, source(del, cmp))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { svc.Run(ctx); close(done) }()
+		deadline := time.Now().Add(20 * time.Second)
+		for (del.l.LogStartOffset() == 0 || cmp.l.CleanerPoint().FirstDirtyOffset == 0) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("service did not stop")
+		}
+		if del.l.LogStartOffset() == 0 {
+			t.Fatal("retention never ran")
+		}
+		if got := len(readLog(t, cmp.l)); got != 6 {
+			t.Fatalf("compacted log holds %d records, want 6", got)
+		}
+	})
 }
 
 // hwPart is a partition whose high watermark lags its log end.
@@ -259,37 +260,39 @@ type hwPart struct {
 func (p *hwPart) HighWatermark() int64 { return p.hw }
 
 func TestHighWatermarkBoundsRetentionAndCleaning(t *testing.T) {
-	clk := newClock()
-	p := newPart(t, clk, 1024, compactCfg("cleanup.policy", "compact,delete", "retention.ms", "1"))
-	for i := range 100 {
-		appendKV(t, p.l, record.None, kv{key: key(i % 5), value: []byte("v"), ts: t0 - 1e6})
-	}
-	segs := p.l.Segments()
-	hw := &hwPart{part: p, hw: segs[2].BaseOffset + 1}
-	src := func() []Partition { return []Partition{hw} }
-	// Every sealed segment expired, but only those wholly below the high
-	// watermark go.
-	if _, err := NewRetention(settings(clk), src).RunOnce(); err != nil {
-		t.Fatal(err)
-	}
-	if start := p.l.LogStartOffset(); start != segs[2].BaseOffset {
-		t.Fatalf("log start %d, want %d (high watermark %d)", start, segs[2].BaseOffset, hw.hw)
-	}
-	st, err := NewCleaner(settings(clk), src).Clean(context.Background(), hw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.End > hw.hw || st.End <= segs[2].BaseOffset {
-		t.Fatalf("cleaned up to %d, high watermark %d", st.End, hw.hw)
-	}
-	// Keys cycle through 5 values: below the cleaned end only each key's
-	// latest (the last 5 offsets) may remain; above it, everything.
-	for _, r := range readLog(t, p.l) {
-		if r.offset < st.End-5 {
-			t.Fatalf("superseded record at %d kept below the cleaned end %d", r.offset, st.End)
+	synctest.Test(t, func(t *testing.T) {
+		t0 := nowMs()
+		p := newPart(t, 1024, compactCfg("cleanup.policy", "compact,delete", "retention.ms", "1"))
+		for i := range 100 {
+			appendKV(t, p.l, record.None, kv{key: key(i % 5), value: []byte("v"), ts: t0 - 1e6})
 		}
-	}
-	if n := len(readLog(t, p.l)); int64(n) < p.l.LogEndOffset()-st.End {
-		t.Fatalf("%d records left, records above the cleaned end %d were removed", n, st.End)
-	}
+		segs := p.l.Segments()
+		hw := &hwPart{part: p, hw: segs[2].BaseOffset + 1}
+		src := func() []Partition { return []Partition{hw} }
+		// Every sealed segment expired, but only those wholly below the high
+		// watermark go.
+		if _, err := NewRetention(settings(), src).RunOnce(); err != nil {
+			t.Fatal(err)
+		}
+		if start := p.l.LogStartOffset(); start != segs[2].BaseOffset {
+			t.Fatalf("log start %d, want %d (high watermark %d)", start, segs[2].BaseOffset, hw.hw)
+		}
+		st, err := NewCleaner(settings(), src).Clean(context.Background(), hw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.End > hw.hw || st.End <= segs[2].BaseOffset {
+			t.Fatalf("cleaned up to %d, high watermark %d", st.End, hw.hw)
+		}
+		// Keys cycle through 5 values: below the cleaned end only each key's
+		// latest (the last 5 offsets) may remain; above it, everything.
+		for _, r := range readLog(t, p.l) {
+			if r.offset < st.End-5 {
+				t.Fatalf("superseded record at %d kept below the cleaned end %d", r.offset, st.End)
+			}
+		}
+		if n := len(readLog(t, p.l)); int64(n) < p.l.LogEndOffset()-st.End {
+			t.Fatalf("%d records left, records above the cleaned end %d were removed", n, st.End)
+		}
+	})
 }

@@ -89,6 +89,6 @@
 // Cleaner.mu guards the set of logs being cleaned, so two threads never
 // clean one log. Retention may run alongside a pass on the same log;
 // local.Log's lock orders them. The I/O throttler is shared and has its
-// own lock. Decisions use Settings.Now (injectable); only backoffs,
-// tickers and the throttle use real time.
+// own lock. Decisions, backoffs, tickers and the throttle all read the
+// time package's clock, so tests run them in testing/synctest bubbles.
 package compaction

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/tier/local"
@@ -16,31 +14,6 @@ import (
 )
 
 var quiet = slog.New(slog.DiscardHandler)
-
-// t0 is the fake clock's start and the base of test record timestamps.
-const t0 = int64(1_700_000_000_000)
-
-// clock is a fake clock shared by the log and compaction.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.UnixMilli(t0)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func (c *clock) Ms() int64 { return c.Now().UnixMilli() }
 
 // part is a test Partition whose configuration can be changed live.
 type part struct {
@@ -63,9 +36,9 @@ func (p *part) setConfig(t *testing.T, overrides map[string]string) {
 
 // newPart opens a log in a temp dir with segment.bytes segBytes and the
 // given topic overrides.
-func newPart(t *testing.T, clk *clock, segBytes int64, overrides map[string]string) *part {
+func newPart(t *testing.T, segBytes int64, overrides map[string]string) *part {
 	t.Helper()
-	l, err := local.Open(t.TempDir(), local.Config{SegmentBytes: segBytes, IndexIntervalBytes: 256, Now: clk.Now}, quiet)
+	l, err := local.Open(t.TempDir(), local.Config{SegmentBytes: segBytes, IndexIntervalBytes: 256}, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,9 +59,9 @@ func source(ps ...*part) Source {
 	}
 }
 
-// settings are test settings on clk with a small dedupe buffer.
-func settings(clk *clock) Settings {
-	return Settings{CleanerEnable: true, CleanerThreads: 1, DedupeBufferSize: 4 << 20, Now: clk.Now, Logger: quiet}
+// settings are test settings with a small dedupe buffer.
+func settings() Settings {
+	return Settings{CleanerEnable: true, CleanerThreads: 1, DedupeBufferSize: 4 << 20, Logger: quiet}
 }
 
 // kv is one record to produce: a nil value is a tombstone.

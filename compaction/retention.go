@@ -37,7 +37,7 @@ func NewRetention(set Settings, src Source) *Retention {
 // skipped; other failures are joined into the error after every partition
 // was tried.
 func (r *Retention) RunOnce() (RetentionStats, error) {
-	now := r.set.nowMs()
+	now := nowMs()
 	var st RetentionStats
 	var errs []error
 	for _, p := range r.src() {

@@ -9,7 +9,7 @@ import (
 	"github.com/strata-broker/strata/config"
 )
 
-// Settings are the broker settings compaction follows, plus the clock.
+// Settings are the broker settings compaction follows.
 type Settings struct {
 	// RetentionCheckInterval: log.retention.check.interval.ms.
 	RetentionCheckInterval time.Duration
@@ -26,10 +26,6 @@ type Settings struct {
 	// IOMaxBytesPerSecond: log.cleaner.io.max.bytes.per.second, over all
 	// cleaner threads.
 	IOMaxBytesPerSecond float64
-	// Now is the clock retention and cleaning decisions use (record
-	// timestamps are compared with it); nil means time.Now. Tests inject
-	// a fake one.
-	Now func() time.Time
 	// Logger: nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -57,17 +53,15 @@ func (s Settings) withDefaults() Settings {
 	if s.DedupeBufferSize <= 0 {
 		s.DedupeBufferSize = 128 << 20
 	}
-	if s.Now == nil {
-		s.Now = time.Now
-	}
 	if s.Logger == nil {
 		s.Logger = slog.Default()
 	}
 	return s
 }
 
-// nowMs is the injected clock in milliseconds.
-func (s Settings) nowMs() int64 { return s.Now().UnixMilli() }
+// nowMs is the time retention and cleaning decisions compare record
+// timestamps with.
+func nowMs() int64 { return time.Now().UnixMilli() }
 
 // Service runs retention and the log cleaner in the background for a
 // broker: one goroutine runs a retention pass every
@@ -87,8 +81,8 @@ func New(cfg *config.Broker, src Source, logger *slog.Logger) *Service {
 	return NewService(set, src)
 }
 
-// NewService makes a service with explicit settings (tests inject a
-// clock). The cleaner's memory is allocated when it first cleans.
+// NewService makes a service with explicit settings. The cleaner's memory
+// is allocated when it first cleans.
 func NewService(set Settings, src Source) *Service {
 	set = set.withDefaults()
 	return &Service{set: set, retention: NewRetention(set, src), cleaner: NewCleaner(set, src)}

@@ -10,12 +10,10 @@ import (
 // throttler caps the cleaner's I/O (bytes read plus bytes written, over
 // all cleaner threads) at log.cleaner.io.max.bytes.per.second, like
 // Kafka's Throttler: it measures the rate over windows of checkEvery and
-// sleeps whenever the rate so far is ahead of the cap. It uses the real
-// clock, since it paces real I/O. Safe for concurrent use.
+// sleeps whenever the rate so far is ahead of the cap. Safe for
+// concurrent use.
 type throttler struct {
-	rate  float64 // bytes per second; ≤ 0 or huge means unlimited
-	sleep func(ctx context.Context, d time.Duration) error
-	now   func() time.Time
+	rate float64 // bytes per second; ≤ 0 or huge means unlimited
 
 	mu     sync.Mutex
 	start  time.Time
@@ -26,7 +24,7 @@ type throttler struct {
 const checkEvery = 100 * time.Millisecond
 
 func newThrottler(rate float64) *throttler {
-	return &throttler{rate: rate, sleep: sleepCtx, now: time.Now}
+	return &throttler{rate: rate}
 }
 
 // unlimited reports whether the throttler never waits.
@@ -41,7 +39,7 @@ func (t *throttler) add(ctx context.Context, n int) error {
 		return nil
 	}
 	t.mu.Lock()
-	now := t.now()
+	now := time.Now()
 	if t.start.IsZero() {
 		t.start = now
 	}
@@ -57,7 +55,7 @@ func (t *throttler) add(ctx context.Context, n int) error {
 	if wait <= 0 {
 		return nil
 	}
-	return t.sleep(ctx, wait)
+	return sleepCtx(ctx, wait)
 }
 
 // sleepCtx sleeps for d or until ctx is done.

@@ -11,7 +11,10 @@
 // default, doc line and a binder that parses, validates and stores the
 // value; parsing, defaults, Raw, Source and the Describe* answers are all
 // derived from those two tables. Adding a key is adding one row (and a
-// field).
+// field). A key Kafka has that Strata does not act on is marked compat in
+// its row: it is accepted, validated and reported, so Kafka configurations
+// load unchanged, and its doc says so. Every other key must reach code
+// that reads its field (TestEveryKeyIsWired walks both tables).
 //
 // Keys whose Kafka default is null fall back to others as in Kafka:
 // log.dirs → log.dir; advertised.listeners → listeners; log.roll.ms →

@@ -27,8 +27,15 @@ type keyDef struct {
 	sensitive bool
 	doc       string
 	synonyms  []string // keys this one falls back to (DescribeTopic reports them as the source)
-	f         field[Broker]
+	// compat marks a key Kafka has that Strata accepts, validates and
+	// reports but does not act on, so that Kafka configurations load
+	// unchanged; its doc starts with compatDoc.
+	compat bool
+	f      field[Broker]
 }
+
+// compatDoc opens the doc of every key marked compat.
+const compatDoc = "Accepted for compatibility with Kafka; Strata does not act on it."
 
 var maxLong = strconv.FormatInt(math.MaxInt64, 10)
 
@@ -63,7 +70,7 @@ var brokerKeys = []keyDef{
 		f: intField(0, func(b *Broker) *int32 { return &b.MessageMaxBytes })},
 	{name: "min.insync.replicas", typ: TypeInt, def: "1", doc: "Replicas that must acknowledge an acks=all produce.",
 		f: intField(1, func(b *Broker) *int32 { return &b.MinInsyncReplicas })},
-	{name: "compression.type", typ: TypeString, def: "producer", doc: "Codec of stored batches; producer keeps the producer's (batches pass through untouched).",
+	{name: "compression.type", typ: TypeString, def: "producer", compat: true, doc: compatDoc + " Kafka: codec of stored batches, producer keeping the producer's. Strata always stores batches as the producer sent them.",
 		f: enumField(func(b *Broker) *string { return &b.CompressionType }, compressionTypes...)},
 	{name: "replica.selector.class", typ: TypeString, kind: keyOptional, doc: "Which replica a consumer that names its rack (client.rack) fetches from (KIP-392): unset, the leader; " + RackAwareReplicaSelector + ", an in-sync replica in the consumer's rack.",
 		f: strField(func(b *Broker) *string { return &b.ReplicaSelectorClass }, replicaSelector)},
@@ -105,17 +112,17 @@ var brokerKeys = []keyDef{
 		f: intField(1, func(b *Broker) *int64 { return &b.LogRollMs })},
 	{name: "log.roll.hours", typ: TypeInt, def: "168", doc: "Age in hours at which the active segment is rolled, when log.roll.ms is not set.",
 		f: intRange(1, math.MaxInt32, func(b *Broker) *int64 { return &b.logRollHours })},
-	{name: "log.roll.jitter.ms", typ: TypeLong, kind: keyDerived, synonyms: []string{"log.roll.jitter.hours"}, doc: "Random jitter subtracted from the roll age; defaults to log.roll.jitter.hours.",
+	{name: "log.roll.jitter.ms", typ: TypeLong, kind: keyDerived, synonyms: []string{"log.roll.jitter.hours"}, compat: true, doc: compatDoc + " Kafka: random jitter subtracted from the roll age; defaults to log.roll.jitter.hours.",
 		f: intField(0, func(b *Broker) *int64 { return &b.LogRollJitterMs })},
-	{name: "log.roll.jitter.hours", typ: TypeInt, def: "0", doc: "Roll jitter in hours, when log.roll.jitter.ms is not set.",
+	{name: "log.roll.jitter.hours", typ: TypeInt, def: "0", compat: true, doc: compatDoc + " Kafka: roll jitter in hours, when log.roll.jitter.ms is not set.",
 		f: intRange(0, math.MaxInt32, func(b *Broker) *int64 { return &b.logRollJitterHours })},
 	{name: "log.index.interval.bytes", typ: TypeInt, def: "4096", doc: "Bytes of log between two entries of the sparse offset index.",
 		f: intField(0, func(b *Broker) *int32 { return &b.LogIndexIntervalBytes })},
 	{name: "log.page.cache.window.bytes", typ: TypeLong, def: "0", doc: "When positive, the bytes at the end of each segment being appended to that stay in the page cache; older bytes are handed to writeback and dropped from the cache (drop-behind), so that new appends reuse cache pages instead of growing the cache or making the kernel reclaim others, which pays on VMs that hand free memory back to the host and on boxes whose page cache is full. Readers within the window (followers, consumers at the tail) read from memory, those further behind from disk. 0 (the default) leaves the cache to the OS, as Kafka does.",
 		f: intField(0, func(b *Broker) *int64 { return &b.LogPageCacheWindowBytes })},
-	{name: "replica.page.cache.window.bytes", typ: TypeLong, def: "67108864", doc: "log.page.cache.window.bytes for the partitions this broker follows: their pages are read only once it leads them, or by consumers fetching from it (KIP-392), and then at the tail, which the window keeps. Dropping the rest leaves the page cache to the leaders' data, which consumers read, and makes replication cheaper (measured in test/bench/cluster: 3-broker RF=3 acks=all brokers' CPU 3.5 vs 6.6 ms/MB). 0 leaves the cache to the OS, as Kafka does.",
+	{name: "replica.page.cache.window.bytes", typ: TypeLong, def: "67108864", doc: "log.page.cache.window.bytes for the partitions this broker follows: their pages are read only once it leads them, or by consumers fetching from it (KIP-392), and then at the tail, which the window keeps. Dropping the rest leaves the page cache to the leaders' data, which consumers read, and makes replication cheaper. 0 leaves the cache to the OS, as Kafka does.",
 		f: intField(0, func(b *Broker) *int64 { return &b.ReplicaPageCacheWindowBytes })},
-	{name: "log.index.size.max.bytes", typ: TypeInt, def: "10485760", doc: "Largest offset index file; a full index rolls the segment.",
+	{name: "log.index.size.max.bytes", typ: TypeInt, def: "10485760", compat: true, doc: compatDoc + " Kafka: largest offset index file; a full index rolls the segment.",
 		f: intField(4, func(b *Broker) *int32 { return &b.LogIndexSizeMaxBytes })},
 	{name: "log.flush.interval.messages", typ: TypeLong, def: maxLong, doc: "Records appended before the log is fsynced (default: never, rely on replication and recovery).",
 		f: intField(1, func(b *Broker) *int64 { return &b.LogFlushIntervalMessages })},
@@ -135,15 +142,15 @@ var brokerKeys = []keyDef{
 		f: policyField[Broker](func(b *Broker) *string { return &b.LogCleanupPolicy }, nil)},
 	{name: "log.message.timestamp.type", typ: TypeString, def: TimestampCreateTime, doc: "CreateTime keeps the producer's timestamps; LogAppendTime stamps batches with the broker's clock.",
 		f: timestampTypeField[Broker](func(b *Broker) *string { return &b.LogMessageTimestampType }, nil)},
-	{name: "log.message.timestamp.difference.max.ms", typ: TypeLong, def: maxLong, doc: "Largest allowed distance between a CreateTime timestamp and the broker's clock.",
+	{name: "log.message.timestamp.difference.max.ms", typ: TypeLong, def: maxLong, compat: true, doc: compatDoc + " Kafka: largest allowed distance between a CreateTime timestamp and the broker's clock.",
 		f: intField(0, func(b *Broker) *int64 { return &b.LogMessageTimestampDifferenceMaxMs })},
-	{name: "log.message.timestamp.before.max.ms", typ: TypeLong, def: maxLong, doc: "How far in the past a CreateTime timestamp may be.",
+	{name: "log.message.timestamp.before.max.ms", typ: TypeLong, def: maxLong, compat: true, doc: compatDoc + " Kafka: how far in the past a CreateTime timestamp may be.",
 		f: intField(0, func(b *Broker) *int64 { return &b.LogMessageTimestampBeforeMaxMs })},
-	{name: "log.message.timestamp.after.max.ms", typ: TypeLong, def: maxLong, doc: "How far in the future a CreateTime timestamp may be.",
+	{name: "log.message.timestamp.after.max.ms", typ: TypeLong, def: maxLong, compat: true, doc: compatDoc + " Kafka: how far in the future a CreateTime timestamp may be.",
 		f: intField(0, func(b *Broker) *int64 { return &b.LogMessageTimestampAfterMaxMs })},
-	{name: "log.preallocate", typ: TypeBoolean, def: "false", doc: "Preallocate segment files.",
+	{name: "log.preallocate", typ: TypeBoolean, def: "false", compat: true, doc: compatDoc + " Kafka: preallocate segment files.",
 		f: boolField(func(b *Broker) *bool { return &b.LogPreallocate })},
-	{name: "log.segment.delete.delay.ms", typ: TypeLong, def: "60000", doc: "Delay before a deleted segment's files are removed.",
+	{name: "log.segment.delete.delay.ms", typ: TypeLong, def: "60000", compat: true, doc: compatDoc + " Kafka: delay before a deleted segment's files are removed.",
 		f: intField(0, func(b *Broker) *int64 { return &b.LogSegmentDeleteDelayMs })},
 	{name: "log.local.retention.ms", typ: TypeLong, def: "-2", doc: "Age after which a tiered segment's local copy is deleted; -2 follows retention.ms.",
 		f: intField(-2, func(b *Broker) *int64 { return &b.LogLocalRetentionMs })},

@@ -56,6 +56,7 @@ type topicDef struct {
 	broker string // broker key supplying the default; "" uses def
 	def    string
 	doc    string
+	compat bool // as keyDef.compat
 	f      field[Topic]
 }
 
@@ -63,11 +64,11 @@ type topicDef struct {
 var topicKeys = []topicDef{
 	{name: "cleanup.policy", typ: TypeList, broker: "log.cleanup.policy", doc: "delete, compact, or both.",
 		f: policyField(func(t *Topic) *string { return &t.CleanupPolicy }, func(t *Topic) (*bool, *bool) { return &t.Compact, &t.Delete })},
-	{name: "compression.type", typ: TypeString, broker: "compression.type", doc: "Codec of stored batches; producer keeps the producer's.",
+	{name: "compression.type", typ: TypeString, broker: "compression.type", compat: true, doc: compatDoc + " Kafka: codec of stored batches, producer keeping the producer's. Strata always stores batches as the producer sent them.",
 		f: enumField(func(t *Topic) *string { return &t.CompressionType }, compressionTypes...)},
 	{name: "delete.retention.ms", typ: TypeLong, broker: "log.cleaner.delete.retention.ms", doc: "How long tombstones are kept in a compacted topic.",
 		f: intField(0, func(t *Topic) *int64 { return &t.DeleteRetentionMs })},
-	{name: "file.delete.delay.ms", typ: TypeLong, broker: "log.segment.delete.delay.ms", doc: "Delay before a deleted segment's files are removed.",
+	{name: "file.delete.delay.ms", typ: TypeLong, broker: "log.segment.delete.delay.ms", compat: true, doc: compatDoc + " Kafka: delay before a deleted segment's files are removed.",
 		f: intField(0, func(t *Topic) *int64 { return &t.FileDeleteDelayMs })},
 	{name: "flush.messages", typ: TypeLong, broker: "log.flush.interval.messages", doc: "Records appended before the log is fsynced.",
 		f: intField(1, func(t *Topic) *int64 { return &t.FlushMessages })},
@@ -83,11 +84,11 @@ var topicKeys = []topicDef{
 		f: intField(1, func(t *Topic) *int64 { return &t.MaxCompactionLagMs })},
 	{name: "max.message.bytes", typ: TypeInt, broker: "message.max.bytes", doc: "Largest record batch accepted.",
 		f: intField(0, func(t *Topic) *int32 { return &t.MaxMessageBytes })},
-	{name: "message.timestamp.after.max.ms", typ: TypeLong, broker: "log.message.timestamp.after.max.ms", doc: "How far in the future a CreateTime timestamp may be.",
+	{name: "message.timestamp.after.max.ms", typ: TypeLong, broker: "log.message.timestamp.after.max.ms", compat: true, doc: compatDoc + " Kafka: how far in the future a CreateTime timestamp may be.",
 		f: intField(0, func(t *Topic) *int64 { return &t.MessageTimestampAfterMaxMs })},
-	{name: "message.timestamp.before.max.ms", typ: TypeLong, broker: "log.message.timestamp.before.max.ms", doc: "How far in the past a CreateTime timestamp may be.",
+	{name: "message.timestamp.before.max.ms", typ: TypeLong, broker: "log.message.timestamp.before.max.ms", compat: true, doc: compatDoc + " Kafka: how far in the past a CreateTime timestamp may be.",
 		f: intField(0, func(t *Topic) *int64 { return &t.MessageTimestampBeforeMaxMs })},
-	{name: "message.timestamp.difference.max.ms", typ: TypeLong, broker: "log.message.timestamp.difference.max.ms", doc: "Largest distance between a CreateTime timestamp and the broker's clock.",
+	{name: "message.timestamp.difference.max.ms", typ: TypeLong, broker: "log.message.timestamp.difference.max.ms", compat: true, doc: compatDoc + " Kafka: largest distance between a CreateTime timestamp and the broker's clock.",
 		f: intField(0, func(t *Topic) *int64 { return &t.MessageTimestampDifferenceMaxMs })},
 	{name: "message.timestamp.type", typ: TypeString, broker: "log.message.timestamp.type", doc: "CreateTime or LogAppendTime.",
 		f: timestampTypeField(func(t *Topic) *string { return &t.MessageTimestampType }, func(t *Topic) *bool { return &t.LogAppendTime })},
@@ -97,7 +98,7 @@ var topicKeys = []topicDef{
 		f: intField(0, func(t *Topic) *int64 { return &t.MinCompactionLagMs })},
 	{name: "min.insync.replicas", typ: TypeInt, broker: "min.insync.replicas", doc: "Replicas that must acknowledge an acks=all produce.",
 		f: intField(1, func(t *Topic) *int32 { return &t.MinInsyncReplicas })},
-	{name: "preallocate", typ: TypeBoolean, broker: "log.preallocate", doc: "Preallocate segment files.",
+	{name: "preallocate", typ: TypeBoolean, broker: "log.preallocate", compat: true, doc: compatDoc + " Kafka: preallocate segment files.",
 		f: boolField(func(t *Topic) *bool { return &t.Preallocate })},
 	{name: "remote.log.copy.disable", typ: TypeBoolean, def: "false", doc: "Stop copying segments to the tier while keeping tiered data readable (KIP-950).",
 		f: boolField(func(t *Topic) *bool { return &t.RemoteLogCopyDisable })},
@@ -111,9 +112,9 @@ var topicKeys = []topicDef{
 		f: intField(-1, func(t *Topic) *int64 { return &t.RetentionMs })},
 	{name: "segment.bytes", typ: TypeInt, broker: "log.segment.bytes", doc: "Size at which the active segment is rolled.",
 		f: intRange(14, math.MaxInt32, func(t *Topic) *int64 { return &t.SegmentBytes })},
-	{name: "segment.index.bytes", typ: TypeInt, broker: "log.index.size.max.bytes", doc: "Largest offset index file.",
+	{name: "segment.index.bytes", typ: TypeInt, broker: "log.index.size.max.bytes", compat: true, doc: compatDoc + " Kafka: largest offset index file.",
 		f: intField(4, func(t *Topic) *int32 { return &t.SegmentIndexBytes })},
-	{name: "segment.jitter.ms", typ: TypeLong, broker: "log.roll.jitter.ms", doc: "Random jitter subtracted from segment.ms.",
+	{name: "segment.jitter.ms", typ: TypeLong, broker: "log.roll.jitter.ms", compat: true, doc: compatDoc + " Kafka: random jitter subtracted from segment.ms.",
 		f: intField(0, func(t *Topic) *int64 { return &t.SegmentJitterMs })},
 	{name: "segment.ms", typ: TypeLong, broker: "log.roll.ms", doc: "Age at which the active segment is rolled.",
 		f: intField(1, func(t *Topic) *int64 { return &t.SegmentMs })},

@@ -26,11 +26,14 @@ const (
 
 // field binds one key to one place in a struct S: set parses and validates
 // the (trimmed) text and stores it, get renders the stored value in its
-// canonical text form. Both tables (broker and topic) are built from these
-// binders, so a value is parsed the same way wherever it appears.
+// canonical text form, and targets points to every field set stores into
+// (so a test can check that each key reaches a field something reads).
+// Both tables (broker and topic) are built from these binders, so a value
+// is parsed the same way wherever it appears.
 type field[S any] struct {
-	set func(s *S, v string) error
-	get func(s *S) string
+	set     func(s *S, v string) error
+	get     func(s *S) string
+	targets func(s *S) []any
 }
 
 type integer interface{ ~int16 | ~int32 | ~int64 }
@@ -78,7 +81,8 @@ func intRange[S any, T integer](lo, hi int64, p func(*S) *T) field[S] {
 			*p(s) = T(n)
 			return nil
 		},
-		get: func(s *S) string { return strconv.FormatInt(int64(*p(s)), 10) },
+		get:     func(s *S) string { return strconv.FormatInt(int64(*p(s)), 10) },
+		targets: func(s *S) []any { return []any{p(s)} },
 	}
 }
 
@@ -101,7 +105,8 @@ func boolField[S any](p func(*S) *bool) field[S] {
 			}
 			return err
 		},
-		get: func(s *S) string { return strconv.FormatBool(*p(s)) },
+		get:     func(s *S) string { return strconv.FormatBool(*p(s)) },
+		targets: func(s *S) []any { return []any{p(s)} },
 	}
 }
 
@@ -119,7 +124,8 @@ func floatRange[S any](lo, hi float64, p func(*S) *float64) field[S] {
 			*p(s) = f
 			return nil
 		},
-		get: func(s *S) string { return strconv.FormatFloat(*p(s), 'g', -1, 64) },
+		get:     func(s *S) string { return strconv.FormatFloat(*p(s), 'g', -1, 64) },
+		targets: func(s *S) []any { return []any{p(s)} },
 	}
 }
 
@@ -135,7 +141,8 @@ func strField[S any](p func(*S) *string, check func(string) error) field[S] {
 			*p(s) = v
 			return nil
 		},
-		get: func(s *S) string { return *p(s) },
+		get:     func(s *S) string { return *p(s) },
+		targets: func(s *S) []any { return []any{p(s)} },
 	}
 }
 
@@ -150,7 +157,8 @@ func enumField[S any](p func(*S) *string, allowed ...string) field[S] {
 			}
 			return err
 		},
-		get: func(s *S) string { return *p(s) },
+		get:     func(s *S) string { return *p(s) },
+		targets: func(s *S) []any { return []any{p(s)} },
 	}
 }
 
@@ -208,6 +216,7 @@ func listField[S any](p func(*S) *[]string, item func(string) (string, error), s
 			}
 			return strings.Join(out, ",")
 		},
+		targets: func(s *S) []any { return []any{p(s)} },
 	}
 }
 
@@ -249,6 +258,13 @@ func policyField[S any](p func(*S) *string, flags func(*S) (compact, del *bool))
 			return nil
 		},
 		get: func(s *S) string { return *p(s) },
+		targets: func(s *S) []any {
+			if flags == nil {
+				return []any{p(s)}
+			}
+			cp, dp := flags(s)
+			return []any{p(s), cp, dp}
+		},
 	}
 }
 
@@ -268,6 +284,12 @@ func timestampTypeField[S any](p func(*S) *string, logAppend func(*S) *bool) fie
 			return nil
 		},
 		get: func(s *S) string { return *p(s) },
+		targets: func(s *S) []any {
+			if logAppend == nil {
+				return []any{p(s)}
+			}
+			return []any{p(s), logAppend(s)}
+		},
 	}
 }
 
@@ -288,7 +310,8 @@ func levelField[S any](p func(*S) *slog.Level) field[S] {
 			}
 			return nil
 		},
-		get: func(s *S) string { return strings.ToLower(p(s).String()) },
+		get:     func(s *S) string { return strings.ToLower(p(s).String()) },
+		targets: func(s *S) []any { return []any{p(s)} },
 	}
 }
 

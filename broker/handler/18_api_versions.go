@@ -41,9 +41,9 @@ func UnsupportedApiVersions() kmsg.Response {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.SetVersion(0)
 	resp.ErrorCode = kerr.UnsupportedVersion.Code
-	a := table[18]
+	a := table[kmsg.ApiVersions.Int16()]
 	k := kmsg.NewApiVersionsResponseApiKey()
-	k.ApiKey, k.MinVersion, k.MaxVersion = a.Key, a.Min, a.Max
+	k.ApiKey, k.MinVersion, k.MaxVersion = a.Key.Int16(), a.Min, a.Max
 	resp.ApiKeys = append(resp.ApiKeys, k)
 	return resp
 }

@@ -18,7 +18,7 @@ const producerIDBlock = 1000
 //   epoch 0, from blocks reserved in etcd so ids stay unique across
 //   restarts and brokers. The previous id/epoch of v3+ requests is not
 //   needed for them: a new id is always safe.
-// * Transactional ids are not served yet (transactions are a later issue):
+// * Transactional ids are not served (Strata has no transactions yet):
 //   the answer is TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients
 //   surface at once instead of retrying forever.
 

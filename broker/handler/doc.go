@@ -13,5 +13,8 @@
 // connection loop runs most handlers on its own goroutine, in request order;
 // handlers marked Async in the table (Fetch, which may long-poll) run on a
 // goroutine of their own, while their response still goes out in request
-// order. Everything in Env is safe for concurrent use.
+// order. Handlers marked ReleasesFrame keep nothing that points into the
+// request's frame once they return, so the connection reads its next
+// request into the same buffer. Everything in Env is safe for concurrent
+// use.
 package handler

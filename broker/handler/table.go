@@ -8,12 +8,21 @@ import (
 
 // API is one registered Kafka API.
 type API struct {
-	Key      int16
+	Key      kmsg.Key
 	Min, Max int16
 	Fn       Func
 	// Async handlers may block (long-poll) and run off the connection's
 	// reading goroutine.
 	Async bool
+	// ReleasesFrame says that once Fn returns, nothing refers to the
+	// request's frame any more, so the connection reads its next request
+	// into the same buffer. kmsg decodes byte fields (a Produce's records)
+	// as views of the frame and copies strings; such a handler copies what
+	// it keeps (records appended to the log, offsets committed) before it
+	// returns, and its Later continuation, if any, works on the response
+	// only. Never set together with Async: an async handler still runs
+	// while the next request is read.
+	ReleasesFrame bool
 }
 
 // table is the one registration table: ApiVersions is derived from it.
@@ -21,40 +30,40 @@ var table = map[int16]API{}
 
 func init() {
 	for _, a := range []API{
-		{Key: 0, Min: 3, Max: 13, Fn: handleProduce},
-		{Key: 1, Min: 4, Max: 17, Fn: handleFetch, Async: true},
-		{Key: 2, Min: 0, Max: 9, Fn: handleListOffsets},
-		{Key: 3, Min: 0, Max: 12, Fn: handleMetadata},
-		{Key: 8, Min: 0, Max: 9, Fn: handleOffsetCommit},
-		{Key: 9, Min: 0, Max: 9, Fn: handleOffsetFetch},
-		{Key: 10, Min: 0, Max: 5, Fn: handleFindCoordinator},
-		{Key: 11, Min: 0, Max: 9, Fn: handleJoinGroup, Async: true},
-		{Key: 12, Min: 0, Max: 4, Fn: handleHeartbeat},
-		{Key: 13, Min: 0, Max: 5, Fn: handleLeaveGroup},
-		{Key: 14, Min: 0, Max: 5, Fn: handleSyncGroup, Async: true},
-		{Key: 15, Min: 0, Max: 5, Fn: handleDescribeGroups},
-		{Key: 16, Min: 0, Max: 5, Fn: handleListGroups},
-		{Key: 18, Min: 0, Max: 5, Fn: handleApiVersions},
-		{Key: 19, Min: 0, Max: 7, Fn: handleCreateTopics},
-		{Key: 20, Min: 0, Max: 6, Fn: handleDeleteTopics},
-		{Key: 21, Min: 0, Max: 2, Fn: handleDeleteRecords},
-		{Key: 22, Min: 0, Max: 5, Fn: handleInitProducerID},
-		{Key: 23, Min: 0, Max: 4, Fn: handleOffsetForLeaderEpoch},
-		{Key: 32, Min: 0, Max: 4, Fn: handleDescribeConfigs},
-		{Key: 33, Min: 0, Max: 2, Fn: handleAlterConfigs},
-		{Key: 35, Min: 0, Max: 4, Fn: handleDescribeLogDirs},
-		{Key: 37, Min: 0, Max: 3, Fn: handleCreatePartitions},
-		{Key: 42, Min: 0, Max: 2, Fn: handleDeleteGroups},
-		{Key: 43, Min: 0, Max: 2, Fn: handleElectLeaders},
-		{Key: 44, Min: 0, Max: 1, Fn: handleIncrementalAlterConfigs},
-		{Key: 45, Min: 0, Max: 0, Fn: handleAlterPartitionReassignments},
-		{Key: 46, Min: 0, Max: 0, Fn: handleListPartitionReassignments},
-		{Key: 47, Min: 0, Max: 0, Fn: handleOffsetDelete},
-		{Key: 60, Min: 0, Max: 1, Fn: handleDescribeCluster},
-		{Key: 68, Min: 0, Max: 1, Fn: handleConsumerGroupHeartbeat},
-		{Key: 69, Min: 0, Max: 1, Fn: handleConsumerGroupDescribe},
+		{Key: kmsg.Produce, Min: 3, Max: 13, Fn: handleProduce, ReleasesFrame: true},
+		{Key: kmsg.Fetch, Min: 4, Max: 17, Fn: handleFetch, Async: true},
+		{Key: kmsg.ListOffsets, Min: 0, Max: 9, Fn: handleListOffsets},
+		{Key: kmsg.Metadata, Min: 0, Max: 12, Fn: handleMetadata},
+		{Key: kmsg.OffsetCommit, Min: 0, Max: 9, Fn: handleOffsetCommit, ReleasesFrame: true},
+		{Key: kmsg.OffsetFetch, Min: 0, Max: 9, Fn: handleOffsetFetch},
+		{Key: kmsg.FindCoordinator, Min: 0, Max: 5, Fn: handleFindCoordinator},
+		{Key: kmsg.JoinGroup, Min: 0, Max: 9, Fn: handleJoinGroup, Async: true},
+		{Key: kmsg.Heartbeat, Min: 0, Max: 4, Fn: handleHeartbeat},
+		{Key: kmsg.LeaveGroup, Min: 0, Max: 5, Fn: handleLeaveGroup},
+		{Key: kmsg.SyncGroup, Min: 0, Max: 5, Fn: handleSyncGroup, Async: true},
+		{Key: kmsg.DescribeGroups, Min: 0, Max: 5, Fn: handleDescribeGroups},
+		{Key: kmsg.ListGroups, Min: 0, Max: 5, Fn: handleListGroups},
+		{Key: kmsg.ApiVersions, Min: 0, Max: 5, Fn: handleApiVersions},
+		{Key: kmsg.CreateTopics, Min: 0, Max: 7, Fn: handleCreateTopics},
+		{Key: kmsg.DeleteTopics, Min: 0, Max: 6, Fn: handleDeleteTopics},
+		{Key: kmsg.DeleteRecords, Min: 0, Max: 2, Fn: handleDeleteRecords},
+		{Key: kmsg.InitProducerID, Min: 0, Max: 5, Fn: handleInitProducerID},
+		{Key: kmsg.OffsetForLeaderEpoch, Min: 0, Max: 4, Fn: handleOffsetForLeaderEpoch},
+		{Key: kmsg.DescribeConfigs, Min: 0, Max: 4, Fn: handleDescribeConfigs},
+		{Key: kmsg.AlterConfigs, Min: 0, Max: 2, Fn: handleAlterConfigs},
+		{Key: kmsg.DescribeLogDirs, Min: 0, Max: 4, Fn: handleDescribeLogDirs},
+		{Key: kmsg.CreatePartitions, Min: 0, Max: 3, Fn: handleCreatePartitions},
+		{Key: kmsg.DeleteGroups, Min: 0, Max: 2, Fn: handleDeleteGroups},
+		{Key: kmsg.ElectLeaders, Min: 0, Max: 2, Fn: handleElectLeaders},
+		{Key: kmsg.IncrementalAlterConfigs, Min: 0, Max: 1, Fn: handleIncrementalAlterConfigs},
+		{Key: kmsg.AlterPartitionAssignments, Min: 0, Max: 0, Fn: handleAlterPartitionReassignments},
+		{Key: kmsg.ListPartitionReassignments, Min: 0, Max: 0, Fn: handleListPartitionReassignments},
+		{Key: kmsg.OffsetDelete, Min: 0, Max: 0, Fn: handleOffsetDelete},
+		{Key: kmsg.DescribeCluster, Min: 0, Max: 1, Fn: handleDescribeCluster},
+		{Key: kmsg.ConsumerGroupHeartbeat, Min: 0, Max: 1, Fn: handleConsumerGroupHeartbeat},
+		{Key: kmsg.ConsumerGroupDescribe, Min: 0, Max: 1, Fn: handleConsumerGroupDescribe},
 	} {
-		table[a.Key] = a
+		table[a.Key.Int16()] = a
 	}
 }
 
@@ -75,7 +84,7 @@ func apiKeys() []kmsg.ApiVersionsResponseApiKey {
 	out := make([]kmsg.ApiVersionsResponseApiKey, 0, len(table))
 	for _, a := range table {
 		k := kmsg.NewApiVersionsResponseApiKey()
-		k.ApiKey, k.MinVersion, k.MaxVersion = a.Key, a.Min, a.Max
+		k.ApiKey, k.MinVersion, k.MaxVersion = a.Key.Int16(), a.Min, a.Max
 		out = append(out, k)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ApiKey < out[j].ApiKey })

@@ -51,7 +51,9 @@ var faults = []fault{
 	{"kill -9 leader and a follower", killTwo},
 }
 
-// TestNemesis is the robustness test of issue 4 item 7.
+// TestNemesis is the robustness test: the nemesis injects each fault of
+// faults in turn while the producers write, then the checker proves
+// nothing acknowledged was lost (see the package doc).
 func TestNemesis(t *testing.T) {
 	total := envInt(t, "STRATA_FAULT_RECORDS", 20000)
 	rounds := envInt(t, "STRATA_FAULT_ROUNDS", 1)

@@ -13,6 +13,11 @@
 //     it again on the same directories and port. Call Main from TestMain so
 //     the built binary is removed afterwards.
 //
+// Every child process (a broker binary, an etcd member) is a Child: its
+// output appended to a log file, waited for on a goroutine of its own,
+// stopped with a signal and a timeout. Child needs no testing.TB, so the
+// cluster benchmark runs its processes with it too.
+//
 // Readiness is always a condition, never a sleep: the in-process broker
 // closes Server.Ready(); the child process is polled with a TCP connect
 // followed by ApiVersions and Metadata requests through franz-go until it
@@ -20,9 +25,9 @@
 //
 // Kcat and Python run /usr/bin/kcat and /usr/bin/python3 (with Debian's
 // python3-kafka) with a timeout; a missing tool fails the test rather than
-// skipping it, because `make test` installs them. RawConn speaks the Kafka
-// framing directly over TCP for tests that must send exact or malformed
-// bytes.
+// skipping it, because `make test` installs them. BuildBatch and
+// ProduceRaw make and send exact record batches for tests that must
+// control the bytes.
 //
 // Concurrency: a Broker or Process belongs to one test goroutine; its
 // methods are not meant to be called concurrently with each other (Addr may

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -22,8 +21,7 @@ type Etcd struct {
 	dir      string
 	client   int
 	peer     int
-	cmd      *exec.Cmd
-	exited   chan struct{}
+	child    *Child
 	logPath  string
 	endpoint string
 }
@@ -47,26 +45,15 @@ func (e *Etcd) Endpoint() string { return e.endpoint }
 func (e *Etcd) start() {
 	e.t.Helper()
 	peer := "http://127.0.0.1:" + strconv.Itoa(e.peer)
-	log, err := os.OpenFile(e.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		e.t.Fatalf("harness: etcd log: %v", err)
-	}
-	e.cmd = exec.Command(etcdBinary,
+	child, err := StartChild(e.logPath, etcdBinary,
 		"--name", "n1", "--data-dir", filepath.Join(e.dir, "data"),
 		"--listen-client-urls", e.endpoint, "--advertise-client-urls", e.endpoint,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 		"--initial-cluster", "n1="+peer, "--max-txn-ops", "16384")
-	e.cmd.Stdout, e.cmd.Stderr = log, log
-	if err := e.cmd.Start(); err != nil {
-		log.Close()
-		e.t.Fatalf("harness: start etcd: %v", err)
+	if err != nil {
+		e.t.Fatalf("%v", err)
 	}
-	e.exited = make(chan struct{})
-	go func() {
-		_ = e.cmd.Wait()
-		log.Close()
-		close(e.exited)
-	}()
+	e.child = child
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	for {
@@ -74,7 +61,7 @@ func (e *Etcd) start() {
 			return
 		}
 		select {
-		case <-e.exited:
+		case <-child.Exited():
 			e.t.Fatalf("harness: etcd exited during start-up:\n%s", logTail(e.logPath, 30))
 		case <-ctx.Done():
 			e.t.Fatalf("harness: etcd not healthy after %v:\n%s", startTimeout, logTail(e.logPath, 30))
@@ -100,20 +87,4 @@ func (e *Etcd) healthy(ctx context.Context) error {
 }
 
 // Stop terminates etcd and waits for it to exit.
-func (e *Etcd) Stop() {
-	if e.cmd == nil || e.cmd.Process == nil {
-		return
-	}
-	select {
-	case <-e.exited:
-		return
-	default:
-	}
-	_ = e.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-e.exited:
-	case <-time.After(startTimeout):
-		_ = e.cmd.Process.Kill()
-		<-e.exited
-	}
-}
+func (e *Etcd) Stop() { e.child.Stop(os.Interrupt, startTimeout) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -29,8 +28,7 @@ type EtcdMember struct {
 	peerURL  string
 	cluster  string // --initial-cluster
 	logPath  string
-	cmd      *exec.Cmd
-	exited   chan struct{}
+	child    *Child
 }
 
 // StartEtcdCluster starts an n-member etcd cluster in temp dirs and waits
@@ -79,17 +77,7 @@ func (m *EtcdMember) Endpoint() string { return m.endpoint }
 func (m *EtcdMember) Name() string { return m.name }
 
 // Running reports whether the member process is alive.
-func (m *EtcdMember) Running() bool {
-	if m.cmd == nil {
-		return false
-	}
-	select {
-	case <-m.exited:
-		return false
-	default:
-		return true
-	}
-}
+func (m *EtcdMember) Running() bool { return m.child.Running() }
 
 // Restart stops the member (SIGINT) and starts it again on the same data
 // directory and ports, waiting until it is healthy.
@@ -102,28 +90,13 @@ func (m *EtcdMember) Restart() {
 
 // Stop terminates the member and waits for it to exit; stopping a stopped
 // member does nothing.
-func (m *EtcdMember) Stop() {
-	if !m.Running() {
-		return
-	}
-	_ = m.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-m.exited:
-	case <-time.After(startTimeout):
-		_ = m.cmd.Process.Kill()
-		<-m.exited
-	}
-}
+func (m *EtcdMember) Stop() { m.child.Stop(os.Interrupt, startTimeout) }
 
 // launch starts the member process without waiting for it to be healthy
 // (a fresh member cannot be healthy before a quorum of its peers runs).
 func (m *EtcdMember) launch() {
 	m.t.Helper()
-	log, err := os.OpenFile(m.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		m.t.Fatalf("harness: etcd %s log: %v", m.name, err)
-	}
-	m.cmd = exec.Command(etcdBinary,
+	child, err := StartChild(m.logPath, etcdBinary,
 		"--name", m.name, "--data-dir", filepath.Join(m.dir, "data"),
 		"--listen-client-urls", m.endpoint, "--advertise-client-urls", m.endpoint,
 		"--listen-peer-urls", m.peerURL, "--initial-advertise-peer-urls", m.peerURL,
@@ -131,19 +104,10 @@ func (m *EtcdMember) launch() {
 		"--initial-cluster-token", "strata-test",
 		"--heartbeat-interval", "50", "--election-timeout", "500",
 		"--max-txn-ops", "16384")
-	m.cmd.Stdout, m.cmd.Stderr = log, log
-	if err := m.cmd.Start(); err != nil {
-		log.Close()
-		m.t.Fatalf("harness: start etcd %s: %v", m.name, err)
+	if err != nil {
+		m.t.Fatalf("harness: etcd %s: %v", m.name, err)
 	}
-	exited := make(chan struct{})
-	m.exited = exited
-	cmd := m.cmd
-	go func() {
-		_ = cmd.Wait()
-		log.Close()
-		close(exited)
-	}()
+	m.child = child
 }
 
 func (m *EtcdMember) waitHealthy() {
@@ -156,7 +120,7 @@ func (m *EtcdMember) waitHealthy() {
 			return
 		}
 		select {
-		case <-m.exited:
+		case <-m.child.Exited():
 			m.t.Fatalf("harness: etcd %s exited during start-up:\n%s", m.name, logTail(m.logPath, 30))
 		case <-ctx.Done():
 			m.t.Fatalf("harness: etcd %s not healthy after %v:\n%s", m.name, startTimeout, logTail(m.logPath, 30))

@@ -94,9 +94,7 @@ type Process struct {
 	logPath   string
 	overrides map[string]string
 	addr      string
-	cmd       *exec.Cmd
-	exited    chan struct{} // closed when cmd has been waited for
-	waitErr   error         // valid once exited is closed
+	child     *Child // the running (or last) broker process
 	tailShown bool
 }
 
@@ -144,17 +142,7 @@ func (p *Process) Addr() string { return p.addr }
 func (p *Process) Dir() string { return filepath.Join(p.dir, "data") }
 
 // Running reports whether the process is alive as far as the harness knows.
-func (p *Process) Running() bool {
-	if p.cmd == nil {
-		return false
-	}
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
+func (p *Process) Running() bool { return p.child.Running() }
 
 func (p *Process) start(bin string) {
 	p.t.Helper()
@@ -167,24 +155,17 @@ func (p *Process) start(bin string) {
 		p.t.Fatalf("harness: open process log: %v", err)
 	}
 	fmt.Fprintf(logf, "=== harness: %s %s ===\n", bin, strings.Join(args, " "))
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		p.t.Fatalf("harness: start %s: %v", bin, err)
+	logf.Close()
+	child, err := StartChild(p.logPath, append([]string{bin}, args...)...)
+	if err != nil {
+		p.t.Fatalf("%v", err)
 	}
-	exited := make(chan struct{})
-	p.cmd, p.exited = cmd, exited
-	go func() {
-		p.waitErr = cmd.Wait()
-		logf.Close()
-		close(exited)
-	}()
+	p.child = child
 	began := time.Now()
-	if err := waitReady(p.addr, exited, startTimeout); err != nil {
+	if err := waitReady(p.addr, child.Exited(), startTimeout); err != nil {
 		p.t.Fatalf("harness: %v\nbroker log:\n%s", err, logTail(p.logPath, 40))
 	}
-	p.t.Logf("harness: broker pid %d ready at %s after %v", cmd.Process.Pid, p.addr, time.Since(began).Round(time.Millisecond))
+	p.t.Logf("harness: broker pid %d ready at %s after %v", child.Pid(), p.addr, time.Since(began).Round(time.Millisecond))
 }
 
 // Kill9 sends SIGKILL to the broker and waits for it to die.
@@ -193,10 +174,10 @@ func (p *Process) Kill9() {
 	if !p.Running() {
 		p.t.Fatalf("harness: Kill9 on a broker process that is not running")
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		p.t.Fatalf("harness: SIGKILL broker pid %d: %v", p.cmd.Process.Pid, err)
+	if err := p.child.Signal(syscall.SIGKILL); err != nil {
+		p.t.Fatalf("harness: SIGKILL broker pid %d: %v", p.child.Pid(), err)
 	}
-	<-p.exited
+	<-p.child.Exited()
 }
 
 // Stop sends SIGTERM and waits for a clean exit, failing the test if the
@@ -207,18 +188,18 @@ func (p *Process) Stop() {
 	if !p.Running() {
 		return
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		p.t.Errorf("harness: SIGTERM broker pid %d: %v", p.cmd.Process.Pid, err)
+	pid := p.child.Pid()
+	if err := p.child.Signal(syscall.SIGTERM); err != nil {
+		p.t.Errorf("harness: SIGTERM broker pid %d: %v", pid, err)
 	}
 	select {
-	case <-p.exited:
-		if p.waitErr != nil {
-			p.t.Errorf("harness: broker process exited after SIGTERM: %v", p.waitErr)
+	case <-p.child.Exited():
+		if err := p.child.Err(); err != nil {
+			p.t.Errorf("harness: broker process exited after SIGTERM: %v", err)
 		}
 	case <-time.After(30 * time.Second):
-		p.t.Errorf("harness: broker pid %d ignored SIGTERM for 30s; killing it", p.cmd.Process.Pid)
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-		<-p.exited
+		p.t.Errorf("harness: broker pid %d ignored SIGTERM for 30s; killing it", pid)
+		p.child.Stop(syscall.SIGKILL, startTimeout)
 	}
 }
 

@@ -236,16 +236,11 @@ func (p *Process) Resume() {
 }
 
 // Pid is the process id of the running broker (0 when it is not running).
-func (p *Process) Pid() int {
-	if !p.Running() {
-		return 0
-	}
-	return p.cmd.Process.Pid
-}
+func (p *Process) Pid() int { return p.child.Pid() }
 
 func (p *Process) signal(sig syscall.Signal) error {
 	if !p.Running() {
 		return errors.New("harness: broker process is not running")
 	}
-	return p.cmd.Process.Signal(sig)
+	return p.child.Signal(sig)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/strata-broker/strata/tier/producer"
 	"github.com/strata-broker/strata/tier/record"
@@ -17,7 +18,7 @@ type AppendOptions struct {
 	// LogAppendTime replaces the batches' timestamps with the append time
 	// (message.timestamp.type=LogAppendTime).
 	LogAppendTime bool
-	// Now is the append time in ms; 0 means the log's clock.
+	// Now is the append time in ms; 0 means the current time.
 	Now int64
 }
 
@@ -45,7 +46,7 @@ func (l *Log) AppendAsLeader(batches []record.Batch, o AppendOptions) (AppendRes
 	if err := l.usable(); err != nil {
 		return AppendResult{}, err
 	}
-	now := l.cfg.Now().UnixMilli()
+	now := time.Now().UnixMilli()
 	appendTime := int64(-1)
 	if o.LogAppendTime {
 		appendTime = o.Now
@@ -127,7 +128,7 @@ func (l *Log) AppendAsFollower(batches []record.Batch) error {
 		}
 		next = b.LastOffset() + 1
 	}
-	now := l.cfg.Now().UnixMilli()
+	now := time.Now().UnixMilli()
 	for _, b := range batches {
 		if err := l.appendLocked(b, now, l.cfg.FollowerPageCacheWindow); err != nil {
 			return err
@@ -257,7 +258,7 @@ func (l *Log) flushLocked() error {
 		return l.failed
 	}
 	l.recoveryPoint = l.leo.Load()
-	l.lastFlushMs = l.cfg.Now().UnixMilli()
+	l.lastFlushMs = time.Now().UnixMilli()
 	return l.writeCheckpoint()
 }
 

@@ -3,7 +3,6 @@ package local
 import (
 	"errors"
 	"math"
-	"time"
 )
 
 // Sentinel errors.
@@ -59,9 +58,6 @@ type Config struct {
 	// older than this are forgotten when a segment rolls
 	// (producer.id.expiration.ms).
 	ProducerIDExpirationMs int64
-	// Now is the wall clock (roll and flush timing, default append time);
-	// nil means time.Now. Tests inject a fake clock.
-	Now func() time.Time
 }
 
 // withDefaults returns c with zero fields replaced by the defaults.
@@ -84,9 +80,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ProducerIDExpirationMs <= 0 {
 		c.ProducerIDExpirationMs = DefaultProducerIDExpirationMs
-	}
-	if c.Now == nil {
-		c.Now = time.Now
 	}
 	return c
 }

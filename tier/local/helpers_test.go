@@ -5,33 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/strata-broker/strata/tier/record"
 	"github.com/strata-broker/strata/tier/segment"
 )
-
-// clock is a fake wall clock for roll and flush timing.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.UnixMilli(1_700_000_000_000)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 var quiet = slog.New(slog.DiscardHandler)
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/strata-broker/strata/tier/record"
@@ -64,32 +65,33 @@ func TestAppendReadManySegments(t *testing.T) {
 }
 
 func TestRollBySegmentMs(t *testing.T) {
-	clk := newClock()
-	l := openLog(t, t.TempDir(), Config{SegmentMs: 100, Now: clk.Now})
-	appendN(t, l, 1, 0)
-	clk.Advance(60 * time.Millisecond)
-	appendN(t, l, 1, 0)
-	if n := len(l.Segments()); n != 1 {
-		t.Fatalf("rolled too early: %d segments", n)
-	}
-	clk.Advance(50 * time.Millisecond) // 110 ms after the first append
-	appendN(t, l, 1, 0)
-	if n := len(l.Segments()); n != 2 {
-		t.Fatalf("did not roll by time: %d segments", n)
-	}
-	// The new segment's clock starts at its own first append.
-	clk.Advance(90 * time.Millisecond)
-	appendN(t, l, 1, 0)
-	if n := len(l.Segments()); n != 2 {
-		t.Fatalf("rolled again too early: %d segments", n)
-	}
-	// An idle log does not roll an empty segment.
-	l.SetConfig(Config{SegmentMs: 100, Now: clk.Now, SegmentBytes: 1 << 20})
-	clk.Advance(time.Hour)
-	appendN(t, l, 1, 0)
-	if segs := l.Segments(); len(segs) != 3 || segs[2].Size == 0 {
-		t.Fatalf("segments after idle: %+v", segs)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		l := openLog(t, t.TempDir(), Config{SegmentMs: 100})
+		appendN(t, l, 1, 0)
+		time.Sleep(60 * time.Millisecond)
+		appendN(t, l, 1, 0)
+		if n := len(l.Segments()); n != 1 {
+			t.Fatalf("rolled too early: %d segments", n)
+		}
+		time.Sleep(50 * time.Millisecond) // 110 ms after the first append
+		appendN(t, l, 1, 0)
+		if n := len(l.Segments()); n != 2 {
+			t.Fatalf("did not roll by time: %d segments", n)
+		}
+		// The new segment's clock starts at its own first append.
+		time.Sleep(90 * time.Millisecond)
+		appendN(t, l, 1, 0)
+		if n := len(l.Segments()); n != 2 {
+			t.Fatalf("rolled again too early: %d segments", n)
+		}
+		// An idle log does not roll an empty segment.
+		l.SetConfig(Config{SegmentMs: 100, SegmentBytes: 1 << 20})
+		time.Sleep(time.Hour)
+		appendN(t, l, 1, 0)
+		if segs := l.Segments(); len(segs) != 3 || segs[2].Size == 0 {
+			t.Fatalf("segments after idle: %+v", segs)
+		}
+	})
 }
 
 func TestReadBounds(t *testing.T) {
@@ -198,40 +200,41 @@ func TestLogAppendTime(t *testing.T) {
 }
 
 func TestFlushPolicy(t *testing.T) {
-	clk := newClock()
-	dir := t.TempDir()
-	// Defaults: nothing is flushed on append.
-	l := openLog(t, dir, Config{Now: clk.Now})
-	appendN(t, l, 10, 0)
-	if rp := l.RecoveryPoint(); rp != 0 {
-		t.Fatalf("default config flushed: recovery point %d", rp)
-	}
-	// By message count.
-	l.SetConfig(Config{Now: clk.Now, FlushIntervalMessages: 50})
-	for l.RecoveryPoint() == 0 {
-		appendN(t, l, 1, 0)
-		if l.LogEndOffset() > 60 {
-			t.Fatal("no flush after 50 messages")
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		// Defaults: nothing is flushed on append.
+		l := openLog(t, dir, Config{})
+		appendN(t, l, 10, 0)
+		if rp := l.RecoveryPoint(); rp != 0 {
+			t.Fatalf("default config flushed: recovery point %d", rp)
 		}
-	}
-	if rp := l.RecoveryPoint(); rp != l.LogEndOffset() || rp < 50 {
-		t.Fatalf("recovery point %d, LEO %d", rp, l.LogEndOffset())
-	}
-	// By time.
-	l.SetConfig(Config{Now: clk.Now, FlushIntervalMs: 1000})
-	appendN(t, l, 1, 0)
-	if l.RecoveryPoint() == l.LogEndOffset() {
-		t.Fatal("flushed before the interval")
-	}
-	clk.Advance(1001 * time.Millisecond)
-	appendN(t, l, 1, 0)
-	if l.RecoveryPoint() != l.LogEndOffset() {
-		t.Fatal("no flush after the interval")
-	}
-	// The checkpoint on disk follows.
-	if _, rp, ok := readCheckpoint(dir); !ok || rp != l.LogEndOffset() {
-		t.Fatalf("checkpoint recovery point %d ok %v", rp, ok)
-	}
+		// By message count.
+		l.SetConfig(Config{FlushIntervalMessages: 50})
+		for l.RecoveryPoint() == 0 {
+			appendN(t, l, 1, 0)
+			if l.LogEndOffset() > 60 {
+				t.Fatal("no flush after 50 messages")
+			}
+		}
+		if rp := l.RecoveryPoint(); rp != l.LogEndOffset() || rp < 50 {
+			t.Fatalf("recovery point %d, LEO %d", rp, l.LogEndOffset())
+		}
+		// By time.
+		l.SetConfig(Config{FlushIntervalMs: 1000})
+		appendN(t, l, 1, 0)
+		if l.RecoveryPoint() == l.LogEndOffset() {
+			t.Fatal("flushed before the interval")
+		}
+		time.Sleep(1001 * time.Millisecond)
+		appendN(t, l, 1, 0)
+		if l.RecoveryPoint() != l.LogEndOffset() {
+			t.Fatal("no flush after the interval")
+		}
+		// The checkpoint on disk follows.
+		if _, rp, ok := readCheckpoint(dir); !ok || rp != l.LogEndOffset() {
+			t.Fatalf("checkpoint recovery point %d ok %v", rp, ok)
+		}
+	})
 }
 
 func TestRollFlusherAdvancesRecoveryPoint(t *testing.T) {

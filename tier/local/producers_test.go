@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/strata-broker/strata/tier/producer"
@@ -141,26 +142,27 @@ func TestFollowerUpdatesProducerState(t *testing.T) {
 }
 
 func TestProducerExpiration(t *testing.T) {
-	clk := newClock()
-	l := openLog(t, t.TempDir(), Config{SegmentMs: 10, ProducerIDExpirationMs: 1000, Now: clk.Now})
-	now := clk.Now().UnixMilli()
-	for pid, ts := range map[int64]int64{4: now - 5000, 5: now} {
-		if _, err := l.AppendAsLeader([]record.Batch{idemAt(pid, 0, 0, 1, ts)}, AppendOptions{}); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		l := openLog(t, t.TempDir(), Config{SegmentMs: 10, ProducerIDExpirationMs: 1000})
+		now := time.Now().UnixMilli()
+		for pid, ts := range map[int64]int64{4: now - 5000, 5: now} {
+			if _, err := l.AppendAsLeader([]record.Batch{idemAt(pid, 0, 0, 1, ts)}, AppendOptions{}); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	clk.Advance(20 * time.Millisecond)
-	appendN(t, l, 1, now) // rolls, expiring producer 4 (5 s old) but not 5
-	if len(l.Segments()) != 2 {
-		t.Fatalf("%d segments", len(l.Segments()))
-	}
-	// An expired producer is unknown and may start anywhere.
-	if _, err := l.AppendAsLeader([]record.Batch{idemAt(4, 0, 77, 1, now)}, AppendOptions{}); err != nil {
-		t.Fatalf("expired producer: %v", err)
-	}
-	if _, err := l.AppendAsLeader([]record.Batch{idemAt(5, 0, 77, 1, now)}, AppendOptions{}); !errors.Is(err, producer.ErrOutOfOrderSequence) {
-		t.Fatalf("live producer: %v", err)
-	}
+		time.Sleep(20 * time.Millisecond)
+		appendN(t, l, 1, now) // rolls, expiring producer 4 (5 s old) but not 5
+		if len(l.Segments()) != 2 {
+			t.Fatalf("%d segments", len(l.Segments()))
+		}
+		// An expired producer is unknown and may start anywhere.
+		if _, err := l.AppendAsLeader([]record.Batch{idemAt(4, 0, 77, 1, now)}, AppendOptions{}); err != nil {
+			t.Fatalf("expired producer: %v", err)
+		}
+		if _, err := l.AppendAsLeader([]record.Batch{idemAt(5, 0, 77, 1, now)}, AppendOptions{}); !errors.Is(err, producer.ErrOutOfOrderSequence) {
+			t.Fatalf("live producer: %v", err)
+		}
+	})
 }
 
 func TestRollInsideAppendSnapshotsExactly(t *testing.T) {

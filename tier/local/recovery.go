@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/strata-broker/strata/tier/segment"
 )
@@ -93,7 +94,7 @@ func (l *Log) recover() error {
 	// Recovered segments were fdatasynced by the scan; loaded ones were
 	// below the old recovery point.
 	l.recoveryPoint = leo
-	now := l.cfg.Now().UnixMilli()
+	now := time.Now().UnixMilli()
 	l.lastFlushMs = now
 	if l.active().Size() > 0 {
 		// The first append's time is not persisted; restart the roll clock.

@@ -3,6 +3,7 @@ package local
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/strata-broker/strata/tier/producer"
 	"github.com/strata-broker/strata/tier/segment"
@@ -91,7 +92,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	l.recoveryPoint = min(l.recoveryPoint, leo)
 	l.firstAppendMs = 0
 	if l.active().Size() > 0 {
-		l.firstAppendMs = l.cfg.Now().UnixMilli()
+		l.firstAppendMs = time.Now().UnixMilli()
 	}
 	if err := l.loadProducerState(leo); err != nil {
 		l.failed = fmt.Errorf("local: log %s failed: truncate to %d: %w", l.dir, offset, err)

@@ -50,24 +50,20 @@
 // reused), whose regions go out with write(2); a chunk filled again after
 // it left memory also goes to disk (remote.log.reader.cache.bytes, LRU),
 // whose regions go out with sendfile. A consumer streaming through the
-// tier reads each chunk once and so writes no page cache: on the bench VM
-// the chunk files' page-cache writes were a quarter of the broker's CPU
-// on a cold read (test/bench/tier: cold raw Fetch 3.9 → 3.1 ms of CPU per
-// MB). A chunk a reader moved past is recycled first (drop-behind), so a
-// stream cycles through a few warm buffers: fresh memory costs as much as
-// page cache on that VM (a cold kgo consume's CPU per MB fell from 3.9–4.1
-// to 3.3–3.6 ms with the memory tier's default cut from 256 to 64 MiB and
-// drop-behind). A first batch that spans two chunks is copied to a span entry
-// holding just that batch. The next four chunks (at most an eighth of the
+// tier reads each chunk once and so writes no page cache, which on a cold
+// read is a large share of the broker's CPU. A chunk a reader moved past
+// is recycled first (drop-behind), so a stream cycles through a few warm
+// buffers: on VMs that hand free memory back to the host, fresh memory
+// costs as much as fresh page cache (doc/perf.md has the measurements
+// behind both choices). A first batch that spans two chunks is copied to a
+// span entry holding just that batch. The next four chunks (at most an eighth of the
 // memory tier) are read ahead in the background while reader slots are
 // free, each run of missing chunks of a copy with one ranged GET; past the
 // end of a copy the read-ahead goes on into the following copies, so a
 // sequential reader does not stall at segment boundaries. Chunks are 8 MiB, the ranged-GET size
-// AWS recommends for S3 throughput: in the bench (test/bench/tier, 8 MiB
-// segments) 4 MiB chunks cost MinIO half again as much CPU per byte as
-// whole-object GETs, and a cold raw Fetch reached 0.65× a raw GET against
-// 0.83–0.92× with 8 MiB; 16 MiB (with a read-ahead window cut to one
-// chunk) did worse again.
+// AWS recommends for S3 throughput: smaller chunks cost the store more CPU
+// per byte and slowed cold reads against MinIO, and larger ones cut the
+// read-ahead window to one chunk and did worse too (doc/perf.md).
 //
 // # Concurrency
 //

@@ -12,9 +12,9 @@ import (
 // window runs on into the following copies, so a reader crossing segments
 // does not wait on the bucket either. The window is cut to an eighth of
 // the memory tier, so that eight sequential readers do not evict each
-// other's read-ahead. On loopback MinIO (test/bench/tier) windows of 2, 4
-// and 8 chunks were indistinguishable within the noise once the
-// read-ahead crossed segments; 4 leaves room for a real bucket's latency.
+// other's read-ahead. On loopback MinIO a wider window gains nothing
+// measurable once the read-ahead crosses segments (doc/perf.md); 4 leaves
+// room for a real bucket's latency.
 const readAheadChunks = 4
 
 // readAheadWindow is the read-ahead in chunks for the memory tier's size.

@@ -42,15 +42,13 @@
 // default as in Kafka): as a segment grows, the bytes more than the window
 // behind its end are handed to writeback (sync_file_range) and, two 8 MiB
 // steps later, dropped from the cache (fadvise DONTNEED), so later appends
-// reuse those pages. On the bench VM, whose free memory is handed back to
-// the host, a fresh page costs about ten times a reused one (2 against 0.2
-// ms of CPU per MB written). In test/bench/cluster a 64 MiB window cut the
-// brokers' CPU per MB of an RF=3 produce by about 15% (5.1-5.8 → 4.3-4.8
-// ms) and raised RF=3/RF=1 from 0.36-0.38 to 0.40-0.51, within the noise
-// of the machine; readers behind the window read from disk. The log sets
-// the window per append ([Segment.SetCacheWindow]): a follower's appends
-// use replica.page.cache.window.bytes, on by default, since only a reader
-// at the tail is likely to read a follower's pages.
+// reuse those pages. On a VM whose free memory is handed back to the host,
+// a fresh page costs many times a reused one, so the window makes an
+// append-heavy broker cheaper (doc/perf.md); readers behind the window read
+// from disk. The log sets the window per append ([Segment.SetCacheWindow]):
+// a follower's appends use replica.page.cache.window.bytes, on by
+// default, since only a reader at the tail is likely to read a follower's
+// pages.
 //
 // Recovery: [Segment.Recover] scans the whole .log, keeps the longest
 // prefix of intact batches (record.ValidPrefix: framing, magic, CRC;

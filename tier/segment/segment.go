@@ -47,7 +47,7 @@ type Options struct {
 	// are handed to writeback and then dropped from the cache, so that the
 	// cache's pages are reused by later appends instead of the cache
 	// growing into fresh memory (on VMs whose free memory goes back to the
-	// host, a fresh page costs ten times a reused one: test/bench/cluster).
+	// host, a fresh page costs many times a reused one: doc/perf.md).
 	CacheWindow int64
 	// FileSuffix is appended to the name of each of the segment's files
 	// ("" for a live segment). The log cleaner writes a segment as

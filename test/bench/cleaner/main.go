@@ -166,8 +166,7 @@ func round(o options, src, dir string, profile bool) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	now := func() time.Time { return time.Now().Add(8 * 24 * time.Hour) }
-	l, err := local.Open(dir, local.Config{SegmentBytes: o.segment, Now: now}, slog.New(slog.DiscardHandler))
+	l, err := local.Open(dir, local.Config{SegmentBytes: o.segment}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return result{}, err
 	}
@@ -180,7 +179,7 @@ func round(o options, src, dir string, profile bool) (result, error) {
 		return res, err
 	}
 	p := &part{cfg: &cfg, l: l}
-	set := compaction.Settings{CleanerEnable: true, CleanerThreads: 1, DedupeBufferSize: o.dedupe, Now: now,
+	set := compaction.Settings{CleanerEnable: true, CleanerThreads: 1, DedupeBufferSize: o.dedupe,
 		Logger: slog.New(slog.DiscardHandler)}
 	c := compaction.NewCleaner(set, func() []compaction.Partition { return []compaction.Partition{p} })
 	syscall.Sync()
@@ -249,18 +248,21 @@ func parseCodec(s string) (record.Codec, error) {
 // everything but a one-record active segment is sealed. It returns the
 // number of records and the size of the sealed segments.
 func generateLog(dir string, o options, codec record.Codec) (records, sealed int64, err error) {
-	clock := time.Now()
-	l, err := local.Open(dir, local.Config{SegmentBytes: o.segment, Now: func() time.Time { return clock }}, slog.New(slog.DiscardHandler))
+	l, err := local.Open(dir, local.Config{SegmentBytes: o.segment}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return 0, 0, err
 	}
 	defer func() { err = errors.Join(err, l.Close()) }()
-	if records, err = generate(l, o, codec, clock.UnixMilli()); err != nil {
+	// The records are stamped eight days back: older than any compaction
+	// lag or segment age the cleaner looks at.
+	if records, err = generate(l, o, codec, time.Now().Add(-8*24*time.Hour).UnixMilli()); err != nil {
 		return records, 0, err
 	}
-	// Seal everything: the active segment is never cleaned.
-	clock = clock.Add(8 * 24 * time.Hour)
-	if _, err := generateBatch(l, []record.Record{{Key: []byte("end"), Value: []byte("end")}}, record.None, clock.UnixMilli()); err != nil {
+	// Seal everything (the active segment is never cleaned): the last
+	// record rolls the segment by age.
+	l.SetConfig(local.Config{SegmentBytes: o.segment, SegmentMs: 1})
+	time.Sleep(2 * time.Millisecond)
+	if _, err := generateBatch(l, []record.Record{{Key: []byte("end"), Value: []byte("end")}}, record.None, time.Now().UnixMilli()); err != nil {
 		return records, 0, err
 	}
 	segs := l.Segments()

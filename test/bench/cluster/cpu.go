@@ -18,8 +18,8 @@ type cpuSample struct {
 func (c *cluster) cpu() cpuSample {
 	s := cpuSample{at: time.Now()}
 	for _, b := range c.brokers {
-		if b.running() {
-			s.brokers += perf.ProcessCPU(b.cmd.Process.Pid)
+		if pid := b.child.Pid(); pid != 0 {
+			s.brokers += perf.ProcessCPU(pid)
 		}
 	}
 	s.client = perf.SelfCPU()

@@ -77,7 +77,7 @@ func measureFailover(ctx context.Context, c *cluster, trials int, session time.D
 		if err := cl.ProduceSync(ctx, kgo.StringRecord("warm-up")).FirstErr(); err != nil {
 			return out, fmt.Errorf("trial %d: produce before the kill: %w", trial, err)
 		}
-		c.brokers[leader-1].stop(syscall.SIGKILL, 10*time.Second)
+		c.brokers[leader-1].child.Stop(syscall.SIGKILL, 10*time.Second)
 		killed := time.Now()
 		if err := cl.ProduceSync(ctx, kgo.StringRecord(fmt.Sprintf("after kill %d", trial))).FirstErr(); err != nil {
 			return out, fmt.Errorf("trial %d: produce after killing broker %d: %w", trial, leader, err)

@@ -87,7 +87,7 @@ func main() {
 }
 
 // maxWriteRate bounds what one throughput run writes per second, over all
-// replicas (the raw peer's RF=1 reaches 1.4 GB/s here).
+// replicas: above the fastest run seen, the raw peer's RF=1 (doc/perf.md).
 const maxWriteRate = 1.5e9
 
 // checkDiskRoom refuses runs that could fill the disk: a run's topic (or

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-broker/strata/test/harness"
 )
 
 // etcdBinary is Debian's etcd-server (`make deps`).
@@ -21,60 +23,23 @@ const etcdBinary = "/usr/bin/etcd"
 // readyTimeout bounds how long etcd or a broker may take to start.
 const readyTimeout = 60 * time.Second
 
-// proc is one child process (etcd or a broker) with its log file.
+// proc is one child process (etcd or a broker): what it runs and where
+// its output goes, so that it can be started again; the running process
+// is a harness.Child.
 type proc struct {
 	name    string
 	args    []string
 	logPath string
-	cmd     *exec.Cmd
-	exited  chan struct{}
+	child   *harness.Child // nil until started
 }
 
 func (p *proc) start() error {
-	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	c, err := harness.StartChild(p.logPath, p.args...)
 	if err != nil {
-		return fmt.Errorf("%s: open log: %w", p.name, err)
+		return fmt.Errorf("%s: %w", p.name, err)
 	}
-	cmd := exec.Command(p.args[0], p.args[1:]...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return fmt.Errorf("%s: start: %w", p.name, err)
-	}
-	exited := make(chan struct{})
-	p.cmd, p.exited = cmd, exited
-	go func() {
-		_ = cmd.Wait()
-		logf.Close()
-		close(exited)
-	}()
+	p.child = c
 	return nil
-}
-
-func (p *proc) running() bool {
-	if p.cmd == nil {
-		return false
-	}
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// stop sends sig to a running process and waits up to timeout for it to exit (then kills it).
-func (p *proc) stop(sig syscall.Signal, timeout time.Duration) {
-	if !p.running() {
-		return
-	}
-	_ = p.cmd.Process.Signal(sig)
-	select {
-	case <-p.exited:
-	case <-time.After(timeout):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	}
 }
 
 // cluster is one etcd and n brokers on loopback, all child processes.
@@ -179,7 +144,7 @@ func (c *cluster) startBroker(id int) error {
 		if err == nil {
 			return nil
 		}
-		if !b.running() || time.Now().After(deadline) {
+		if !b.child.Running() || time.Now().After(deadline) {
 			return fmt.Errorf("%s not ready (log %s): %w", b.name, b.logPath, err)
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -205,7 +170,7 @@ func waitTCP(p *proc, addr string) error {
 			c.Close()
 			return nil
 		}
-		if !p.running() {
+		if !p.child.Running() {
 			return fmt.Errorf("%s exited during start-up (log %s)", p.name, p.logPath)
 		}
 		if time.Now().After(deadline) {
@@ -218,9 +183,9 @@ func waitTCP(p *proc, addr string) error {
 // stop terminates the brokers, then etcd.
 func (c *cluster) stop() {
 	for _, b := range c.brokers {
-		b.stop(syscall.SIGTERM, 30*time.Second)
+		b.child.Stop(syscall.SIGTERM, 30*time.Second)
 	}
 	if c.etcd != nil {
-		c.etcd.stop(syscall.SIGTERM, 30*time.Second)
+		c.etcd.child.Stop(syscall.SIGTERM, 30*time.Second)
 	}
 }

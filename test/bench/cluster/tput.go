@@ -18,7 +18,7 @@ import (
 // and RF=3 alike. The main drift is the page cache growing into memory
 // that was never touched before: on a fresh VM the first write to such a
 // page costs several times what a write to a recycled page does, so
-// whichever run came second used to pay for it alone. Each run's topic is
+// whichever run came second would pay for it alone. Each run's topic is
 // deleted after it, which also hands its page cache back for the next.
 var throughputOrder = []int{1, 3, 3, 1}
 

@@ -9,10 +9,10 @@ import (
 
 // warmPageCache writes and deletes a file of gib GiB in dir, so that the
 // page-cache pages the runs write into have been touched once. On a VM the
-// first touch of a page costs several times a reuse (a 4 GiB dd here: 11 s
-// of system time the first time, 1.1 s the second), which would otherwise
-// weigh on whichever run first grows the page cache — RF=3 writes three
-// times the bytes of RF=1. A long-running server's memory is long touched.
+// first touch of a page costs several times a reuse (doc/perf.md), which
+// would otherwise weigh on whichever run first grows the page cache — RF=3
+// writes three times the bytes of RF=1. A long-running server's memory is
+// long touched.
 func warmPageCache(dir string, gib int) error {
 	if gib <= 0 {
 		return nil

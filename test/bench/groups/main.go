@@ -1,5 +1,5 @@
 // Command groups benchmarks Strata's group coordinator against franz-go's
-// kfake in the same run (issue 3, item 6):
+// kfake in the same run:
 //
 //   - OffsetCommit latency: -commits sequential commits of
 //     -commit-partitions partitions (after -warmup unmeasured ones and at
@@ -18,9 +18,9 @@
 // -rounds, the median of each round's commit p50 and p99, the p99 of all
 // rounds' commits together, the mean, the median and the slowest rebalance time, and
 // how many rebalances needed no heartbeat and the median of those and of
-// the others (the rebalance time is bimodal: ~5-15 ms when the members
-// that start late still find the group rebalancing, ~200 ms, two heartbeat
-// intervals, when they find it Stable), with the strata/kfake ratios (target: ≤ 1 for the
+// the others (the rebalance time is bimodal: short when the members that
+// start late still find the group rebalancing, two heartbeat intervals
+// when they find it Stable), with the strata/kfake ratios (target: ≤ 1 for the
 // commit p99 and the mean rebalance time, the expected time, since the
 // median of a bimodal time over a few rounds only reads which mode came
 // up more often). -trace prints each round's timeline
@@ -194,7 +194,7 @@ const fastRebalance = 100 * time.Millisecond
 // when it has no value, as a median of no rounds).
 type stat struct {
 	name   string
-	target bool // strata/kfake ≤ 1 is the issue's target
+	target bool // strata/kfake ≤ 1 is the target
 	value  func([]round) (time.Duration, bool)
 }
 

@@ -9,9 +9,9 @@
 //  1. produces -factor (20) × local.retention.bytes per partition at
 //     -rate MB/s (640 MiB at 32 MB/s by default; the disk bound is to hold
 //     while 10× is produced, and 20× makes each timed cold read last about
-//     a second, so that a fresh broker's first fetch, about 0.1 s for the
-//     metadata, the offset index and the first chunk, weighs less in
-//     it) while two samplers run:
+//     a second, so that a fresh broker's first fetch (the metadata, the
+//     offset index and the first chunk) weighs little in it) while two
+//     samplers run:
 //     one lists the partition directories every 20 ms (a segment is sealed
 //     when a newer base appears; the sum of the .log files is the local
 //     disk use), the other reads each partition's manifest.json from

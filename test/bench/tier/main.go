@@ -40,7 +40,7 @@ type options struct {
 	set            config.Settings // broker settings over the bench's
 }
 
-// Targets of the issue; printed next to the measurements, never enforced.
+// Targets of the bench; printed next to the measurements, never enforced.
 const (
 	targetRatio  = 0.8
 	targetLagP99 = 5 * time.Second
@@ -85,7 +85,7 @@ func parseFlags() (options, error) {
 	fs.IntVar(&o.partitions, "partitions", 4, "partitions of the tiered topic")
 	fs.Int64Var(&o.segment, "segment", 8<<20, "segment.bytes of the topic")
 	fs.Int64Var(&o.localRetention, "local-retention", 8<<20, "local.retention.bytes of the topic")
-	fs.Int64Var(&o.factor, "factor", 20, "produce this many times local.retention.bytes per partition (at least 10: the issue's disk bound holds while producing 10× local.retention.bytes; 20 makes each timed cold read last about a second)")
+	fs.Int64Var(&o.factor, "factor", 20, "produce this many times local.retention.bytes per partition (at least 10: the local disk bound is to hold while producing 10× local.retention.bytes; 20 makes each timed cold read last about a second)")
 	fs.Float64Var(&o.rate, "rate", 32, "produce rate in MB/s (0: unthrottled)")
 	fs.IntVar(&o.recordSize, "record-size", 1024, "value bytes per record")
 	fs.IntVar(&o.rounds, "rounds", 3, "cold-read rounds (broker and raw GET alternate)")

@@ -1,0 +1,101 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+)
+
+// Child is a child process whose standard output and error are appended
+// to a log file. The harness's broker and etcd processes are built on it;
+// it needs no testing.TB, so benchmarks use it as well.
+type Child struct {
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed once the process has been waited for
+	waitErr error         // valid once exited is closed
+}
+
+// StartChild starts args[0] with the arguments args[1:], appending its
+// output to logPath.
+func StartChild(logPath string, args ...string) (*Child, error) {
+	if len(args) == 0 {
+		return nil, errors.New("harness: start child: no command")
+	}
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("harness: start %s: open log: %w", args[0], err)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("harness: start %s: %w", args[0], err)
+	}
+	c := &Child{cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		c.waitErr = cmd.Wait()
+		logf.Close()
+		close(c.exited)
+	}()
+	return c, nil
+}
+
+// Running reports whether the process is alive as far as its Wait knows
+// (false for a nil Child).
+func (c *Child) Running() bool {
+	if c == nil {
+		return false
+	}
+	select {
+	case <-c.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Exited is closed once the process has exited and been waited for.
+func (c *Child) Exited() <-chan struct{} { return c.exited }
+
+// Err is the process's exit error (nil for a zero exit status), valid
+// once Exited is closed.
+func (c *Child) Err() error {
+	<-c.exited
+	return c.waitErr
+}
+
+// Pid is the process id while it runs, 0 otherwise.
+func (c *Child) Pid() int {
+	if !c.Running() {
+		return 0
+	}
+	return c.cmd.Process.Pid
+}
+
+// Signal sends sig to the running process.
+func (c *Child) Signal(sig os.Signal) error {
+	if !c.Running() {
+		return errors.New("harness: child process is not running")
+	}
+	return c.cmd.Process.Signal(sig)
+}
+
+// Stop sends sig and waits up to timeout for the process to exit, then
+// kills it (SIGKILL) and waits for that; it reports whether it had to.
+// Stopping a process that is not running does nothing.
+func (c *Child) Stop(sig os.Signal, timeout time.Duration) (killed bool) {
+	if !c.Running() {
+		return false
+	}
+	_ = c.cmd.Process.Signal(sig)
+	select {
+	case <-c.exited:
+		return false
+	case <-time.After(timeout):
+		_ = c.cmd.Process.Kill()
+		<-c.exited
+		return true
+	}
+}
