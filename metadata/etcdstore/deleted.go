@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
-		"fmt"
+	"fmt"
 	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"

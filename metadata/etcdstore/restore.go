@@ -2,7 +2,7 @@ package etcdstore
 
 import (
 	"context"
-		"fmt"
+	"fmt"
 	"maps"
 	"slices"
 

@@ -186,4 +186,3 @@ func isClosed(ch <-chan struct{}) bool {
 		return false
 	}
 }
-
