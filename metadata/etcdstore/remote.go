@@ -35,7 +35,7 @@ func (k keys) remotePartition(id metadata.TopicID, p int32) string {
 // by name, in name order.
 func (s *Store) ListRemoteSegments(ctx context.Context, id metadata.TopicID, partition int32) (names []string, values [][]byte, err error) {
 	dir := s.keys.remotePartition(id, partition) + "seg/"
-	resp, err := s.cli.Get(ctx, dir, segmentsInOrder...)
+	resp, err := s.cli.Get(ctx, dir, segmentsInOrder()...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("etcdstore: list remote segments: %w", err)
 	}
@@ -43,8 +43,12 @@ func (s *Store) ListRemoteSegments(ctx context.Context, id metadata.TopicID, par
 	return names, values, nil
 }
 
-// segmentsInOrder reads every record under a partition's seg/ prefix, by name.
-var segmentsInOrder = []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend)}
+// segmentsInOrder reads every record under a partition's seg/ prefix, by
+// name. The options are built per call: the closure WithSort returns
+// writes to its captured arguments, so a shared one is a data race.
+func segmentsInOrder() []clientv3.OpOption {
+	return []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend)}
+}
 
 // splitRecords turns the records under dir into names and values.
 func splitRecords(dir string, kvs []*mvccpb.KeyValue) (names []string, values [][]byte) {
@@ -83,7 +87,7 @@ func (s *Store) ClaimRemoteSegments(ctx context.Context, id metadata.TopicID, pa
 		return nil, nil, fmt.Errorf("etcdstore: claim remote segments epoch %d: invalid argument", leaderEpoch)
 	}
 	dir := s.keys.remotePartition(id, partition) + "seg/"
-	resp, err := s.fenced(ctx, id, partition, leaderEpoch, clientv3.OpGet(dir, segmentsInOrder...))
+	resp, err := s.fenced(ctx, id, partition, leaderEpoch, clientv3.OpGet(dir, segmentsInOrder()...))
 	if err != nil {
 		return nil, nil, fmt.Errorf("etcdstore: claim remote segments: %w", err)
 	}

@@ -47,6 +47,7 @@ func Run(t *testing.T, newCluster func(t *testing.T) Cluster) {
 		{"Reassignments", testReassignments},
 		{"RemoteSegmentsFenced", testRemoteSegmentsFenced},
 		{"ClaimRemoteSegments", testClaimRemoteSegments},
+		{"ConcurrentRemoteSegments", testConcurrentRemoteSegments},
 		{"DeletedTopicMarkers", testDeletedTopicMarkers},
 		{"RestoreTopic", testRestoreTopic},
 	}

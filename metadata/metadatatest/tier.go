@@ -3,7 +3,9 @@ package metadatatest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/strata-broker/strata/metadata"
@@ -71,6 +73,36 @@ func testRemoteSegmentsFenced(t *testing.T, cl Cluster) {
 	}
 	if got := listNames(t, s, metadata.TopicID{7}, 0); len(got) != 0 {
 		t.Fatalf("records of an unknown id: %v", got)
+	}
+}
+
+// testConcurrentRemoteSegments: handles listing, claiming and writing one
+// partition's records from many goroutines at once lose no write.
+func testConcurrentRemoteSegments(t *testing.T, cl Cluster) {
+	handles := []metadata.Store{cl.Open(t), cl.Open(t)}
+	ctx := testCtx(t)
+	id := metadata.TopicID{6}
+	const writers, each = 4, 5
+	var wg sync.WaitGroup
+	for w := range writers {
+		s := handles[w%2]
+		wg.Go(func() {
+			for i := range each {
+				if err := s.PutRemoteSegment(ctx, id, 0, fmt.Sprintf("w%d-%d", w, i), []byte("v"), 1); err != nil {
+					t.Errorf("PutRemoteSegment: %v", err)
+				}
+				if _, _, err := s.ListRemoteSegments(ctx, id, 0); err != nil {
+					t.Errorf("ListRemoteSegments: %v", err)
+				}
+				if _, _, err := s.ClaimRemoteSegments(ctx, id, 0, 1); err != nil {
+					t.Errorf("ClaimRemoteSegments: %v", err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := listNames(t, handles[0], id, 0); len(got) != writers*each {
+		t.Fatalf("%d records after %d writes: %v", len(got), writers*each, got)
 	}
 }
 
