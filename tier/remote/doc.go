@@ -86,8 +86,8 @@
 //
 // A Sweeper (deleted.go), run by every broker next to Manager.Run on its
 // own goroutine, removes the objects and records of deleted topics from
-// the markers DeleteTopic leaves in etcd; each step is idempotent, so
-// brokers may race.
+// the markers DeleteTopic leaves (metadata.DeletedTopics); each step is
+// idempotent, so brokers may race.
 //
 // Manager.mu guards the per-partition metadata view (parts), which the
 // reader consults from fetch goroutines. The Reader bounds concurrent
