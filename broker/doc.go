@@ -9,6 +9,12 @@
 // the tier admin endpoints of `strata tier` (admin.go: GET /v1/tier/status,
 // POST /v1/tier/restore and /v1/tier/start).
 //
+// server.go is the only file that knows the metadata store is etcd
+// (metadata/etcdstore); it hands every part the narrow metadata roles
+// that part uses (handler.Store, controller.Store, the tier's
+// RemoteSegments and DeletedTopics, the shutdown's Partitions), so each
+// also runs on metadata/memstore in tests. test/arch enforces this.
+//
 // Stopping (ctx done, e.g. SIGTERM) is a controlled shutdown: the broker
 // stops following, hands the partitions it leads to live ISR members
 // (shutdown.go), then closes connections, flushes its logs with a

@@ -106,7 +106,10 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		cleanups = append(cleanups, func() error { emb.Close(); return nil })
 		endpoints = emb.Endpoints()
 	}
-	store, err := etcdstore.Open(ctx, endpoints, s.cfg.EtcdPrefix, s.log)
+	// The one place the etcd implementation is chosen; every part below
+	// depends on the metadata roles it uses.
+	var store metadata.Store
+	store, err = etcdstore.Open(ctx, endpoints, s.cfg.EtcdPrefix, s.log)
 	if err != nil {
 		return fmt.Errorf("open metadata store: %w", err)
 	}
@@ -216,7 +219,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 
 // register records this broker in etcd under a lease, retrying while an
 // earlier incarnation's lease (after a crash) has not yet expired.
-func (s *Server) register(ctx context.Context, store *etcdstore.Store, self metadata.Broker) (metadata.Registration, error) {
+func (s *Server) register(ctx context.Context, store metadata.Brokers, self metadata.Broker) (metadata.Registration, error) {
 	ttl := time.Duration(s.cfg.BrokerSessionTimeoutMs) * time.Millisecond
 	deadline := time.Now().Add(2*ttl + 5*time.Second)
 	for {

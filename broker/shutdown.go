@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/metadata"
-	"github.com/strata-broker/strata/metadata/etcdstore"
 )
 
 // controlledShutdownTimeout bounds how long a stopping broker waits for its
@@ -19,6 +18,13 @@ const controlledShutdownTimeout = 5 * time.Second
 // controlledShutdownRetry is the pause between passes when a pass could
 // not move everything (a lost compare-and-set, an etcd error).
 const controlledShutdownRetry = 100 * time.Millisecond
+
+// shutdownStore is what the controlled shutdown needs of the metadata
+// store.
+type shutdownStore interface {
+	metadata.Partitions
+	Cache() *metadata.Cache
+}
 
 // controlledShutdown moves leadership of every partition this broker leads
 // to another live ISR member before the broker closes, as Kafka's
@@ -35,7 +41,7 @@ const controlledShutdownRetry = 100 * time.Millisecond
 // another live ISR member is led here, or after controlledShutdownTimeout,
 // while the broker still serves requests (so in-flight produces get
 // NOT_LEADER_OR_FOLLOWER and retry on the new leader).
-func controlledShutdown(store *etcdstore.Store, self int32, log *slog.Logger) {
+func controlledShutdown(store shutdownStore, self int32, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), controlledShutdownTimeout)
 	defer cancel()
 	cache := store.Cache()
@@ -122,7 +128,7 @@ func handOverState(s metadata.PartitionState, self int32, alive func(int32) bool
 // stopWhenDone runs the controlled shutdown once stopping ends, then
 // cancels the broker's own context (cancel), which stops everything else.
 // It returns at once if ctx ends first (the registration was lost).
-func (s *Server) stopWhenDone(stopping, ctx context.Context, cancel context.CancelFunc, store *etcdstore.Store, stopFollowing func()) {
+func (s *Server) stopWhenDone(stopping, ctx context.Context, cancel context.CancelFunc, store shutdownStore, stopFollowing func()) {
 	select {
 	case <-stopping.Done():
 		// A leaving broker stops fetching first, so no leader takes it

@@ -63,17 +63,24 @@ type ProducerIDs interface {
 	AllocateProducerIDs(ctx context.Context, n int64) (first int64, err error)
 }
 
-// Store is everything a broker needs from the metadata store.
+// Store is everything a broker needs from the metadata store, every role
+// in one value. Only the composition root holds a Store; each component
+// depends on the few roles it uses.
 type Store interface {
 	Topics
 	Partitions
 	Brokers
 	ProducerIDs
+	Reassignments
+	RemoteSegments
+	DeletedTopics
+	TopicRestorer
+	ControllerElection
 	// ClusterID is the cluster's id, created once and then fixed.
 	ClusterID() string
 	// Cache is the watch-fed view of the store's content.
 	Cache() *Cache
 	// Close stops the watch, withdraws open registrations and releases
-	// the connection.
+	// the connection. Controller terms end with ErrSessionLost.
 	Close() error
 }

@@ -13,14 +13,26 @@ import (
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/metadata/controller"
-	"github.com/strata-broker/strata/metadata/etcdstore"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
+
+// Store is what handlers change in the metadata store; they read it
+// through Env.Cache. The broker passes its etcdstore.Store, in-process
+// tests a memstore.Store.
+type Store interface {
+	metadata.Topics
+	metadata.Partitions
+	metadata.ProducerIDs
+	PutReassignment(ctx context.Context, r metadata.Reassignment) error
+	Reassignments(ctx context.Context) ([]metadata.Reassignment, error)
+	// ClusterID is the cluster's id.
+	ClusterID() string
+}
 
 // Env is what handlers share: configuration, metadata and partitions.
 type Env struct {
 	Cfg        *config.Broker
-	Store      *etcdstore.Store
+	Store      Store
 	Cache      *metadata.Cache
 	Partitions *partition.Manager
 	Groups     *group.Coordinator // the consumer-group coordinator

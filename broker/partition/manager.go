@@ -49,7 +49,7 @@ type Manager struct {
 }
 
 // ISRWriter writes a partition's new state to the metadata store, failing
-// when its partition epoch is no longer prevEpoch (etcdstore.Store).
+// when its partition epoch is no longer prevEpoch (metadata.Partitions).
 type ISRWriter interface {
 	CompareAndSetPartition(ctx context.Context, topic string, partition, prevEpoch int32, next metadata.PartitionState) (int64, error)
 }

@@ -6,21 +6,24 @@
 //
 // # Election and fencing
 //
-// Every broker runs a Controller. Run campaigns with etcd's
-// concurrency.Election under the store's controller election prefix,
-// using a session whose lease has Options.SessionTTL. The winner claims
-// the role with etcdstore.Store.ClaimController, which bumps the
-// controller epoch and writes the controller record (id and epoch,
-// attached to the session lease) in one txn guarded by the winning
-// campaign key — the etcd analogue of ZooKeeper's /controller and
-// /controller_epoch. Every controller write is an etcd txn that also
-// compares that campaign key's create revision and the epoch
-// (etcdstore.Fence), so a deposed controller — lease expired, partitioned
-// away, or replaced — can change nothing: its writes fail with
-// etcdstore.ErrFenced, and it steps down. When the session ends (lease
-// lost, ctx cancelled) the controller revokes the lease, so the next
-// campaigner wins at once after a clean stop and after one TTL after a
-// crash. Any broker learns the current controller through an Observer.
+// Every broker runs a Controller on a Store: the few metadata roles it
+// needs (metadata.ControllerElection, metadata.Reassignments and the
+// Cache), implemented by metadata/etcdstore in a broker and by
+// metadata/memstore in tests. Run campaigns with Store.Campaign, whose
+// session lives Options.SessionTTL after a crash. The winner's
+// metadata.Term has claimed the role: the store bumped the controller
+// epoch and recorded {id, epoch} as the controller in one step — the
+// analogue of ZooKeeper's /controller and /controller_epoch (in etcd, a
+// txn guarded by the winning concurrency.Election campaign key). Every
+// controller write goes through the Term's CompareAndSetPartition, which
+// is fenced by the term, so a deposed controller — lease expired,
+// partitioned away, campaign key deleted, or replaced — can change
+// nothing: its writes fail with metadata.ErrFenced, and it steps down.
+// The term's end (Term.Done) ends the controller's work at once. When Run
+// stops (ctx cancelled) it closes the term, withdrawing the candidacy and
+// the record, so the next campaigner wins at once after a clean stop and
+// after one TTL after a crash. Any broker learns the current controller
+// through an Observer (metadata.ControllerWatcher).
 //
 // # What the controller does while elected
 //
@@ -53,18 +56,19 @@
 //
 // Run owns every goroutine of a Controller, and all are joined before a
 // term's serveTerm returns: the campaign and the term loop (Run's own
-// goroutine), one watcher that ends the term when the session ends, one
-// that ends it when the campaign key is deleted, and the bounded writers
-// of a reconcile pass (joined before the pass returns). One Run may be
+// goroutine), one watcher that ends the term's work when the Term is
+// done, and the bounded writers of a reconcile pass (joined before the
+// pass returns). The store's own goroutines behind a Term (session
+// keep-alives) belong to the store and end with Term.Close. One Run may be
 // active at a time. mu guards term, epoch and the changed channel;
 // IsLeader, Epoch, Changed and ElectLeader may be called from any
-// goroutine. ElectLeader writes from the caller's goroutine with the
-// current fence; it races with reconcile passes only through etcd's
+// goroutine. ElectLeader writes from the caller's goroutine through the
+// current Term; it races with reconcile passes only through the store's
 // compare-and-set on PartitionEpoch.
 //
 // An Observer owns one goroutine (plus the one behind
-// etcdstore.Store.WatchController) that ends with its ctx or the store;
-// its mu guards the latest record and its changed channel.
+// WatchController) that ends with its ctx or the store; its mu guards the
+// latest record and its changed channel.
 //
 // # Known gap
 //

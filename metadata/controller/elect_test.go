@@ -108,6 +108,7 @@ func TestUncleanSetting(t *testing.T) {
 		{false, map[string]string{uncleanKey: "true"}, true},
 		{false, map[string]string{uncleanKey: "TRUE"}, true},
 		{true, map[string]string{uncleanKey: "false"}, false},
+		{true, map[string]string{uncleanKey: "maybe"}, true}, // malformed: the default
 	} {
 		c := &Controller{opts: Options{UncleanLeaderElection: tc.def}}
 		if got := c.unclean(metadata.Topic{Configs: tc.configs}); got != tc.want {

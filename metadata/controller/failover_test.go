@@ -15,7 +15,11 @@ import (
 // dead broker only followed lose it from their ISR with only the
 // partition epoch bumped; partitions elsewhere are untouched.
 func TestLeaderLossElectsFromISR(t *testing.T) {
-	ctl, brokers := openStore(t), openStore(t)
+	onBoth(t, testLeaderLossElectsFromISR)
+}
+
+func testLeaderLossElectsFromISR(t *testing.T, cl cluster) {
+	ctl, brokers := cl.open(t), cl.open(t)
 	ctx := testCtx(t)
 	regs := registerAll(t, brokers, nil, 1, 2, 3, 4)
 	if _, err := brokers.CreateTopic(ctx, metadata.Topic{Name: "t", Partitions: map[int32]metadata.PartitionState{
@@ -48,7 +52,8 @@ func TestLeaderLossElectsFromISR(t *testing.T) {
 // goes offline (leader -1, epochs bumped, ISR kept) even though an
 // out-of-sync replica is alive; when the ISR member returns it is elected.
 func TestOfflineUntilISRMemberReturns(t *testing.T) {
-	ctl, brokers := openStore(t), openStore(t)
+	mem := newMem()
+	ctl, brokers := mem.open(t), mem.open(t)
 	ctx := testCtx(t)
 	regs := registerAll(t, brokers, nil, 1, 2)
 	if _, err := brokers.CreateTopic(ctx, metadata.Topic{Name: "t", Partitions: map[int32]metadata.PartitionState{
@@ -78,7 +83,8 @@ func TestOfflineUntilISRMemberReturns(t *testing.T) {
 // elects its live out-of-sync replica; a topic without the override (and
 // the broker default false) goes offline.
 func TestUncleanElection(t *testing.T) {
-	ctl, brokers := openStore(t), openStore(t)
+	mem := newMem()
+	ctl, brokers := mem.open(t), mem.open(t)
 	ctx := testCtx(t)
 	regs := registerAll(t, brokers, nil, 1, 2)
 	for _, tp := range []metadata.Topic{
@@ -104,7 +110,8 @@ func TestUncleanElection(t *testing.T) {
 // TestElectLeaderAPI: preferred and unclean elections on request, with
 // their refusals.
 func TestElectLeaderAPI(t *testing.T) {
-	ctl, brokers := openStore(t), openStore(t)
+	mem := newMem()
+	ctl, brokers := mem.open(t), mem.open(t)
 	ctx := testCtx(t)
 	registerAll(t, brokers, nil, 1, 2, 3)
 	if _, err := brokers.CreateTopic(ctx, metadata.Topic{Name: "t", Partitions: map[int32]metadata.PartitionState{
@@ -149,7 +156,8 @@ func TestElectLeaderAPI(t *testing.T) {
 // controller moves leadership back to the preferred replica once it is in
 // the ISR.
 func TestAutoLeaderRebalance(t *testing.T) {
-	ctl, brokers := openStore(t), openStore(t)
+	mem := newMem()
+	ctl, brokers := mem.open(t), mem.open(t)
 	ctx := testCtx(t)
 	registerAll(t, brokers, nil, 1, 2)
 	if _, err := brokers.CreateTopic(ctx, metadata.Topic{Name: "t", Partitions: map[int32]metadata.PartitionState{

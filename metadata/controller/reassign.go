@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/metadata"
-	"github.com/strata-broker/strata/metadata/etcdstore"
 )
 
 // reassignPoll is how often the controller re-reads pending reassignment
@@ -66,8 +65,8 @@ func ReassignStep(s metadata.PartitionState, target []int32, alive func(int32) b
 	return next, true, false
 }
 
-// RunReassignments drives pending reassignment requests (etcdstore
-// Reassignments) while this broker is the controller, one ReassignStep per
+// RunReassignments drives pending reassignment requests
+// (metadata.Reassignments) while this broker is the controller, one ReassignStep per
 // partition and pass, with fenced compare-and-set writes; a finished
 // request is deleted. Passes run at cache changes and every reassignPoll.
 // It returns when ctx ends.
@@ -76,8 +75,8 @@ func (c *Controller) RunReassignments(ctx context.Context) {
 	defer tick.Stop()
 	for {
 		changed := c.cache.Changed()
-		if f, err := c.fence(); err == nil {
-			if err := c.reassignPass(ctx, f); err != nil && ctx.Err() == nil {
+		if term, err := c.currentTerm(); err == nil {
+			if err := c.reassignPass(ctx, term); err != nil && ctx.Err() == nil {
 				c.log.Warn("reassignment pass failed", "err", err)
 			}
 		}
@@ -93,7 +92,7 @@ func (c *Controller) RunReassignments(ctx context.Context) {
 }
 
 // reassignPass advances every pending reassignment by one step.
-func (c *Controller) reassignPass(ctx context.Context, f etcdstore.Fence) error {
+func (c *Controller) reassignPass(ctx context.Context, term metadata.Term) error {
 	rs, err := c.store.Reassignments(ctx)
 	if err != nil {
 		return err
@@ -115,8 +114,8 @@ func (c *Controller) reassignPass(ctx context.Context, f etcdstore.Fence) error 
 		if !changed {
 			continue
 		}
-		err := c.write(ctx, f, update{topic: r.Topic, partition: r.Partition, prev: s, next: next, why: "reassignment"})
-		if errors.Is(err, etcdstore.ErrFenced) {
+		err := c.write(ctx, term, update{topic: r.Topic, partition: r.Partition, prev: s, next: next, why: "reassignment"})
+		if errors.Is(err, metadata.ErrFenced) {
 			return err
 		}
 		errs = append(errs, err)

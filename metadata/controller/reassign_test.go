@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/metadata"
-	"github.com/strata-broker/strata/metadata/etcdstore"
 )
 
 // TestReassignStep walks the pure reassignment sequence from [1 2] to [3 2].
@@ -44,7 +43,8 @@ func TestReassignStep(t *testing.T) {
 // TestRunReassignments drives a request stored in etcd through the elected
 // controller, playing the leader's ISR expansion in between.
 func TestRunReassignments(t *testing.T) {
-	ctl, brokers := openStore(t), openStore(t)
+	mem := newMem()
+	ctl, brokers := mem.open(t), mem.open(t)
 	ctx := testCtx(t)
 	registerAll(t, brokers, nil, 1, 2, 3)
 	if _, err := brokers.CreateTopic(ctx, metadata.Topic{Name: "t", Partitions: map[int32]metadata.PartitionState{
@@ -59,7 +59,7 @@ func TestRunReassignments(t *testing.T) {
 	wg.Go(func() { r.RunReassignments(rctx) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
 
-	if err := brokers.PutReassignment(ctx, etcdstore.Reassignment{Topic: "t", Partition: 0, Target: []int32{2, 3}, Original: []int32{1}}); err != nil {
+	if err := brokers.PutReassignment(ctx, metadata.Reassignment{Topic: "t", Partition: 0, Target: []int32{2, 3}, Original: []int32{1}}); err != nil {
 		t.Fatal(err)
 	}
 	cur := waitPartition(t, ctl, "t", 0, "replicas added", func(s metadata.PartitionState) bool {

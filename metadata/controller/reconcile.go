@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
-	"github.com/strata-broker/strata/metadata/etcdstore"
 )
 
 // maxParallelWrites bounds the partition writes one pass has in flight.
@@ -33,7 +32,7 @@ type update struct {
 // every cache change, retries with backoff after failed passes, and the
 // periodic preferred-leader check. It returns when ctx ends, the cache
 // closes, or a write finds the term fenced.
-func (c *Controller) lead(ctx context.Context, f etcdstore.Fence) error {
+func (c *Controller) lead(ctx context.Context, term metadata.Term) error {
 	var rebalance <-chan time.Time
 	if c.opts.AutoLeaderRebalance {
 		t := time.NewTicker(c.opts.RebalanceInterval)
@@ -46,9 +45,9 @@ func (c *Controller) lead(ctx context.Context, f etcdstore.Fence) error {
 	backoff := retryMin
 	for {
 		changed := c.cache.Changed()
-		err := c.reconcile(ctx, f)
+		err := c.reconcile(ctx, term)
 		switch {
-		case errors.Is(err, etcdstore.ErrFenced):
+		case errors.Is(err, metadata.ErrFenced):
 			return err
 		case err != nil && ctx.Err() == nil:
 			c.log.Warn("controller pass failed; retrying", "err", err, "retry_in", backoff)
@@ -65,7 +64,7 @@ func (c *Controller) lead(ctx context.Context, f etcdstore.Fence) error {
 		case <-changed:
 		case <-retry.C:
 		case <-rebalance:
-			if err := c.rebalance(ctx, f); errors.Is(err, etcdstore.ErrFenced) {
+			if err := c.rebalance(ctx, term); errors.Is(err, metadata.ErrFenced) {
 				return err
 			} else if err != nil && ctx.Err() == nil {
 				c.log.Warn("preferred leader rebalance failed", "err", err)
@@ -84,17 +83,19 @@ func (c *Controller) aliveSet() func(int32) bool {
 }
 
 // unclean reports whether t may elect a leader outside its ISR: the topic
-// override of unclean.leader.election.enable, else the broker default.
+// override of unclean.leader.election.enable, else the broker default. A
+// malformed override (never stored: topic configs are validated when
+// written) counts as unset.
 func (c *Controller) unclean(t metadata.Topic) bool {
-	if v, ok := t.Configs[uncleanKey]; ok {
-		return strings.EqualFold(strings.TrimSpace(v), "true")
+	if v, ok, err := config.TopicOverrideBool(t.Configs, uncleanKey); ok && err == nil {
+		return v
 	}
 	return c.opts.UncleanLeaderElection
 }
 
 // reconcile runs Reelect over every partition in the cache and writes the
 // changes.
-func (c *Controller) reconcile(ctx context.Context, f etcdstore.Fence) error {
+func (c *Controller) reconcile(ctx context.Context, term metadata.Term) error {
 	alive := c.aliveSet()
 	var ups []update
 	for _, t := range c.cache.Topics() {
@@ -106,13 +107,13 @@ func (c *Controller) reconcile(ctx context.Context, f etcdstore.Fence) error {
 			}
 		}
 	}
-	return c.apply(ctx, f, ups)
+	return c.apply(ctx, term, ups)
 }
 
 // rebalance moves leadership back to preferred replicas for every broker
 // whose share of preferred partitions led elsewhere exceeds
 // ImbalancePercent (Kafka's checkAndTriggerAutoLeaderRebalance).
-func (c *Controller) rebalance(ctx context.Context, f etcdstore.Fence) error {
+func (c *Controller) rebalance(ctx context.Context, term metadata.Term) error {
 	alive := c.aliveSet()
 	total := make(map[int32]int)      // partitions preferring the broker
 	misled := make(map[int32]int)     // of those, led by another broker
@@ -140,13 +141,13 @@ func (c *Controller) rebalance(ctx context.Context, f etcdstore.Fence) error {
 			ups = append(ups, moves[b]...)
 		}
 	}
-	return c.apply(ctx, f, ups)
+	return c.apply(ctx, term, ups)
 }
 
 // apply writes ups with at most maxParallelWrites in flight. A lost
 // compare-and-set or a vanished topic is skipped (the cache will show the
 // newer state); ErrFenced stops the remaining writes.
-func (c *Controller) apply(ctx context.Context, f etcdstore.Fence, ups []update) error {
+func (c *Controller) apply(ctx context.Context, term metadata.Term, ups []update) error {
 	if len(ups) == 0 {
 		return nil
 	}
@@ -168,8 +169,8 @@ func (c *Controller) apply(ctx context.Context, f etcdstore.Fence, ups []update)
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if err := c.write(ctx, f, u); err != nil {
-				if errors.Is(err, etcdstore.ErrFenced) {
+			if err := c.write(ctx, term, u); err != nil {
+				if errors.Is(err, metadata.ErrFenced) {
 					cancel()
 				}
 				mu.Lock()
@@ -183,8 +184,8 @@ func (c *Controller) apply(ctx context.Context, f etcdstore.Fence, ups []update)
 }
 
 // write stores one decided change, fenced by the term.
-func (c *Controller) write(ctx context.Context, f etcdstore.Fence, u update) error {
-	_, err := c.store.CompareAndSetPartitionFenced(ctx, f, u.topic, u.partition, u.prev.PartitionEpoch, u.next)
+func (c *Controller) write(ctx context.Context, term metadata.Term, u update) error {
+	_, err := term.CompareAndSetPartition(ctx, u.topic, u.partition, u.prev.PartitionEpoch, u.next)
 	switch {
 	case err == nil:
 		c.log.Info("partition state changed", "topic", u.topic, "partition", u.partition, "why", u.why,
@@ -217,9 +218,9 @@ const (
 // this broker is the active controller, metadata.ErrUnknownTopic,
 // ErrElectionNotNeeded, ErrPreferredLeaderNotAvailable,
 // ErrEligibleLeadersNotAvailable, metadata.ErrStaleEpoch (the partition
-// changed meanwhile; retry) or etcdstore.ErrFenced.
+// changed meanwhile; retry) or metadata.ErrFenced.
 func (c *Controller) ElectLeader(ctx context.Context, typ ElectionType, topic string, partition int32) error {
-	f, err := c.fence()
+	term, err := c.currentTerm()
 	if err != nil {
 		return err
 	}
@@ -240,7 +241,7 @@ func (c *Controller) ElectLeader(ctx context.Context, typ ElectionType, topic st
 	if err != nil {
 		return fmt.Errorf("controller: elect %s-%d: %w", topic, partition, err)
 	}
-	if _, err := c.store.CompareAndSetPartitionFenced(ctx, f, topic, partition, s.PartitionEpoch, next); err != nil {
+	if _, err := term.CompareAndSetPartition(ctx, topic, partition, s.PartitionEpoch, next); err != nil {
 		return fmt.Errorf("controller: elect %s-%d: %w", topic, partition, err)
 	}
 	c.log.Info("leader elected on request", "topic", topic, "partition", partition, "type", typ,

@@ -150,7 +150,8 @@ type manifest struct {
 }
 
 // topicCache is implemented by metadata stores that cache the topics
-// (etcdstore.Store); the manifest then carries the topic's description.
+// (etcdstore and memstore); the manifest then carries the topic's
+// description.
 type topicCache interface{ Cache() *metadata.Cache }
 
 func (m *Manager) writeManifest(ctx context.Context, pi PartitionInfo, segs []Segment) error {

@@ -22,9 +22,9 @@
 //
 // # Metadata
 //
-// One Segment record (JSON) per copy lives in a MetaStore (etcd in the
-// broker, see metadata/etcdstore/remote.go), keyed by "<base:020>-<copyID>"
-// and written with leader-epoch fencing. A copy moves through
+// One Segment record (JSON) per copy lives in the metadata store's
+// metadata.RemoteSegments (etcd in the broker, memstore in tests), keyed
+// by "<base:020>-<copyID>" and written with leader-epoch fencing. A copy moves through
 // COPY_STARTED → COPY_FINISHED → DELETE_STARTED → DELETE_FINISHED; only
 // finished copies are read or allow deleting the local segment. Records in
 // DELETE_FINISHED are pruned except the finished copy with the highest end
@@ -32,7 +32,7 @@
 // interrupted copy (never finished) is deleted and pruned.
 //
 // A leader claims the partition's records once per leader epoch before
-// its first copy or clean-up (MetaStore.ClaimRemoteSegments: raise the
+// its first copy or clean-up (ClaimRemoteSegments: raise the
 // fence, read the records, in one step). A view read earlier, as a
 // follower, can miss a copy the deposed leader finished after it; after
 // the claim no older epoch can write, so nothing is copied twice.
@@ -82,8 +82,8 @@
 //
 // A Sweeper (deleted.go), run by every broker next to Manager.Run on its
 // own goroutine, removes the objects and records of deleted topics from
-// the markers DeleteTopic leaves in etcd; each step is idempotent, so
-// brokers may race.
+// the markers DeleteTopic leaves (metadata.DeletedTopics); each step is
+// idempotent, so brokers may race.
 //
 // Manager.mu guards the per-partition metadata view (parts), which the
 // reader consults from fetch goroutines. The Reader bounds concurrent
