@@ -46,9 +46,10 @@ type Options struct {
 	// whole seconds): how long a crashed controller holds the role. Zero
 	// means DefaultSessionTTL.
 	SessionTTL time.Duration
-	// UncleanLeaderElection is the broker default of
-	// unclean.leader.election.enable; a topic override wins.
-	UncleanLeaderElection bool
+	// Config is the broker configuration topics' settings resolve against
+	// (unclean.leader.election.enable: a topic override, else the broker
+	// default); nil means Kafka's defaults.
+	Config *config.Broker
 	// AutoLeaderRebalance enables the periodic preferred-leader election
 	// (auto.leader.rebalance.enable).
 	AutoLeaderRebalance bool
@@ -67,12 +68,12 @@ type Options struct {
 // leader.imbalance.per.broker.percentage.
 func OptionsFromConfig(cfg *config.Broker, log *slog.Logger) Options {
 	return Options{
-		Log:                   log,
-		SessionTTL:            time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
-		UncleanLeaderElection: cfg.UncleanLeaderElectionEnable,
-		AutoLeaderRebalance:   cfg.AutoLeaderRebalanceEnable,
-		RebalanceInterval:     time.Duration(cfg.LeaderImbalanceCheckIntervalSeconds) * time.Second,
-		ImbalancePercent:      int(cfg.LeaderImbalancePerBrokerPercentage),
+		Log:                 log,
+		SessionTTL:          time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
+		Config:              cfg,
+		AutoLeaderRebalance: cfg.AutoLeaderRebalanceEnable,
+		RebalanceInterval:   time.Duration(cfg.LeaderImbalanceCheckIntervalSeconds) * time.Second,
+		ImbalancePercent:    int(cfg.LeaderImbalancePerBrokerPercentage),
 	}
 }
 
@@ -106,6 +107,9 @@ type Controller struct {
 func New(store Store, nodeID int32, opts Options) *Controller {
 	if opts.Log == nil {
 		opts.Log = slog.Default()
+	}
+	if opts.Config == nil {
+		opts.Config = config.Default()
 	}
 	if opts.SessionTTL <= 0 {
 		opts.SessionTTL = DefaultSessionTTL

@@ -34,7 +34,7 @@
 //   - a partition whose leader is gone gets a new leader: the first replica
 //     (in replica order) that is alive and in the ISR; only when none is and
 //     unclean.leader.election.enable is true (topic override, else
-//     Options.UncleanLeaderElection) the first live replica, with the ISR
+//     the broker default in Options.Config) the first live replica, with the ISR
 //     reset to it. LeaderEpoch and PartitionEpoch are bumped and dead
 //     brokers leave the ISR;
 //   - with no eligible replica the leader becomes metadata.NoLeader (epochs

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -97,6 +98,9 @@ func TestPreferredAndUncleanLeader(t *testing.T) {
 	}
 }
 
+// uncleanKey is the topic config that allows unclean leader election.
+const uncleanKey = "unclean.leader.election.enable"
+
 func TestUncleanSetting(t *testing.T) {
 	for _, tc := range []struct {
 		def     bool
@@ -110,7 +114,11 @@ func TestUncleanSetting(t *testing.T) {
 		{true, map[string]string{uncleanKey: "false"}, false},
 		{true, map[string]string{uncleanKey: "maybe"}, true}, // malformed: the default
 	} {
-		c := &Controller{opts: Options{UncleanLeaderElection: tc.def}}
+		cfg, err := config.Parse(map[string]string{uncleanKey: strconv.FormatBool(tc.def)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &Controller{opts: Options{Config: cfg}}
 		if got := c.unclean(metadata.Topic{Configs: tc.configs}); got != tc.want {
 			t.Errorf("default %v, configs %v: unclean = %v", tc.def, tc.configs, got)
 		}
@@ -123,7 +131,7 @@ func TestOptionsFromConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := OptionsFromConfig(cfg, nil)
-	if o.SessionTTL != 1500*time.Millisecond || !o.UncleanLeaderElection || o.AutoLeaderRebalance {
+	if o.SessionTTL != 1500*time.Millisecond || !o.Config.UncleanLeaderElectionEnable || o.AutoLeaderRebalance {
 		t.Fatalf("OptionsFromConfig = %+v", o)
 	}
 }

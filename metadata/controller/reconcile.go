@@ -9,15 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
 )
 
 // maxParallelWrites bounds the partition writes one pass has in flight.
 const maxParallelWrites = 16
-
-// uncleanKey is the topic config that allows unclean leader election.
-const uncleanKey = "unclean.leader.election.enable"
 
 // update is one partition state change the controller decided on.
 type update struct {
@@ -82,15 +78,17 @@ func (c *Controller) aliveSet() func(int32) bool {
 	return func(id int32) bool { return live[id] }
 }
 
-// unclean reports whether t may elect a leader outside its ISR: the topic
-// override of unclean.leader.election.enable, else the broker default. A
-// malformed override (never stored: topic configs are validated when
-// written) counts as unset.
+// unclean reports whether t may elect a leader outside its ISR: its
+// unclean.leader.election.enable, resolved as every topic setting is (the
+// topic override, else the broker default). Configs that do not resolve
+// (never stored: topic configs are validated when written) leave the
+// broker default.
 func (c *Controller) unclean(t metadata.Topic) bool {
-	if v, ok, err := config.TopicOverrideBool(t.Configs, uncleanKey); ok && err == nil {
-		return v
+	tc, err := c.opts.Config.ResolveTopic(t.Configs)
+	if err != nil {
+		return c.opts.Config.UncleanLeaderElectionEnable
 	}
-	return c.opts.UncleanLeaderElection
+	return tc.UncleanLeaderElection
 }
 
 // reconcile runs Reelect over every partition in the cache and writes the
