@@ -28,8 +28,9 @@
 // alike (see compaction and tier/remote).
 //
 // Reads route with one offset check, Locate: hot offsets cost no I/O; a
-// cold one is found in the tier's cached metadata, listed (under the
-// caller's context) only when that is missing or stale.
+// cold one is found in the tier's cached metadata, which is listed (under
+// the caller's context) only when it is missing, or stale and without the
+// offset.
 //
 // Concurrency: Manager.mu guards the partition map and serialises Sync; it
 // is never held while a log does I/O other than open/close/delete. A

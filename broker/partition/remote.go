@@ -27,9 +27,10 @@ func (l Location) Cold() bool { return l.cold }
 // remote copy holding it; every other offset is hot (the zero Location)
 // and costs no I/O. A cold offset no copy holds is ErrOffsetOutOfRange
 // (Kafka's answer for an offset the remote tier does not have). Finding
-// the copy reads the tier's cached metadata; only when that is missing or
-// stale does it list the metadata, under ctx, and when that fails the
-// error wraps remote.ErrMetadataUnavailable, which is retriable.
+// the copy reads the tier's cached metadata; only when that is missing,
+// or stale and without the offset, does it list the metadata, under ctx
+// (remote.Reader.Locate), and when that fails the error wraps
+// remote.ErrMetadataUnavailable, which is retriable.
 func (p *Partition) Locate(ctx context.Context, offset int64) (Location, error) {
 	if p.tier == nil || !p.Config().RemoteStorageEnable || offset >= p.log.LogStartOffset() {
 		return Location{}, nil

@@ -51,10 +51,11 @@ func (f *fixture) readerOver(meta MetaStore) *Reader {
 	return m.Reader()
 }
 
-// TestLocateListsOnlyOnRefresh: look-ups on a loaded, fresh view (Locate,
+// TestLocateListsOnlyOnRefresh: look-ups on a loaded view (Locate,
 // LogStartOffset, HighestOffset, MayDeleteLocal) list nothing; Refresh
-// lists once; a view older than the task interval is listed once by the
-// Locate that finds it stale.
+// lists once; a view older than the task interval still answers the
+// copies it holds without I/O, and is listed once by the Locate of an
+// offset it does not hold.
 func TestLocateListsOnlyOnRefresh(t *testing.T) {
 	f := newFixture(t, nil)
 	f.produce(60)
@@ -94,8 +95,13 @@ func TestLocateListsOnlyOnRefresh(t *testing.T) {
 	if _, err := r.Locate(ctx, f.id, 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Locate(ctx, f.id, 0, 0); err != nil {
-		t.Fatal(err)
+	if n := fm.lists.Load(); n != 1 {
+		t.Fatalf("%d lists after locating a held copy in a stale view, want 1", n)
+	}
+	for range 2 {
+		if _, err := r.Locate(ctx, f.id, 0, end+1); !errors.Is(err, ErrNotTiered) {
+			t.Fatalf("locate past the tier in a stale view: %v", err)
+		}
 	}
 	if n := fm.lists.Load(); n != 2 {
 		t.Fatalf("%d lists, want 2: one reload of the stale view", n)

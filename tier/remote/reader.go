@@ -106,33 +106,30 @@ func (s Slice) Bytes() ([]byte, error) {
 func (s Slice) Release() { s.ref.release() }
 
 // Locate returns the finished remote copy holding offset, from the
-// partition's cached metadata view. Only a view never loaded, or older than
-// the task interval, is reloaded first (one list of the metadata store,
-// under ctx and at most refreshTimeout); if that fails, a stale view that
-// holds the offset still answers (copies are immutable), and otherwise the
-// error wraps ErrMetadataUnavailable. ErrNotTiered when no finished copy
-// holds offset.
+// partition's cached metadata view: copies are immutable, so a copy the
+// view holds is answered without I/O. Only when the view was never loaded,
+// or holds no copy of offset and is older than the task interval, is it
+// reloaded first (one list of the metadata store, under ctx and at most
+// refreshTimeout); a failed reload is ErrMetadataUnavailable, wrapping its
+// cause. ErrNotTiered when no finished copy holds offset.
 func (r *Reader) Locate(ctx context.Context, id metadata.TopicID, partition int32, offset int64) (Segment, error) {
 	r.m.mu.Lock()
 	v, ok := r.m.parts[pkey{id, partition}]
 	stale := !ok || r.m.opts.Now().Sub(v.loaded) > r.m.opts.Interval
 	r.m.mu.Unlock()
-	if !stale {
-		return covering(v.segs, offset)
-	}
-	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
-	segs, err := r.m.refresh(ctx, id, partition, "")
-	cancel()
-	if err == nil {
-		return covering(segs, offset)
-	}
 	if ok {
-		if seg, cerr := covering(v.segs, offset); cerr == nil {
-			r.m.log.Debug("remote: metadata reload failed; reading from the cached view", "partition", partition, "offset", offset, "err", err)
-			return seg, nil
+		seg, err := covering(v.segs, offset)
+		if err == nil || !stale {
+			return seg, err
 		}
 	}
-	return Segment{}, fmt.Errorf("%w: %w", ErrMetadataUnavailable, err)
+	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+	defer cancel()
+	segs, err := r.m.refresh(ctx, id, partition, "")
+	if err != nil {
+		return Segment{}, fmt.Errorf("%w: %w", ErrMetadataUnavailable, err)
+	}
+	return covering(segs, offset)
 }
 
 // Refresh reloads a partition's metadata view (one list of the metadata
