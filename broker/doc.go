@@ -32,6 +32,8 @@
 // handler closes only its connection. Server-wide state lives in
 // handler.Env and is safe for concurrent use.
 //
-// Lock order (whole broker): partition.Manager.mu → partition.Partition.mu →
-// local.Log's lock → segment locks. The metadata cache's lock is a leaf.
+// Lock order (whole broker): partition.Manager.mu → partition.Partition.roleMu
+// → partition.Partition.mu → local.Log's lock → segment locks; a consumer
+// group's lock comes before roleMu (its appends). The metadata cache's lock
+// is a leaf.
 package broker

@@ -66,7 +66,7 @@ func TestFollowerConsumerRead(t *testing.T) {
 	for off := range int64(3) {
 		data = append(data, record.NewBatch(record.BuildOptions{BaseOffset: off, PartitionLeaderEpoch: 1}, record.Record{Value: []byte("v")})...)
 	}
-	if err := p.AppendFollower(data); err != nil {
+	if err := p.AppendFollower(1, data); err != nil {
 		t.Fatal(err)
 	}
 	p.SetFollowerHighWatermark(1)

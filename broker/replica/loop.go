@@ -255,7 +255,9 @@ func (l *loop) fetch(cl *peer, req *kmsg.FetchRequest) (*kmsg.FetchResponse, err
 	return resp, nil
 }
 
-// apply takes one partition's fetch answer.
+// apply takes one partition's fetch answer. Its writes carry st.epoch,
+// the leader epoch the fetch was made under: the partition refuses them
+// when it has moved on (partition.ErrNotLeaderOrFollower).
 func (l *loop) apply(p *partition.Partition, st *follow, rp kmsg.FetchResponseTopicPartition) error {
 	switch err := kerr.ErrorForCode(rp.ErrorCode); {
 	case err == nil:
@@ -265,14 +267,14 @@ func (l *loop) apply(p *partition.Partition, st *follow, rp kmsg.FetchResponseTo
 	case errors.Is(err, kerr.OffsetOutOfRange):
 		if p.Log().LogEndOffset() < rp.LogStartOffset {
 			// The leader no longer has what we would fetch next.
-			return p.TruncateFullyAndStartAt(rp.LogStartOffset)
+			return p.TruncateFullyAndStartAt(st.epoch, rp.LogStartOffset)
 		}
 		st.epoch = -1 // diverged: ask the leader again
 		return err
 	default:
 		return err
 	}
-	if err := p.AppendFollower(rp.RecordBatches); err != nil {
+	if err := p.AppendFollower(st.epoch, rp.RecordBatches); err != nil {
 		st.epoch = -1
 		return err
 	}

@@ -55,7 +55,7 @@ func (l *loop) skipTiered(cl *peer, parts map[*partition.Partition]*follow) erro
 				continue
 			}
 			if rp.Offset > p.Log().LogEndOffset() {
-				if err := p.StartAtTier(l.ctx, rp.Offset); err != nil {
+				if err := p.StartAtTier(l.ctx, parts[p].epoch, rp.Offset); err != nil {
 					return fmt.Errorf("start %s-%d at the leader's local log start %d: %w", p.Topic, p.Index, rp.Offset, err)
 				}
 				l.log.Info("following from the leader's local log start; the tier holds the rest",

@@ -56,7 +56,7 @@ func (l *loop) truncate(cl *peer, stale []*partition.Partition, parts map[*parti
 			if to < a.p.Log().LogEndOffset() {
 				l.log.Info("truncating divergent tail", "topic", t.Topic, "partition", rp.Partition,
 					"from", a.p.Log().LogEndOffset(), "to", to, "leader_epoch", rp.LeaderEpoch)
-				if err := a.p.TruncateTo(to); err != nil {
+				if err := a.p.TruncateTo(a.epoch, to); err != nil {
 					return fmt.Errorf("truncate %s-%d to %d: %w", t.Topic, rp.Partition, to, err)
 				}
 			}

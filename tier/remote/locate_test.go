@@ -1,0 +1,168 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/strata-broker/strata/metadata"
+)
+
+// errUnreachable stands for a metadata store that cannot be reached.
+var errUnreachable = errors.New("metadata store unreachable")
+
+// faultMeta counts the lists of a MetaStore and, while down, fails them
+// (or, with hang, blocks them until their context ends): etcd cannot be
+// made to fail one call on demand.
+type faultMeta struct {
+	MetaStore
+	lists   atomic.Int64
+	down    atomic.Bool
+	hang    atomic.Bool
+	started chan struct{} // receives when a hanging list starts
+}
+
+func (m *faultMeta) ListRemoteSegments(ctx context.Context, id metadata.TopicID, p int32) ([]string, [][]byte, error) {
+	m.lists.Add(1)
+	if m.hang.Load() {
+		m.started <- struct{}{}
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	}
+	if m.down.Load() {
+		return nil, nil, errUnreachable
+	}
+	return m.MetaStore.ListRemoteSegments(ctx, id, p)
+}
+
+// readerOver is a second broker's reader of the fixture's tier, over meta.
+func (f *fixture) readerOver(meta MetaStore) *Reader {
+	f.t.Helper()
+	m, err := New(f.store, meta, func() []PartitionInfo { return nil }, Options{
+		Interval: time.Hour, CacheDir: f.t.TempDir(), CacheBytes: 8 << 10, ChunkSize: 1000,
+		Now: func() time.Time { return time.UnixMilli(f.now.Load()) }, Logger: quiet,
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { m.Close() })
+	return m.Reader()
+}
+
+// TestLocateListsOnlyOnRefresh: look-ups on a loaded view (Locate,
+// LogStartOffset, HighestOffset, MayDeleteLocal) list nothing; Refresh
+// lists once; a view older than the task interval still answers the
+// copies it holds without I/O, and is listed once by the Locate of an
+// offset it does not hold.
+func TestLocateListsOnlyOnRefresh(t *testing.T) {
+	f := newFixture(t, nil)
+	f.produce(60)
+	f.m.RunOnce(context.Background())
+	fm := &faultMeta{MetaStore: f.meta}
+	r := f.readerOver(fm)
+	ctx := context.Background()
+
+	if _, ok := r.LogStartOffset(f.id, 0); ok {
+		t.Fatal("a view never loaded has a log start")
+	}
+	if err := r.Refresh(ctx, f.id, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := fm.lists.Load(); n != 1 {
+		t.Fatalf("%d lists for one refresh", n)
+	}
+	end, ok := r.HighestOffset(f.id, 0)
+	if !ok || end < 1 {
+		t.Fatalf("highest tiered offset %d %v", end, ok)
+	}
+	for off := int64(0); off <= end; off++ {
+		if _, err := r.Locate(ctx, f.id, 0, off); err != nil {
+			t.Fatalf("locate %d: %v", off, err)
+		}
+	}
+	if _, err := r.Locate(ctx, f.id, 0, end+1); !errors.Is(err, ErrNotTiered) {
+		t.Fatalf("locate past the tier: %v", err)
+	}
+	r.LogStartOffset(f.id, 0)
+	r.m.MayDeleteLocal(f.id, 0, end)
+	if n := fm.lists.Load(); n != 1 {
+		t.Fatalf("%d lists after look-ups on a fresh view, want 1 (the refresh)", n)
+	}
+
+	f.now.Add(time.Hour.Milliseconds() + 1)
+	if _, err := r.Locate(ctx, f.id, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := fm.lists.Load(); n != 1 {
+		t.Fatalf("%d lists after locating a held copy in a stale view, want 1", n)
+	}
+	for range 2 {
+		if _, err := r.Locate(ctx, f.id, 0, end+1); !errors.Is(err, ErrNotTiered) {
+			t.Fatalf("locate past the tier in a stale view: %v", err)
+		}
+	}
+	if n := fm.lists.Load(); n != 2 {
+		t.Fatalf("%d lists, want 2: one reload of the stale view", n)
+	}
+}
+
+// TestLocateMetadataUnreachable: with the metadata store down, Locate
+// answers at once with a retriable error that keeps the cause (not "not
+// tiered", which would be OFFSET_OUT_OF_RANGE); a stale view still
+// serves the offsets it holds; and a list that hangs ends with the
+// caller's context, not after the reader's own timeout.
+func TestLocateMetadataUnreachable(t *testing.T) {
+	f := newFixture(t, nil)
+	f.produce(60)
+	f.m.RunOnce(context.Background())
+	fm := &faultMeta{MetaStore: f.meta, started: make(chan struct{}, 1)}
+	r := f.readerOver(fm)
+	ctx := context.Background()
+
+	fm.down.Store(true)
+	start := time.Now()
+	_, err := r.Locate(ctx, f.id, 0, 0)
+	if !errors.Is(err, ErrMetadataUnavailable) || !errors.Is(err, errUnreachable) || errors.Is(err, ErrNotTiered) {
+		t.Fatalf("locate with the metadata store down: %v", err)
+	}
+	if took := time.Since(start); took > refreshTimeout/2 {
+		t.Fatalf("locate took %v", took)
+	}
+	if _, err := r.Read(ctx, f.id, 0, 0, 100); !errors.Is(err, ErrMetadataUnavailable) {
+		t.Fatalf("read with the metadata store down: %v", err)
+	}
+
+	// Loaded once, then stale while the store is down: offsets the view
+	// holds are served, others are still retriable.
+	fm.down.Store(false)
+	if err := r.Refresh(ctx, f.id, 0); err != nil {
+		t.Fatal(err)
+	}
+	end, _ := r.HighestOffset(f.id, 0)
+	fm.down.Store(true)
+	f.now.Add(time.Hour.Milliseconds() + 1)
+	if seg, err := r.Locate(ctx, f.id, 0, 0); err != nil || seg.BaseOffset != 0 {
+		t.Fatalf("locate in a stale view with the store down: %+v, %v", seg, err)
+	}
+	if _, err := r.Locate(ctx, f.id, 0, end+1); !errors.Is(err, ErrMetadataUnavailable) {
+		t.Fatalf("locate past a stale view with the store down: %v", err)
+	}
+
+	// A hanging list ends when the caller's context does.
+	fm.hang.Store(true)
+	cctx, cancel := context.WithCancel(ctx)
+	go func() {
+		<-fm.started
+		cancel()
+	}()
+	start = time.Now()
+	_, err = r.Locate(cctx, f.id, 0, end+1)
+	if !errors.Is(err, ErrMetadataUnavailable) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("locate under a cancelled request: %v", err)
+	}
+	if took := time.Since(start); took > refreshTimeout/2 {
+		t.Fatalf("locate under a cancelled request took %v", took)
+	}
+}
