@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-broker/strata/broker/partition"
 	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/metadata/memstore"
 	"github.com/strata-broker/strata/tier/objstore/localdir"
 	"github.com/strata-broker/strata/tier/record"
 	"github.com/strata-broker/strata/tier/remote"
@@ -25,7 +26,7 @@ func tieredEnv(t *testing.T) (*Env, *remotetest.FaultMeta) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fm := &remotetest.FaultMeta{MetaStore: remote.NewMemMeta()}
+	fm := &remotetest.FaultMeta{RemoteSegments: memstore.New()}
 	rm, err := remote.New(store, fm, func() []remote.PartitionInfo { return nil },
 		remote.Options{Interval: time.Hour, CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

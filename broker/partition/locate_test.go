@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/metadata/memstore"
 	"github.com/strata-broker/strata/tier/objstore/localdir"
 	"github.com/strata-broker/strata/tier/remote"
 	"github.com/strata-broker/strata/tier/remote/remotetest"
@@ -27,7 +28,7 @@ func tieredPartition(t *testing.T) (*Partition, *remotetest.FaultMeta) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fm := &remotetest.FaultMeta{MetaStore: remote.NewMemMeta(), Started: make(chan struct{}, 1)}
+	fm := &remotetest.FaultMeta{RemoteSegments: memstore.New(), Started: make(chan struct{}, 1)}
 	rm, err := remote.New(store, fm, func() []remote.PartitionInfo { return nil },
 		remote.Options{Interval: time.Hour, CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

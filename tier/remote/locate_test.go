@@ -3,42 +3,15 @@ package remote
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/tier/remote/remotetest"
 )
 
-// errUnreachable stands for a metadata store that cannot be reached.
-var errUnreachable = errors.New("metadata store unreachable")
-
-// faultMeta counts the lists of a MetaStore and, while down, fails them
-// (or, with hang, blocks them until their context ends): etcd cannot be
-// made to fail one call on demand.
-type faultMeta struct {
-	MetaStore
-	lists   atomic.Int64
-	down    atomic.Bool
-	hang    atomic.Bool
-	started chan struct{} // receives when a hanging list starts
-}
-
-func (m *faultMeta) ListRemoteSegments(ctx context.Context, id metadata.TopicID, p int32) ([]string, [][]byte, error) {
-	m.lists.Add(1)
-	if m.hang.Load() {
-		m.started <- struct{}{}
-		<-ctx.Done()
-		return nil, nil, ctx.Err()
-	}
-	if m.down.Load() {
-		return nil, nil, errUnreachable
-	}
-	return m.MetaStore.ListRemoteSegments(ctx, id, p)
-}
-
 // readerOver is a second broker's reader of the fixture's tier, over meta.
-func (f *fixture) readerOver(meta MetaStore) *Reader {
+func (f *fixture) readerOver(meta metadata.RemoteSegments) *Reader {
 	f.t.Helper()
 	m, err := New(f.store, meta, func() []PartitionInfo { return nil }, Options{
 		Interval: time.Hour, CacheDir: f.t.TempDir(), CacheBytes: 8 << 10, ChunkSize: 1000,
@@ -60,7 +33,7 @@ func TestLocateListsOnlyOnRefresh(t *testing.T) {
 	f := newFixture(t, nil)
 	f.produce(60)
 	f.m.RunOnce(context.Background())
-	fm := &faultMeta{MetaStore: f.meta}
+	fm := &remotetest.FaultMeta{RemoteSegments: f.meta}
 	r := f.readerOver(fm)
 	ctx := context.Background()
 
@@ -70,7 +43,7 @@ func TestLocateListsOnlyOnRefresh(t *testing.T) {
 	if err := r.Refresh(ctx, f.id, 0); err != nil {
 		t.Fatal(err)
 	}
-	if n := fm.lists.Load(); n != 1 {
+	if n := fm.Lists.Load(); n != 1 {
 		t.Fatalf("%d lists for one refresh", n)
 	}
 	end, ok := r.HighestOffset(f.id, 0)
@@ -87,7 +60,7 @@ func TestLocateListsOnlyOnRefresh(t *testing.T) {
 	}
 	r.LogStartOffset(f.id, 0)
 	r.m.MayDeleteLocal(f.id, 0, end)
-	if n := fm.lists.Load(); n != 1 {
+	if n := fm.Lists.Load(); n != 1 {
 		t.Fatalf("%d lists after look-ups on a fresh view, want 1 (the refresh)", n)
 	}
 
@@ -95,7 +68,7 @@ func TestLocateListsOnlyOnRefresh(t *testing.T) {
 	if _, err := r.Locate(ctx, f.id, 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	if n := fm.lists.Load(); n != 1 {
+	if n := fm.Lists.Load(); n != 1 {
 		t.Fatalf("%d lists after locating a held copy in a stale view, want 1", n)
 	}
 	for range 2 {
@@ -103,7 +76,7 @@ func TestLocateListsOnlyOnRefresh(t *testing.T) {
 			t.Fatalf("locate past the tier in a stale view: %v", err)
 		}
 	}
-	if n := fm.lists.Load(); n != 2 {
+	if n := fm.Lists.Load(); n != 2 {
 		t.Fatalf("%d lists, want 2: one reload of the stale view", n)
 	}
 }
@@ -117,14 +90,14 @@ func TestLocateMetadataUnreachable(t *testing.T) {
 	f := newFixture(t, nil)
 	f.produce(60)
 	f.m.RunOnce(context.Background())
-	fm := &faultMeta{MetaStore: f.meta, started: make(chan struct{}, 1)}
+	fm := &remotetest.FaultMeta{RemoteSegments: f.meta, Started: make(chan struct{}, 1)}
 	r := f.readerOver(fm)
 	ctx := context.Background()
 
-	fm.down.Store(true)
+	fm.Down.Store(true)
 	start := time.Now()
 	_, err := r.Locate(ctx, f.id, 0, 0)
-	if !errors.Is(err, ErrMetadataUnavailable) || !errors.Is(err, errUnreachable) || errors.Is(err, ErrNotTiered) {
+	if !errors.Is(err, ErrMetadataUnavailable) || !errors.Is(err, remotetest.ErrUnreachable) || errors.Is(err, ErrNotTiered) {
 		t.Fatalf("locate with the metadata store down: %v", err)
 	}
 	if took := time.Since(start); took > refreshTimeout/2 {
@@ -136,12 +109,12 @@ func TestLocateMetadataUnreachable(t *testing.T) {
 
 	// Loaded once, then stale while the store is down: offsets the view
 	// holds are served, others are still retriable.
-	fm.down.Store(false)
+	fm.Down.Store(false)
 	if err := r.Refresh(ctx, f.id, 0); err != nil {
 		t.Fatal(err)
 	}
 	end, _ := r.HighestOffset(f.id, 0)
-	fm.down.Store(true)
+	fm.Down.Store(true)
 	f.now.Add(time.Hour.Milliseconds() + 1)
 	if seg, err := r.Locate(ctx, f.id, 0, 0); err != nil || seg.BaseOffset != 0 {
 		t.Fatalf("locate in a stale view with the store down: %+v, %v", seg, err)
@@ -151,10 +124,10 @@ func TestLocateMetadataUnreachable(t *testing.T) {
 	}
 
 	// A hanging list ends when the caller's context does.
-	fm.hang.Store(true)
+	fm.Hang.Store(true)
 	cctx, cancel := context.WithCancel(ctx)
 	go func() {
-		<-fm.started
+		<-fm.Started
 		cancel()
 	}()
 	start = time.Now()

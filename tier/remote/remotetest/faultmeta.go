@@ -1,6 +1,7 @@
 // Package remotetest holds test support for code that reads the tier:
-// a MetaStore wrapper that injects the faults a real metadata store cannot
-// be made to produce on demand.
+// a wrapper of the remote-segment records that injects the faults a real
+// metadata store cannot be made to produce on demand. It imports only
+// metadata, so tier/remote's own tests can use it too.
 package remotetest
 
 import (
@@ -9,24 +10,23 @@ import (
 	"sync/atomic"
 
 	"github.com/strata-broker/strata/metadata"
-	"github.com/strata-broker/strata/tier/remote"
 )
 
 // ErrUnreachable is the error of a list while a FaultMeta is down.
 var ErrUnreachable = errors.New("remotetest: metadata store unreachable")
 
-// FaultMeta wraps a MetaStore: it counts lists and, while Down, fails
+// FaultMeta wraps remote-segment records: it counts lists and, while Down, fails
 // them with ErrUnreachable, or, while Hang, blocks them until their
 // context ends (signalling Started first, if set). Writes pass through.
 type FaultMeta struct {
-	remote.MetaStore
+	metadata.RemoteSegments
 	Lists   atomic.Int64
 	Down    atomic.Bool
 	Hang    atomic.Bool
 	Started chan struct{}
 }
 
-// ListRemoteSegments implements remote.MetaStore.
+// ListRemoteSegments implements metadata.RemoteSegments.
 func (m *FaultMeta) ListRemoteSegments(ctx context.Context, id metadata.TopicID, p int32) ([]string, [][]byte, error) {
 	m.Lists.Add(1)
 	if m.Hang.Load() {
@@ -39,5 +39,5 @@ func (m *FaultMeta) ListRemoteSegments(ctx context.Context, id metadata.TopicID,
 	if m.Down.Load() {
 		return nil, nil, ErrUnreachable
 	}
-	return m.MetaStore.ListRemoteSegments(ctx, id, p)
+	return m.RemoteSegments.ListRemoteSegments(ctx, id, p)
 }
