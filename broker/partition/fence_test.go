@@ -70,6 +70,10 @@ func TestWritesFencedByRole(t *testing.T) {
 	if err := p.TruncateFullyAndStartAt(2, 5); !errors.Is(err, ErrNotLeaderOrFollower) {
 		t.Fatalf("follower restart on the leader: %v", err)
 	}
+	hw := p.HighWatermark()
+	if err := p.SetFollowerHighWatermark(2, 0); !errors.Is(err, ErrNotLeaderOrFollower) || p.HighWatermark() != hw {
+		t.Fatalf("old leader's high watermark on the leader: %v, high watermark %d, want %d", err, p.HighWatermark(), hw)
+	}
 	res, err := p.AppendAsLeader(3, oneBatch(), 1)
 	if err != nil || res.FirstOffset != 1 {
 		t.Fatalf("append at epoch 3: %+v, %v", res, err)

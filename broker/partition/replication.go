@@ -227,13 +227,19 @@ func (p *Partition) stateCopy() metadata.PartitionState {
 	return p.state.Clone()
 }
 
-// SetFollowerHighWatermark takes the leader's high watermark on a follower,
-// capped at the local log end.
-func (p *Partition) SetFollowerHighWatermark(hw int64) {
-	hw = min(hw, p.log.LogEndOffset())
-	if p.hw.Swap(hw) != hw {
-		p.wake()
-	}
+// SetFollowerHighWatermark takes the high watermark the leader at
+// leaderEpoch sent, capped at the local log end. Like the follower's
+// appends it is refused (ErrNotLeaderOrFollower) once the partition moved
+// on: an old leader's high watermark must not overwrite the one this
+// broker keeps after becoming leader.
+func (p *Partition) SetFollowerHighWatermark(leaderEpoch int32, hw int64) error {
+	return p.asFollower(leaderEpoch, func() error {
+		hw = min(hw, p.log.LogEndOffset())
+		if p.hw.Swap(hw) != hw {
+			p.wake()
+		}
+		return nil
+	})
 }
 
 // AppendFollower appends batches fetched from the leader at leaderEpoch

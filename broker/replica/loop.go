@@ -197,7 +197,7 @@ func (l *loop) once(cl *peer, parts map[*partition.Partition]*follow) error {
 		})
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition = p.Index
-		rp.CurrentLeaderEpoch = p.LeaderEpoch()
+		rp.CurrentLeaderEpoch = st.epoch // the epoch the answer's writes will carry
 		rp.FetchOffset = p.Log().LogEndOffset()
 		rp.LastFetchedEpoch = p.Log().LatestEpoch()
 		rp.LogStartOffset = p.LogStartOffset()
@@ -278,6 +278,9 @@ func (l *loop) apply(p *partition.Partition, st *follow, rp kmsg.FetchResponseTo
 		st.epoch = -1
 		return err
 	}
-	p.SetFollowerHighWatermark(rp.HighWatermark)
+	if err := p.SetFollowerHighWatermark(st.epoch, rp.HighWatermark); err != nil {
+		st.epoch = -1
+		return err
+	}
 	return nil
 }
