@@ -51,6 +51,12 @@ type Registration interface {
 	Lost() <-chan struct{}
 	// Revision is the store revision the registration was written at.
 	Revision() int64
+	// RequestShutdown starts the broker's controlled shutdown: it
+	// rewrites the broker's record, under the same lease, with
+	// ShuttingDown set, so that the controller moves its leaderships
+	// away. Idempotent; fails with ErrClosed once the registration is
+	// closed or lost.
+	RequestShutdown(ctx context.Context) (rev int64, err error)
 	// Close withdraws the registration at once. Idempotent.
 	Close() error
 }
