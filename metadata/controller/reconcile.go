@@ -205,4 +205,3 @@ func (c *Controller) write(ctx context.Context, term metadata.Term, u update) er
 		return fmt.Errorf("controller: %s-%d (%s): %w", u.topic, u.partition, u.why, err)
 	}
 }
-
