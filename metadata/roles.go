@@ -24,7 +24,10 @@ type Topics interface {
 	SetTopicConfigs(ctx context.Context, topic string, configs map[string]string) (rev int64, err error)
 }
 
-// Partitions changes one partition's leader, ISR or replicas.
+// Partitions changes one partition's leader, ISR or replicas. Its
+// writers are the controller, through its Term (fenced), and a
+// partition's leader changing its own ISR; nothing else writes partition
+// state (see metadata/controller).
 type Partitions interface {
 	// CompareAndSetPartition stores next only if the stored state still
 	// has PartitionEpoch == prevPartitionEpoch (ErrStaleEpoch otherwise).
