@@ -73,7 +73,7 @@ func (c *Conn) Request(ctx context.Context, req kmsg.Request) (kmsg.Response, er
 	c.buf = frame
 	resp := req.ResponseKind()
 	r := kbin.Reader{Src: frame[4:]}
-	if resp.IsFlexible() {
+	if resp.IsFlexible() && req.Key() != int16(kmsg.ApiVersions) { // its response header never has tags
 		kmsg.SkipTags(&r)
 	}
 	if err := resp.ReadFrom(r.Src); err != nil {
