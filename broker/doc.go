@@ -12,13 +12,21 @@
 // server.go is the only file that knows the metadata store is etcd
 // (metadata/etcdstore); it hands every part the narrow metadata roles
 // that part uses (handler.Store, controller.Store, the tier's
-// RemoteSegments and DeletedTopics, the shutdown's Partitions), so each
+// RemoteSegments and DeletedTopics, the shutdown's Registration), so each
 // also runs on metadata/memstore in tests. test/arch enforces this.
 //
+// One writer of partition state: leaders are elected only by the
+// controller (metadata/controller), through its fenced term — on a
+// broker's loss, its controlled shutdown, ElectLeaders (other brokers
+// forward the request to the controller over broker/peer) and the
+// preferred-leader rebalance; the only other write is a leader's ISR
+// change (broker/partition), by compare-and-set on the partition epoch.
+//
 // Stopping (ctx done, e.g. SIGTERM) is a controlled shutdown: the broker
-// stops following, hands the partitions it leads to live ISR members
-// (shutdown.go), then closes connections, flushes its logs with a
-// clean-shutdown marker and revokes its lease.
+// stops following, flags its registration as shutting down and waits
+// (bounded) until the controller has moved the partitions it leads to
+// live ISR members (shutdown.go), then closes connections, flushes its
+// logs with a clean-shutdown marker and revokes its lease.
 //
 // A request's path: conn.go reads a frame (wire), finds the API in the
 // handler table, runs the handler, and queues the encoded response; a

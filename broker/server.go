@@ -18,6 +18,7 @@ import (
 	"github.com/strata-broker/strata/broker/group"
 	"github.com/strata-broker/strata/broker/handler"
 	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/broker/peer"
 	"github.com/strata-broker/strata/broker/replica"
 	"github.com/strata-broker/strata/compaction"
 	"github.com/strata-broker/strata/config"
@@ -151,7 +152,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	s.reg = prometheus.NewRegistry()
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.reg.MustRegister(newPartitionCollector(parts), tier.collector(parts))
-	s.env = &handler.Env{Cfg: s.cfg, Store: store, Cache: store.Cache(), Partitions: parts, Groups: groups, Log: s.log, Metrics: handler.NewMetrics(s.reg), Self: self}
+	peers := peer.NewClient(store.Cache())
+	cleanups = append(cleanups, peers.Close)
+	s.env = &handler.Env{Cfg: s.cfg, Store: store, Cache: store.Cache(), Partitions: parts, Groups: groups, Peers: peers, Log: s.log, Metrics: handler.NewMetrics(s.reg), Self: self}
 
 	// Stopping (ctx done) first moves leaderships away while still serving.
 	stopping := ctx
@@ -165,10 +168,11 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	defer stopGroups()
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		s.stopWhenDone(stopping, ctx, cancel, store, func() { fetcher.Follow(nil); parts.SetReplication(store, nil) })
+		s.stopWhenDone(stopping, ctx, cancel, reg, store.Cache(), func() { fetcher.Follow(nil); parts.SetReplication(store, nil) })
 	})
 	wg.Go(func() { parts.Run(ctx) })
 	ctrl := controller.New(store, s.cfg.NodeID, controller.OptionsFromConfig(s.cfg, s.log))
+	s.env.Elector = ctrl
 	wg.Go(func() {
 		if err := ctrl.Run(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("controller stopped", "err", err)

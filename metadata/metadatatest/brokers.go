@@ -131,6 +131,61 @@ func testRegisterTakesOverOwnIncarnation(t *testing.T, cl Cluster) {
 	}
 }
 
+// testRequestShutdown: a broker announcing its controlled shutdown keeps
+// its registration, now flagged ShuttingDown in every cache; the lease
+// still ends it; an ended registration cannot announce anything.
+func testRequestShutdown(t *testing.T, cl Cluster) {
+	s, watcher := cl.Open(t), cl.Open(t)
+	ctx := testCtx(t)
+	b := metadata.Broker{ID: 5, Host: "127.0.0.1", Port: 9092, Rack: "r1", Incarnation: "dir-a"}
+	reg, err := s.RegisterBroker(ctx, b, regTTL)
+	if err != nil {
+		t.Fatalf("RegisterBroker: %v", err)
+	}
+	rev, err := reg.RequestShutdown(ctx)
+	if err != nil {
+		t.Fatalf("RequestShutdown: %v", err)
+	}
+	want := b
+	want.ShuttingDown = true
+	if got, ok := s.Cache().Broker(5); !ok || got != want || rev <= reg.Revision() {
+		t.Fatalf("own cache broker = %+v, %v at revision %d, want %+v", got, ok, rev, want)
+	}
+	if err := watcher.Cache().WaitRevision(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := watcher.Cache().Broker(5); !ok || got != want {
+		t.Fatalf("watcher broker = %+v, %v", got, ok)
+	}
+	if _, err := reg.RequestShutdown(ctx); err != nil {
+		t.Fatalf("second RequestShutdown: %v", err)
+	}
+	// The rewritten record still lives on the registration's lease.
+	cl.ExpireRegistration(t, reg)
+	waitClosed(t, reg.Lost(), "Lost after the lease expired")
+	waitFor(t, watcher.Cache(), "shutting-down broker gone", func() bool {
+		_, ok := watcher.Cache().Broker(5)
+		return !ok
+	})
+	if _, err := reg.RequestShutdown(ctx); !errors.Is(err, metadata.ErrClosed) {
+		t.Fatalf("RequestShutdown of a lost registration: %v, want ErrClosed", err)
+	}
+	// A new registration starts without the flag; a closed one refuses.
+	again, err := watcher.RegisterBroker(ctx, b, regTTL)
+	if err != nil {
+		t.Fatalf("re-register: %v", err)
+	}
+	if got, _ := watcher.Cache().Broker(5); got.ShuttingDown {
+		t.Fatalf("new registration inherited the flag: %+v", got)
+	}
+	if err := again.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := again.RequestShutdown(ctx); !errors.Is(err, metadata.ErrClosed) {
+		t.Fatalf("RequestShutdown of a closed registration: %v, want ErrClosed", err)
+	}
+}
+
 // testStoreCloseWithdraws: closing a handle (a broker stopping) withdraws
 // its registrations at once and ends its controller term.
 func testStoreCloseWithdraws(t *testing.T, cl Cluster) {

@@ -39,6 +39,7 @@ func Run(t *testing.T, newCluster func(t *testing.T) Cluster) {
 		{"RegisterBrokerAndClose", testRegisterBrokerAndClose},
 		{"RegistrationExpiry", testRegistrationExpiry},
 		{"RegisterTakesOverOwnIncarnation", testRegisterTakesOverOwnIncarnation},
+		{"RequestShutdown", testRequestShutdown},
 		{"StoreCloseWithdraws", testStoreCloseWithdraws},
 		{"ProducerIDBlocksAreUnique", testProducerIDBlocksAreUnique},
 		{"ElectionAndFencing", testElectionAndFencing},
