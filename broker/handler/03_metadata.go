@@ -17,6 +17,8 @@ import (
 // * Unknown topics are created when auto.create.topics.enable is set and
 //   the request allows it (always for v0-3); else UNKNOWN_TOPIC_OR_PARTITION.
 // * v10+ topics may be asked for by id; unknown ids get UNKNOWN_TOPIC_ID.
+// * Kafka's internal topics (__consumer_offsets, …) are flagged internal;
+//   other names starting with "__" are ordinary topics, as in Kafka.
 // * Authorized operations are not computed (-2147483648, as Kafka sends
 //   when they were not asked for).
 
@@ -81,7 +83,7 @@ func metadataTopic(t metadata.Topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	mt.Topic = kmsg.StringPtr(t.Name)
 	mt.TopicID = t.ID
-	mt.IsInternal = len(t.Name) > 2 && t.Name[:2] == "__"
+	mt.IsInternal = isInternalTopic(t.Name)
 	idxs := make([]int32, 0, len(t.Partitions))
 	for i := range t.Partitions {
 		idxs = append(idxs, i)
