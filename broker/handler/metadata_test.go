@@ -140,8 +140,14 @@ func metadataCases() []metadataCase {
 			versions: []int16{10, 11},
 			setup:    withTopic("t", 1, nil),
 			req:      func(s *scene) *kmsg.MetadataRequest { return metadataByID(s.topicID("t")) },
-			want:     wantTopic("", kerr.InvalidRequest.Code, nil),
-			skip:     "answered by id; Kafka refuses topic ids (and null names) below v12 with INVALID_REQUEST (KafkaApis.handleTopicMetadataRequest)",
+			// As Kafka's KafkaApis.handleTopicMetadataRequest and
+			// MetadataRequest.getErrorResponse.
+			want: func(t *testing.T, s *scene, resp *kmsg.MetadataResponse) {
+				if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != kerr.InvalidRequest.Code ||
+					resp.Topics[0].TopicID != s.topicID("t") || len(resp.Brokers) != 0 {
+					t.Errorf("topics %+v, %d brokers; want the id with INVALID_REQUEST and no brokers", resp.Topics, len(resp.Brokers))
+				}
+			},
 		},
 		{
 			name:     "internal topics are flagged",
