@@ -217,7 +217,8 @@ func withPeer(id int32, config map[string]string) step {
 	return func(t *testing.T, s *scene) { s.peer(t, id, config) }
 }
 
-// withTopic is a step creating topic name with n partitions led here.
+// withTopic is a step creating topic name with n partitions led here (as
+// long as no peer was started: then they are spread over the brokers).
 func withTopic(name string, n int32, configs map[string]string) step {
 	return func(t *testing.T, s *scene) { s.createTopic(t, name, n, configs) }
 }
