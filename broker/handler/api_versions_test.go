@@ -113,7 +113,7 @@ func apiVersionsReq() *kmsg.ApiVersionsRequest {
 
 // wantApiVersionsFrom checks for error code from version v on, and a
 // complete answer before it.
-func wantApiVersionsFrom(v, code int16) func(*testing.T, *scene, *kmsg.ApiVersionsResponse) {
+func wantApiVersionsFrom(v, code int16) check[*kmsg.ApiVersionsResponse] {
 	return func(t *testing.T, s *scene, resp *kmsg.ApiVersionsResponse) {
 		t.Helper()
 		if s.version < v {
@@ -126,7 +126,7 @@ func wantApiVersionsFrom(v, code int16) func(*testing.T, *scene, *kmsg.ApiVersio
 
 // wantApiVersions checks the error code and, with none, that the answer
 // lists exactly the registration table, by key.
-func wantApiVersions(code int16) func(*testing.T, *scene, *kmsg.ApiVersionsResponse) {
+func wantApiVersions(code int16) check[*kmsg.ApiVersionsResponse] {
 	return func(t *testing.T, s *scene, resp *kmsg.ApiVersionsResponse) {
 		t.Helper()
 		if resp.ErrorCode != code {

@@ -41,7 +41,7 @@ type apiCase[Req kmsg.Request, Resp kmsg.Response] struct {
 	during func(t *testing.T, s *scene)
 	// closes: the broker must close the connection rather than answer.
 	closes bool
-	want   func(t *testing.T, s *scene, resp Resp)
+	want   check[Resp]
 	// skip names a known deviation from Kafka the row documents.
 	skip string
 }
@@ -125,8 +125,11 @@ func onTheWire(t *testing.T, req kmsg.Request, v int16) kmsg.Request {
 	return decoded
 }
 
+// check examines an answer of type Resp.
+type check[Resp any] = func(*testing.T, *scene, Resp)
+
 // checks runs several checks of one answer in order.
-func checks[Resp any](fs ...func(*testing.T, *scene, Resp)) func(*testing.T, *scene, Resp) {
+func checks[Resp any](fs ...check[Resp]) check[Resp] {
 	return func(t *testing.T, s *scene, resp Resp) {
 		t.Helper()
 		for _, f := range fs {
@@ -378,7 +381,7 @@ func mustRecords(t *testing.T, raw []byte) (offsets []int64, values []string) {
 
 // wantLogEnd checks that broker 1's partition ends at leo: nothing else
 // was appended.
-func wantLogEnd[Resp any](topic string, idx int32, leo int64) func(*testing.T, *scene, Resp) {
+func wantLogEnd[Resp any](topic string, idx int32, leo int64) check[Resp] {
 	return func(t *testing.T, s *scene, _ Resp) {
 		t.Helper()
 		if got := s.part(t, topic, idx).Log().LogEndOffset(); got != leo {

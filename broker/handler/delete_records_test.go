@@ -12,8 +12,6 @@ import (
 
 type deleteRecordsCase = apiCase[*kmsg.DeleteRecordsRequest, *kmsg.DeleteRecordsResponse]
 
-type deleteRecordsCheck = func(*testing.T, *scene, *kmsg.DeleteRecordsResponse)
-
 func TestDeleteRecords(t *testing.T) {
 	runCases(t, deleteRecordsCases())
 }
@@ -132,7 +130,7 @@ func deleteRecordsReq(topic string, idx int32, offset int64) *kmsg.DeleteRecords
 }
 
 // wantDeleted checks the one partition's error code and low watermark.
-func wantDeleted(code int16, low int64) deleteRecordsCheck {
+func wantDeleted(code int16, low int64) check[*kmsg.DeleteRecordsResponse] {
 	return func(t *testing.T, s *scene, resp *kmsg.DeleteRecordsResponse) {
 		t.Helper()
 		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
@@ -145,7 +143,7 @@ func wantDeleted(code int16, low int64) deleteRecordsCheck {
 }
 
 // wantLogStart checks the log start offset of broker 1's partition.
-func wantLogStart(topic string, idx int32, start int64) deleteRecordsCheck {
+func wantLogStart(topic string, idx int32, start int64) check[*kmsg.DeleteRecordsResponse] {
 	return func(t *testing.T, s *scene, _ *kmsg.DeleteRecordsResponse) {
 		t.Helper()
 		if got := s.part(t, topic, idx).LogStartOffset(); got != start {

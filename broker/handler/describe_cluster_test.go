@@ -76,7 +76,7 @@ func describeClusterCases() []describeClusterCase {
 }
 
 // wantDescribeCluster checks the error code; an error answers no brokers.
-func wantDescribeCluster(code int16) func(*testing.T, *scene, *kmsg.DescribeClusterResponse) {
+func wantDescribeCluster(code int16) check[*kmsg.DescribeClusterResponse] {
 	return func(t *testing.T, s *scene, resp *kmsg.DescribeClusterResponse) {
 		t.Helper()
 		if resp.ErrorCode != code || code != 0 && len(resp.Brokers) != 0 {

@@ -66,7 +66,7 @@ func describeLogDirsReq(topics map[string][]int32) *kmsg.DescribeLogDirsRequest 
 // wantLogDirs checks the one log dir: its absolute path, from v4 its
 // space, and its partitions (topics and partitions in order) with their
 // sizes, no offset lag and none a future replica.
-func wantLogDirs(parts map[string][]int32, sizes map[string]int64) func(*testing.T, *scene, *kmsg.DescribeLogDirsResponse) {
+func wantLogDirs(parts map[string][]int32, sizes map[string]int64) check[*kmsg.DescribeLogDirsResponse] {
 	return func(t *testing.T, s *scene, resp *kmsg.DescribeLogDirsResponse) {
 		t.Helper()
 		if len(resp.Dirs) != 1 {

@@ -14,8 +14,6 @@ import (
 
 type fetchCase = apiCase[*kmsg.FetchRequest, *kmsg.FetchResponse]
 
-type fetchCheck = func(*testing.T, *scene, *kmsg.FetchResponse)
-
 func TestFetch(t *testing.T) {
 	runCases(t, fetchCases())
 }
@@ -382,7 +380,7 @@ func fetchPart(t *testing.T, resp *kmsg.FetchResponse) kmsg.FetchResponseTopicPa
 
 // wantFetched checks partition idx's error code and the offsets of the
 // records fetched.
-func wantFetched(idx int32, code int16, offsets ...int64) fetchCheck {
+func wantFetched(idx int32, code int16, offsets ...int64) check[*kmsg.FetchResponse] {
 	return func(t *testing.T, s *scene, resp *kmsg.FetchResponse) {
 		t.Helper()
 		sp, ok := fetchParts(t, resp)[idx]
@@ -398,7 +396,7 @@ func wantFetched(idx int32, code int16, offsets ...int64) fetchCheck {
 
 // wantMarks checks partition idx's high watermark, last stable offset (the
 // high watermark without transactions) and, from v5, log start offset.
-func wantMarks(idx int32, hw, logStart int64) fetchCheck {
+func wantMarks(idx int32, hw, logStart int64) check[*kmsg.FetchResponse] {
 	return func(t *testing.T, s *scene, resp *kmsg.FetchResponse) {
 		t.Helper()
 		sp := fetchParts(t, resp)[idx]

@@ -11,8 +11,6 @@ import (
 
 type initProducerIDCase = apiCase[*kmsg.InitProducerIDRequest, *kmsg.InitProducerIDResponse]
 
-type initProducerIDCheck = func(*testing.T, *scene, *kmsg.InitProducerIDResponse)
-
 func TestInitProducerID(t *testing.T) {
 	runCases(t, initProducerIDCases())
 }
@@ -70,7 +68,7 @@ func (noProducerIDs) AllocateProducerIDs(context.Context, int64) (int64, error) 
 
 // wantProducerID checks the error code and, without one, a producer id at
 // epoch 0; with one, id and epoch -1.
-func wantProducerID(code int16) initProducerIDCheck {
+func wantProducerID(code int16) check[*kmsg.InitProducerIDResponse] {
 	return func(t *testing.T, s *scene, resp *kmsg.InitProducerIDResponse) {
 		t.Helper()
 		ok := resp.ProducerID >= 0 && resp.ProducerEpoch == 0
@@ -85,7 +83,7 @@ func wantProducerID(code int16) initProducerIDCheck {
 
 // wantFreshIDs checks that further ids, from broker 1 and the broker
 // other names, all differ from the answer's.
-func wantFreshIDs(other func(s *scene) *testBroker) initProducerIDCheck {
+func wantFreshIDs(other func(s *scene) *testBroker) check[*kmsg.InitProducerIDResponse] {
 	return func(t *testing.T, s *scene, resp *kmsg.InitProducerIDResponse) {
 		t.Helper()
 		seen := map[int64]bool{resp.ProducerID: true}

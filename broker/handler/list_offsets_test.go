@@ -24,101 +24,76 @@ func listOffsetsCases() []listOffsetsCase {
 	// Records above the high watermark: t-0 is replicated to broker 2, which
 	// has fetched none of them.
 	unreplicated := steps(rf2(nil), withTimedRecords)
+	at := func(timestamp int64) func(*scene) *kmsg.ListOffsetsRequest {
+		return func(*scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, timestamp) }
+	}
+	// Timestamp lookups are v1+ (v0 had other semantics, gone from Kafka 4).
+	lookups := []int16{1, 4, 9}
 	return []listOffsetsCase{
 		{
 			name:  "latest is the high watermark",
 			setup: timed,
-			req:   func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, latestTimestamp) },
+			req:   at(latestTimestamp),
 			want:  wantListed(0, 4, -1, 0),
 		},
 		{
 			name:  "earliest is the log start",
 			setup: timed,
-			req:   func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, earliestTimestamp) },
+			req:   at(earliestTimestamp),
 			want:  wantListed(0, 0, -1, 0),
 		},
 		{
 			name:  "earliest after records were deleted",
 			setup: steps(timed, withDeletedBefore("t", 0, 2)),
-			req:   func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, earliestTimestamp) },
+			req:   at(earliestTimestamp),
 			want:  wantListed(0, 2, -1, 0),
 		},
 		{
 			name:     "max timestamp is the record with the largest one",
-			versions: versionsFrom(kmsg.ListOffsets, 7),
+			versions: []int16{7, 9},
 			setup:    timed,
-			req:      func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, maxTimestamp) },
+			req:      at(maxTimestamp),
 			want:     wantListed(0, 2, t0+3001, 0),
 		},
 		{
 			name:     "max timestamp on an empty partition",
-			versions: versionsFrom(kmsg.ListOffsets, 7),
+			versions: []int16{7, 9},
 			setup:    withTopic("t", 1, nil),
-			req:      func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, maxTimestamp) },
+			req:      at(maxTimestamp),
 			want:     wantListed(0, -1, -1, -1),
 		},
 		{
 			// Kafka looks only below the high watermark (the last fetchable
 			// offset).
 			name:     "max timestamp above the high watermark",
-			versions: versionsFrom(kmsg.ListOffsets, 7),
+			versions: []int16{7, 9},
 			setup:    unreplicated,
-			req:      func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, maxTimestamp) },
+			req:      at(maxTimestamp),
 			want:     wantListed(0, -1, -1, -1),
 		},
 		{
 			name:     "earliest local is the local log start",
 			versions: versionsFrom(kmsg.ListOffsets, 8),
 			setup:    steps(timed, withDeletedBefore("t", 0, 1)),
-			req:      func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, earliestLocalTimestamp) },
+			req:      at(earliestLocalTimestamp),
 			want:     wantListed(0, 1, -1, 0),
 		},
 		{
 			name:     "latest tiered with nothing tiered",
 			versions: versionsFrom(kmsg.ListOffsets, 9),
 			setup:    timed,
-			req:      func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, latestTieredTimestamp) },
+			req:      at(latestTieredTimestamp),
 			want:     wantListed(0, -1, -1, -1),
 		},
-		{
-			name:     "by timestamp: the first record at or after it in offset order",
-			versions: versionsFrom(kmsg.ListOffsets, 1),
-			setup:    timed,
-			req:      func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, t0+1500) },
-			want:     wantListed(0, 1, t0+3000, 0),
-		},
-		{
-			name:     "by timestamp: inside a batch",
-			versions: versionsFrom(kmsg.ListOffsets, 1),
-			setup:    timed,
-			req:      func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, t0+3001) },
-			want:     wantListed(0, 2, t0+3001, 0),
-		},
-		{
-			name:     "by timestamp: before every record",
-			versions: versionsFrom(kmsg.ListOffsets, 1),
-			setup:    timed,
-			req:      func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, 0) },
-			want:     wantListed(0, 0, t0+1000, 0),
-		},
-		{
-			name:     "by timestamp: after every record",
-			versions: versionsFrom(kmsg.ListOffsets, 1),
-			setup:    timed,
-			req:      func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, t0+5000) },
-			want:     wantListed(0, -1, -1, -1),
-		},
-		{
-			name:     "by timestamp above the high watermark",
-			versions: versionsFrom(kmsg.ListOffsets, 1),
-			setup:    unreplicated,
-			req:      func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, t0) },
-			want:     wantListed(0, -1, -1, -1),
-		},
+		{name: "by timestamp: the first record at or after it in offset order", versions: lookups, setup: timed, req: at(t0 + 1500), want: wantListed(0, 1, t0+3000, 0)},
+		{name: "by timestamp: inside a batch", versions: lookups, setup: timed, req: at(t0 + 3001), want: wantListed(0, 2, t0+3001, 0)},
+		{name: "by timestamp: before every record", versions: lookups, setup: timed, req: at(0), want: wantListed(0, 0, t0+1000, 0)},
+		{name: "by timestamp: after every record", versions: lookups, setup: timed, req: at(t0 + 5000), want: wantListed(0, -1, -1, -1)},
+		{name: "by timestamp above the high watermark", versions: lookups, setup: unreplicated, req: at(t0), want: wantListed(0, -1, -1, -1)},
 		{
 			name:  "read_uncommitted latest stops at the high watermark",
 			setup: unreplicated,
-			req:   func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, latestTimestamp) },
+			req:   at(latestTimestamp),
 			want:  wantListed(0, 0, -1, 0),
 		},
 		{
@@ -138,28 +113,28 @@ func listOffsetsCases() []listOffsetsCase {
 			name:     "a new leader whose high watermark lags its epoch start",
 			versions: []int16{1, 9},
 			setup:    steps(unreplicated, bumpEpoch("t", 0)),
-			req:      func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, latestTimestamp) },
+			req:      at(latestTimestamp),
 			want:     wantListed(kerr.OffsetNotAvailable.Code, -1, -1, -1),
 		},
 		{
 			name:     "a lagging new leader finds no timestamp above the high watermark",
 			versions: []int16{1, 9},
 			setup:    steps(unreplicated, bumpEpoch("t", 0)),
-			req:      func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, t0) },
+			req:      at(t0),
 			want:     wantListed(kerr.OffsetNotAvailable.Code, -1, -1, -1),
 		},
 		{
 			name:     "a lagging new leader still answers earliest",
 			versions: []int16{1, 9},
 			setup:    steps(unreplicated, bumpEpoch("t", 0)),
-			req:      func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, earliestTimestamp) },
+			req:      at(earliestTimestamp),
 			want:     wantListed(0, 0, -1, 1),
 		},
 		{
 			name:     "earliest answers the epoch of the log start's batch",
 			versions: versionsFrom(kmsg.ListOffsets, 4),
 			setup:    steps(timed, bumpEpoch("t", 0), withRecords("t", 0, batch("e"))),
-			req:      func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, earliestTimestamp) },
+			req:      at(earliestTimestamp),
 			want:     wantListed(0, 0, -1, 0),
 			skip:     "answers the current leader epoch; Kafka answers the epoch the log start offset was written in (UnifiedLog.fetchOffsetByTimestamp), as for timestamp lookups (the batch's epoch)",
 		},
@@ -178,7 +153,7 @@ func listOffsetsCases() []listOffsetsCase {
 		{
 			name:  "follower",
 			setup: steps(withPeer(2, nil), withAssignedTopic("t", map[int32][]int32{0: {2, 1}}, nil)),
-			req:   func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, latestTimestamp) },
+			req:   at(latestTimestamp),
 			want:  wantListed(kerr.NotLeaderForPartition.Code, -1, -1, -1),
 		},
 		{
@@ -228,7 +203,7 @@ func listOffsetsReq(topic string, idx int32, timestamp int64) *kmsg.ListOffsetsR
 // wantListed checks the one partition's answer: error code, offset and
 // timestamp (v0: the offset alone, in OldStyleOffsets) and, from v4, the
 // leader epoch.
-func wantListed(code int16, offset, timestamp int64, epoch int32) func(*testing.T, *scene, *kmsg.ListOffsetsResponse) {
+func wantListed(code int16, offset, timestamp int64, epoch int32) check[*kmsg.ListOffsetsResponse] {
 	return func(t *testing.T, s *scene, resp *kmsg.ListOffsetsResponse) {
 		t.Helper()
 		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {

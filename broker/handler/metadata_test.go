@@ -13,8 +13,6 @@ import (
 
 type metadataCase = apiCase[*kmsg.MetadataRequest, *kmsg.MetadataResponse]
 
-type metadataCheck = func(*testing.T, *scene, *kmsg.MetadataResponse)
-
 func TestMetadata(t *testing.T) {
 	runCases(t, metadataCases())
 }
@@ -221,7 +219,7 @@ func metadataTopicOf(t *testing.T, resp *kmsg.MetadataResponse, name string) kms
 }
 
 // wantTopicNames checks the topics of the answer, in order.
-func wantTopicNames(names ...string) metadataCheck {
+func wantTopicNames(names ...string) check[*kmsg.MetadataResponse] {
 	return func(t *testing.T, s *scene, resp *kmsg.MetadataResponse) {
 		t.Helper()
 		var got []string
@@ -236,7 +234,7 @@ func wantTopicNames(names ...string) metadataCheck {
 
 // wantTopic checks a topic's error code, its partitions (in order) and,
 // from v10, its id.
-func wantTopic(name string, code int16, partitions []int32) metadataCheck {
+func wantTopic(name string, code int16, partitions []int32) check[*kmsg.MetadataResponse] {
 	return func(t *testing.T, s *scene, resp *kmsg.MetadataResponse) {
 		t.Helper()
 		mt := metadataTopicOf(t, resp, name)
@@ -254,7 +252,7 @@ func wantTopic(name string, code int16, partitions []int32) metadataCheck {
 }
 
 // wantNoTopic checks that topic name was not created.
-func wantNoTopic(name string) metadataCheck {
+func wantNoTopic(name string) check[*kmsg.MetadataResponse] {
 	return func(t *testing.T, s *scene, _ *kmsg.MetadataResponse) {
 		t.Helper()
 		if _, ok := s.env.Cache.Topic(name); ok {
@@ -265,7 +263,7 @@ func wantNoTopic(name string) metadataCheck {
 
 // wantPartition checks one partition: error code, leader, leader epoch
 // (v7+), replicas and ISR.
-func wantPartition(name string, idx int32, code int16, leader, epoch int32, replicas, isr []int32) metadataCheck {
+func wantPartition(name string, idx int32, code int16, leader, epoch int32, replicas, isr []int32) check[*kmsg.MetadataResponse] {
 	return func(t *testing.T, s *scene, resp *kmsg.MetadataResponse) {
 		t.Helper()
 		mt := metadataTopicOf(t, resp, name)
@@ -285,7 +283,7 @@ func wantPartition(name string, idx int32, code int16, leader, epoch int32, repl
 // wantCluster checks the brokers (ids in order, as registered), and from
 // the versions that carry them the controller (broker 1 while none is
 // elected) and the cluster id.
-func wantCluster(brokers []int32) metadataCheck {
+func wantCluster(brokers []int32) check[*kmsg.MetadataResponse] {
 	return func(t *testing.T, s *scene, resp *kmsg.MetadataResponse) {
 		t.Helper()
 		var got []int32

@@ -121,7 +121,7 @@ func offsetForLeaderEpochReq(topic string, idx, epoch int32) *kmsg.OffsetForLead
 
 // wantEpochEnd checks the one partition's error code, epoch (v1+) and end
 // offset.
-func wantEpochEnd(code int16, epoch int32, end int64) func(*testing.T, *scene, *kmsg.OffsetForLeaderEpochResponse) {
+func wantEpochEnd(code int16, epoch int32, end int64) check[*kmsg.OffsetForLeaderEpochResponse] {
 	return func(t *testing.T, s *scene, resp *kmsg.OffsetForLeaderEpochResponse) {
 		t.Helper()
 		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {

@@ -19,8 +19,6 @@ import (
 
 type produceCase = apiCase[*kmsg.ProduceRequest, *kmsg.ProduceResponse]
 
-type produceCheck = func(*testing.T, *scene, *kmsg.ProduceResponse)
-
 func TestProduce(t *testing.T) {
 	runCases(t, produceCases())
 }
@@ -398,7 +396,7 @@ func producePart(t *testing.T, resp *kmsg.ProduceResponse) kmsg.ProduceResponseT
 }
 
 // wantProduced checks the one partition's error code and base offset.
-func wantProduced(code int16, base int64) produceCheck {
+func wantProduced(code int16, base int64) check[*kmsg.ProduceResponse] {
 	return func(t *testing.T, s *scene, resp *kmsg.ProduceResponse) {
 		t.Helper()
 		sp := producePart(t, resp)
@@ -409,7 +407,7 @@ func wantProduced(code int16, base int64) produceCheck {
 }
 
 // wantTook checks how long the request took on the bubble's clock.
-func wantTook[Resp any](d time.Duration) func(*testing.T, *scene, Resp) {
+func wantTook[Resp any](d time.Duration) check[Resp] {
 	return func(t *testing.T, s *scene, _ Resp) {
 		t.Helper()
 		if s.took != d {
