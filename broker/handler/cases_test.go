@@ -92,6 +92,11 @@ func (c apiCase[Req, Resp]) run(t *testing.T, v int16) {
 			resp, err = s.try(req)
 		}()
 		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatal("answered at once; the row expects the request to wait")
+		default:
+		}
 		c.during(t, s)
 		<-done
 	}
@@ -167,10 +172,14 @@ type scene struct {
 	peers   []*testBroker
 	version int16
 	took    time.Duration
+	// draining, closed by a row, tells broker 1 it stops serving.
+	draining chan struct{}
 }
 
 func newScene(t *testing.T, o brokerOpts, v int16) *scene {
-	return &scene{testBroker: newTestBroker(t, onTmpfs(t, o)), version: v}
+	s := &scene{testBroker: newTestBroker(t, onTmpfs(t, o)), version: v, draining: make(chan struct{})}
+	s.env.Draining = s.draining
+	return s
 }
 
 // onTmpfs puts a broker's log directory on tmpfs where the system has

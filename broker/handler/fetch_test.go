@@ -81,6 +81,13 @@ func fetchCases() []fetchCase {
 			want:   checks(wantFetched(0, 0, 0), wantTook[*kmsg.FetchResponse](fetchWait)),
 		},
 		{
+			name:   "a draining broker ends the long poll",
+			setup:  steps(withTopic("t", 1, nil), withRecords("t", 0, batch("a"))),
+			req:    func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 1}) },
+			during: func(t *testing.T, s *scene) { close(s.draining) },
+			want:   checks(wantFetched(0, 0), wantTook[*kmsg.FetchResponse](0)),
+		},
+		{
 			name:  "a partition error answers at once",
 			setup: withTopic("t", 1, nil),
 			req:   func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 0}, fetchAt{"t", 9, 0}) },
@@ -116,6 +123,14 @@ func fetchCases() []fetchCase {
 			setup:    steps(withPeer(2, nil), withAssignedTopic("t", map[int32][]int32{0: {2, 1}}, nil)),
 			req:      func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 0}) },
 			want:     checks(wantFetched(0, 0), wantMarks(0, 0, 0)),
+		},
+		{
+			// KIP-392: the consumer goes back to the leader.
+			name:     "follower asked past its log end",
+			versions: []int16{11, 17},
+			setup:    steps(withPeer(2, nil), withAssignedTopic("t", map[int32][]int32{0: {2, 1}}, nil)),
+			req:      func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 1}) },
+			want:     wantFetched(0, kerr.OffsetOutOfRange.Code),
 		},
 		{
 			name:     "not a replica",
