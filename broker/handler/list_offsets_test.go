@@ -132,7 +132,7 @@ func listOffsetsCases() []listOffsetsCase {
 		},
 		{
 			name:     "earliest answers the epoch of the log start's batch",
-			versions: versionsFrom(kmsg.ListOffsets, 4),
+			versions: []int16{4, 9},
 			setup:    steps(timed, bumpEpoch("t", 0), withRecords("t", 0, batch("e"))),
 			req:      at(earliestTimestamp),
 			want:     wantListed(0, 0, -1, 0),
