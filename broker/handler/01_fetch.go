@@ -24,7 +24,8 @@ import (
 // * Any partition error (unknown topic, not leader, offset out of range,
 //   fenced/unknown leader epoch) answers at once.
 // * max.bytes and partition max bytes bound the response, but the first
-//   partition with data always gets at least one whole batch (KIP-74).
+//   partition with data always gets at least one whole batch (KIP-74); a
+//   later partition whose next batch does not fit gets nothing.
 // * Fetch sessions (KIP-227) are not created: the session id is always 0,
 //   so clients send full fetches.
 // * read_committed reads up to the high watermark (no transactions yet).
@@ -231,6 +232,14 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 				var region wire.Region
 				var n int64
 				region, n, err = readRegion(ctx, p, read, loc, rp.FetchOffset, int(limit), cold)
+				if err == nil && n > limit && f.bytes > 0 {
+					// A read returns at least one batch, but only the
+					// first partition with data may exceed the limits
+					// (KIP-74); Kafka sends a later one a truncated
+					// batch, of which clients read nothing.
+					region.Release()
+					n = 0
+				}
 				if err == nil && n > 0 {
 					sp.RecordBatches = f.marker.Bytes(len(f.regions))
 					f.regions = append(f.regions, region)
