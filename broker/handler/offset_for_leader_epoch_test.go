@@ -44,8 +44,6 @@ func offsetForLeaderEpochCases() []offsetForLeaderEpochCase {
 				bumpEpoch("t", 0), bumpEpoch("t", 0), withRecords("t", 0, batch("c"))),
 			req:  ask(1),
 			want: wantEpochEnd(0, 0, 2),
-			skip: "answers epoch 1 ending at 2: the leader-epoch cache (tier/local epochCache.add) keeps an epoch that started " +
-				"where the next one starts; Kafka's LeaderEpochFileCache.assign drops entries starting at or after a new one's start",
 		},
 		{
 			// Kafka's LeaderEpochFileCache.endOffsetFor: the asked epoch, ending
