@@ -118,18 +118,3 @@ func handOverState(s metadata.PartitionState, self int32, alive func(int32) bool
 	}
 	return s, false
 }
-
-// stopWhenDone runs the controlled shutdown once stopping ends, then
-// cancels the broker's own context (cancel), which stops everything else.
-// It returns at once if ctx ends first (the registration was lost).
-func (s *Server) stopWhenDone(stopping, ctx context.Context, cancel context.CancelFunc, store *etcdstore.Store, stopFollowing func()) {
-	select {
-	case <-stopping.Done():
-		// A leaving broker stops fetching first, so no leader takes it
-		// back into an ISR while its leaderships move away.
-		stopFollowing()
-		controlledShutdown(store, s.cfg.NodeID, s.log)
-		cancel()
-	case <-ctx.Done():
-	}
-}
