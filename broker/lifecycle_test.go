@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,8 @@ func testConfig(t *testing.T, dir string, overrides map[string]string) *config.B
 		"remote.log.storage.backend":       "local",
 		"remote.log.storage.local.dir":     filepath.Join(dir, "tier-store"),
 		"broker.session.timeout.ms":        "3000",
+		"offsets.topic.num.partitions":     "1",
+		"group.initial.rebalance.delay.ms": "0",
 	}
 	for k, v := range overrides {
 		m[k] = v
@@ -310,7 +313,7 @@ func TestEachStartStepFailureLeavesNothing(t *testing.T) {
 }
 
 // TestStartStopLeavesNothing: a broker that started, served a producer,
-// a consumer and a metrics scrape, and was asked to stop returns nil and
+// a group consumer and a metrics scrape, and was asked to stop returns nil and
 // leaves no goroutine and no open file; its logs are closed cleanly.
 func TestStartStopLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
@@ -424,11 +427,12 @@ func gauge(t *testing.T, n *node, name string) float64 {
 }
 
 // produceOne produces a record to partition p of topic (created on first
-// use) and reads it back.
+// use) and reads it back in a consumer group (so the group coordinator
+// loads its partition).
 func produceOne(t *testing.T, addr, topic string, p int32) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.ConsumeTopics(topic),
-		kgo.AllowAutoTopicCreation(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		kgo.AllowAutoTopicCreation(), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ConsumerGroup("g-"+topic))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,5 +491,31 @@ func revokeAllLeases(t *testing.T, endpoints []string) {
 		if _, err := cli.Revoke(ctx, l.ID); err != nil {
 			t.Fatalf("revoke %x: %v", int64(l.ID), err)
 		}
+	}
+}
+
+// TestDocListsComponentOrder: the start order written in doc.go is the
+// order of the component list.
+func TestDocListsComponentOrder(t *testing.T) {
+	b, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "start ↓")
+	if !ok {
+		t.Fatal("doc.go has no start order table")
+	}
+	table, _, _ = strings.Cut(table, "\n//\n")
+	var doc []string
+	for _, line := range strings.Split(table, "\n")[1:] {
+		name, _, _ := strings.Cut(strings.TrimSpace(strings.TrimPrefix(line, "//")), "  ")
+		doc = append(doc, name)
+	}
+	var list []string
+	for _, c := range (&Server{}).components(newNode()) {
+		list = append(list, c.name)
+	}
+	if !slices.Equal(doc, list) {
+		t.Fatalf("doc.go order:\n%q\ncomponents:\n%q", doc, list)
 	}
 }
