@@ -177,7 +177,7 @@ func (s *Server) components(n *node) []component {
 
 // errLeaseLost means the broker's registration lease ended without the
 // broker asking (expired, or etcd unreachable for longer than its TTL).
-var errLeaseLost = errors.New("registration lease lost")
+var errLeaseLost = errors.New("lease lost")
 
 // closeListener closes *ln if set; a listener already closed (its server
 // closes it when it stops) is not an error.

@@ -26,7 +26,7 @@ type Server struct {
 	ready chan struct{}
 	mu    sync.Mutex
 	addr  string
-	node  *node // the parts of the current Run
+	node  *node // the parts of the current Run (tests look into it)
 
 	env *handler.Env
 
@@ -85,7 +85,11 @@ func (s *Server) Run(ctx context.Context) error {
 	s.log.Info("strata broker serving", "node.id", s.cfg.NodeID, "listener", s.Addr(), "advertised", n.self.Addr(), "etcd", n.endpoints, "cluster.id", n.store.ClusterID())
 	close(s.ready)
 	<-life.Stopping()
-	s.log.Info("strata broker stopping")
+	if f := life.Failure(); f != nil {
+		s.log.Error("strata broker stopping", "err", f)
+	} else {
+		s.log.Info("strata broker stopping")
+	}
 	err := life.Stop()
 	return errors.Join(life.Failure(), err)
 }
