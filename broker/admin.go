@@ -18,7 +18,6 @@ import (
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/metadata/controller"
-	"github.com/strata-broker/strata/metadata/etcdstore"
 	"github.com/strata-broker/strata/tier/remote"
 )
 
@@ -106,7 +105,7 @@ const startWait = 30 * time.Second
 // admin serves the admin endpoints of one broker.
 type admin struct {
 	cfg   *config.Broker
-	store *etcdstore.Store
+	store metadata.TopicRestorer
 	cache *metadata.Cache
 	parts *partition.Manager
 	tier  *tiering
@@ -202,7 +201,7 @@ func (a *admin) restore(w http.ResponseWriter, r *http.Request) {
 	rev, err := a.store.RestoreTopic(r.Context(), t, records)
 	if err != nil {
 		code := http.StatusInternalServerError
-		if errors.Is(err, metadata.ErrTopicExists) || errors.Is(err, etcdstore.ErrTopicIDInUse) {
+		if errors.Is(err, metadata.ErrTopicExists) || errors.Is(err, metadata.ErrTopicIDInUse) {
 			code = http.StatusConflict
 		}
 		writeError(w, code, err)

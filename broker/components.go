@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -15,11 +14,11 @@ import (
 	"github.com/strata-broker/strata/broker/group"
 	"github.com/strata-broker/strata/broker/handler"
 	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/broker/peer"
 	"github.com/strata-broker/strata/broker/replica"
 	"github.com/strata-broker/strata/compaction"
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/metadata/controller"
-	"github.com/strata-broker/strata/metadata/etcdstore"
 )
 
 // node holds the parts of one Run of the broker, filled in as they start
@@ -28,9 +27,9 @@ type node struct {
 	kafkaLn, metricsLn net.Listener
 
 	logDir    *logDir
-	etcd      *etcdstore.Embedded // nil with an external etcd
+	closeEtcd func() // stops the embedded etcd; nil with an external one
 	endpoints []string
-	store     *etcdstore.Store
+	store     metadata.Store
 	self      metadata.Broker
 	reg       metadata.Registration
 
@@ -42,6 +41,7 @@ type node struct {
 	ctrl         *controller.Controller
 	observer     *controller.Observer
 	stopObserver context.CancelFunc
+	peers        *peer.Client
 
 	metrics        *prometheus.Registry
 	handlerMetrics *handler.Metrics
@@ -81,15 +81,13 @@ func (s *Server) components(n *node) []component {
 		}, stop: func() error { return n.logDir.close() }},
 		// Single-node mode: etcd in this process, under the log dir.
 		{name: "embedded etcd", start: func(context.Context) error { return s.startEtcd(n) }, stop: func() error {
-			if n.etcd != nil {
-				n.etcd.Close()
+			if n.closeEtcd != nil {
+				n.closeEtcd()
 			}
 			return nil
 		}},
-		{name: "metadata store", start: func(ctx context.Context) (err error) {
-			n.store, err = etcdstore.Open(ctx, n.endpoints, s.cfg.EtcdPrefix, s.log)
-			return err
-		}, stop: func() error { return n.store.Close() }},
+		{name: "metadata store", start: func(ctx context.Context) error { return s.openStore(ctx, n) },
+			stop: func() error { return n.store.Close() }},
 		// The broker's lease. It is revoked only after the logs were
 		// flushed: the broker counts as live until then. Losing it stops
 		// the broker.
@@ -166,6 +164,12 @@ func (s *Server) components(n *node) []component {
 		{name: "remote tier tasks", run: func(ctx context.Context, _ func(error)) { n.tier.Run(ctx) }},
 		// /metrics, the admin endpoints and pprof on metrics.listener.
 		{name: "metrics server", run: func(ctx context.Context, _ func(error)) { s.serveMetrics(ctx, n) }},
+		// Connections to other brokers, for requests forwarded to the
+		// controller; closed once no handler runs.
+		{name: "peer client", start: func(context.Context) error {
+			n.peers = peer.NewClient(n.store.Cache())
+			return nil
+		}, stop: func() error { return n.peers.Close() }},
 		// Kafka clients: accepted from here on; when this step stops,
 		// connections drain. An accept failure stops the broker.
 		{name: "kafka server", run: func(ctx context.Context, fail func(error)) { s.serveKafka(ctx, fail, n) }},
@@ -214,21 +218,6 @@ func (s *Server) listenMetrics(n *node) error {
 		return fmt.Errorf("listen for metrics on %s: %w", s.cfg.MetricsListener, err)
 	}
 	n.metricsLn = ln
-	return nil
-}
-
-// startEtcd starts the embedded etcd unless metadata.etcd.endpoints names
-// an external cluster.
-func (s *Server) startEtcd(n *node) error {
-	if len(s.cfg.EtcdEndpoints) > 0 {
-		n.endpoints = s.cfg.EtcdEndpoints
-		return nil
-	}
-	emb, err := etcdstore.StartEmbedded(filepath.Join(s.cfg.LogDirs[0], "etcd"), s.log)
-	if err != nil {
-		return err
-	}
-	n.etcd, n.endpoints = emb, emb.Endpoints()
 	return nil
 }
 
@@ -285,9 +274,9 @@ func (s *Server) runController(ctx context.Context, ctrl *controller.Controller)
 	wg.Wait()
 }
 
-// shutDownControlled stops following (so no leader takes this broker
-// back into an ISR while its leaderships move away) and hands its
-// leaderships over. After a lost lease it does nothing: the controller
+// shutDownControlled stops following and runs the controlled shutdown
+// (its registration's flag keeps leaders from taking it back into an ISR
+// while its leaderships move away). After a lost lease it does nothing: the controller
 // already moves them, and etcd is likely out of reach.
 func (s *Server) shutDownControlled(n *node) {
 	select {
@@ -298,7 +287,7 @@ func (s *Server) shutDownControlled(n *node) {
 	}
 	n.fetcher.Follow(nil)
 	n.parts.SetReplication(n.store, nil)
-	controlledShutdown(n.store, s.cfg.NodeID, s.log)
+	controlledShutdown(n.reg, n.store.Cache(), s.cfg.NodeID, s.log)
 }
 
 // serveKafka accepts Kafka connections until ctx ends, then drains them:
@@ -310,8 +299,8 @@ func (s *Server) shutDownControlled(n *node) {
 func (s *Server) serveKafka(ctx context.Context, fail func(error), n *node) {
 	s.env = &handler.Env{
 		Cfg: s.cfg, Store: n.store, Cache: n.store.Cache(), Partitions: n.parts, Groups: n.groups,
-		Controller: n.observer, Log: s.log, Metrics: n.handlerMetrics, Self: n.self,
-		Draining: ctx.Done(),
+		Controller: n.observer, Elector: n.ctrl, Peers: n.peers, Log: s.log, Metrics: n.handlerMetrics,
+		Self: n.self, Draining: ctx.Done(),
 	}
 	closed := make(chan struct{})
 	context.AfterFunc(ctx, func() {

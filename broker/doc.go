@@ -9,6 +9,19 @@
 // the tier admin endpoints of `strata tier` (admin.go: GET /v1/tier/status,
 // POST /v1/tier/restore and /v1/tier/start).
 //
+// server.go is the only file that knows the metadata store is etcd
+// (metadata/etcdstore); it hands every part the narrow metadata roles
+// that part uses (handler.Store, controller.Store, the tier's
+// RemoteSegments and DeletedTopics, the shutdown's Registration), so each
+// also runs on metadata/memstore in tests. test/arch enforces this.
+//
+// One writer of partition state: leaders are elected only by the
+// controller (metadata/controller), through its fenced term — on a
+// broker's loss, its controlled shutdown, ElectLeaders (other brokers
+// forward the request to the controller over broker/peer) and the
+// preferred-leader rebalance; the only other write is a leader's ISR
+// change (broker/partition), by compare-and-set on the partition epoch.
+//
 // # Lifecycle
 //
 // Run starts the broker's parts from one declared list (components.go),
@@ -34,6 +47,7 @@
 //	log cleaner                 retention and compaction
 //	remote tier tasks           copies, remote expiry, deleted topics' sweep
 //	metrics server              /metrics, admin endpoints, pprof
+//	peer client                 connections to other brokers (forwarding to the controller)
 //	kafka server                accepts clients only now; at stop, connections drain
 //	controlled shutdown         runs first at stop, while the broker still serves
 //
@@ -41,12 +55,13 @@
 // an error naming it; nothing is left running or open. Stopping (ctx done,
 // e.g. SIGTERM) and a failure of a running part (the registration lease
 // lost, the Kafka listener failing to accept) go through the same ordered
-// stop; a failure is Run's error. The controlled shutdown stops following
-// and hands the partitions this broker leads to live ISR members
-// (shutdown.go), except after a lost lease, when the controller already
-// moves them. When serving ends the group coordinator resigns at once, so
-// requests waiting on a rebalance answer NOT_COORDINATOR instead of
-// holding the connections' drain.
+// stop; a failure is Run's error. The controlled shutdown stops following,
+// flags the registration as shutting down and waits (bounded) until the
+// controller has moved the partitions this broker leads to live ISR
+// members (shutdown.go); after a lost lease it is skipped, as the
+// controller already moves them. When serving ends the group coordinator
+// resigns at once, so requests waiting on a rebalance answer
+// NOT_COORDINATOR instead of holding the connections' drain.
 //
 // A partition that cannot open at start-up is logged, counted
 // (strata_partition_open_errors_total) and stays offline on this broker
@@ -63,13 +78,15 @@
 // run loop has one goroutine of its own (it may start more, and joins
 // them before it returns), and a part's stop runs only after its loop
 // returned. node's fields are written by the start steps, before the
-// steps that read them begin. Per connection, one reading goroutine decodes requests and
-// runs handlers in order (so a producer's pipelined batches append in
-// order); long-polling handlers (Fetch) run on their own goroutine; one
-// writing goroutine waits on each queued response in turn. A panic in a
-// handler closes only its connection. Server-wide state lives in
+// steps that read them begin. Per connection, one reading goroutine
+// decodes requests and runs handlers in order (so a producer's pipelined
+// batches append in order); long-polling handlers (Fetch) run on their
+// own goroutine; one writing goroutine waits on each queued response in
+// turn. A panic in a handler closes only its connection. Server-wide state lives in
 // handler.Env and is safe for concurrent use.
 //
-// Lock order (whole broker): partition.Manager.mu → partition.Partition.mu →
-// local.Log's lock → segment locks. The metadata cache's lock is a leaf.
+// Lock order (whole broker): partition.Manager.mu → partition.Partition.roleMu
+// → partition.Partition.mu → local.Log's lock → segment locks; a consumer
+// group's lock comes before roleMu (its appends). The metadata cache's lock
+// is a leaf.
 package broker

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -94,9 +95,35 @@ func (s *Server) Run(ctx context.Context) error {
 	return errors.Join(life.Failure(), err)
 }
 
+// startEtcd starts the embedded etcd unless metadata.etcd.endpoints names
+// an external cluster.
+func (s *Server) startEtcd(n *node) error {
+	if len(s.cfg.EtcdEndpoints) > 0 {
+		n.endpoints = s.cfg.EtcdEndpoints
+		return nil
+	}
+	emb, err := etcdstore.StartEmbedded(filepath.Join(s.cfg.LogDirs[0], "etcd"), s.log)
+	if err != nil {
+		return err
+	}
+	n.closeEtcd, n.endpoints = emb.Close, emb.Endpoints()
+	return nil
+}
+
+// openStore connects to etcd: the one place the etcd implementation is
+// chosen; every part depends on the metadata roles it uses.
+func (s *Server) openStore(ctx context.Context, n *node) error {
+	store, err := etcdstore.Open(ctx, n.endpoints, s.cfg.EtcdPrefix, s.log)
+	if err != nil {
+		return err
+	}
+	n.store = store
+	return nil
+}
+
 // register records this broker in etcd under a lease, retrying while an
 // earlier incarnation's lease (after a crash) has not yet expired.
-func (s *Server) register(ctx context.Context, store *etcdstore.Store, self metadata.Broker) (metadata.Registration, error) {
+func (s *Server) register(ctx context.Context, store metadata.Brokers, self metadata.Broker) (metadata.Registration, error) {
 	ttl := time.Duration(s.cfg.BrokerSessionTimeoutMs) * time.Millisecond
 	deadline := time.Now().Add(2*ttl + 5*time.Second)
 	for {

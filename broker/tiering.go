@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/strata-broker/strata/broker/partition"
-	"github.com/strata-broker/strata/metadata/etcdstore"
+	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/tier/objstore"
 	"github.com/strata-broker/strata/tier/objstore/backend"
 	"github.com/strata-broker/strata/tier/remote"
@@ -62,10 +62,17 @@ func (t *tiering) collector(parts *partition.Manager) prometheus.Collector {
 	return newRemoteCollector(t, parts)
 }
 
+// tierStore is what the remote log manager and the deleted-topic sweeper
+// need of the metadata store.
+type tierStore interface {
+	metadata.RemoteSegments
+	metadata.DeletedTopics
+}
+
 // openTiering builds the remote log manager when
 // remote.log.storage.system.enable is set and connects the partitions'
 // cold reads to it. Call before the first parts.Sync.
-func (s *Server) openTiering(ctx context.Context, store *etcdstore.Store, parts *partition.Manager) (*tiering, error) {
+func (s *Server) openTiering(ctx context.Context, store tierStore, parts *partition.Manager) (*tiering, error) {
 	if !s.cfg.RemoteLogStorageSystemEnable {
 		return &tiering{}, nil
 	}

@@ -402,6 +402,11 @@ func (c *Cleaner) cleanGroup(ctx context.Context, th *thread, l *local.Log, g []
 	if err != nil {
 		return errors.Join(err, cleaned.Delete())
 	}
+	// The swap needs no role or leader epoch: as Kafka's LogCleaner, the
+	// cleaner works on every replica's log alike, only below the high
+	// watermark (data no clean leader change truncates), and the swap is
+	// refused (ErrSegmentsChanged) if a truncation or retention touched
+	// these segments since they were listed.
 	if err := l.ReplaceSegments(g, cleaned); err != nil {
 		return err
 	}

@@ -114,6 +114,8 @@ func retain(l *local.Log, cfg *config.Topic, nowMs, hw int64) (segments int, byt
 	for _, s := range sealed[:n] {
 		bytes += s.Size
 	}
+	// No role check: retention applies to every replica alike (as in
+	// Kafka), from the log's own state and never past the high watermark.
 	if err := l.DeleteRecordsBefore(segs[n].BaseOffset); err != nil {
 		return 0, 0, err
 	}

@@ -22,11 +22,7 @@ import (
 // knownUnwired lists keys ("broker <name>" or "topic <name>") the walk
 // finds unwired while their wiring is being fixed elsewhere, each with the
 // reason. Keep it empty.
-var knownUnwired = map[string]string{
-	// The controller reads the override text from the topic's configs
-	// and parses the boolean by hand instead of through ResolveTopic.
-	"topic unclean.leader.election.enable": "parsed by hand in metadata/controller/reconcile.go",
-}
+var knownUnwired = map[string]string{}
 
 // TestEveryKeyIsWired walks both key tables. Every key stores into a field
 // of Broker or Topic (or of S3Config), and is wired when code outside this

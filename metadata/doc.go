@@ -1,9 +1,32 @@
 // Package metadata holds Strata's control-plane model: topics with their
 // ids, config overrides and partition states, live brokers, and the small
-// role interfaces a metadata store implements (Topics, Partitions, Brokers,
-// ProducerIDs, combined as Store). It imports only the standard library, so
-// every layer may depend on it; metadata/etcdstore is the etcd
-// implementation.
+// role interfaces a metadata store implements. It imports only the
+// standard library, so every layer may depend on it.
+//
+// # Roles
+//
+// Each caller depends on the roles it uses, never on an implementation:
+//
+//   - Topics, ProducerIDs, Reassignments: what request handlers change
+//     (reads go through the Cache);
+//   - Partitions: a partition's leader, ISR and replicas. It has two
+//     writers, both compare-and-set on the partition epoch: the elected
+//     controller through its fenced Term (every leader election, and ISR
+//     changes for lost or shutting-down brokers), and a partition's
+//     leader changing its own ISR (Kafka's AlterPartition);
+//   - Brokers and Registration: a broker's lease-backed presence, and its
+//     controlled shutdown (Registration.RequestShutdown);
+//   - ControllerElection, Term and ControllerWatcher: the controller's
+//     campaign, its fenced writes (ErrFenced once the term is over) and
+//     the controller record every broker reports;
+//   - RemoteSegments, DeletedTopics, TopicRestorer: the tier's
+//     leader-epoch-fenced segment records, the markers of deleted tiered
+//     topics, and disaster recovery.
+//
+// Store combines them all; only the composition root holds one.
+// metadata/etcdstore implements every role on etcd, metadata/memstore in
+// memory (for in-process tests), and metadata/metadatatest is the one
+// conformance suite both pass.
 //
 // # Writes and visibility
 //

@@ -24,7 +24,10 @@ type Topics interface {
 	SetTopicConfigs(ctx context.Context, topic string, configs map[string]string) (rev int64, err error)
 }
 
-// Partitions changes one partition's leader, ISR or replicas.
+// Partitions changes one partition's leader, ISR or replicas. Its
+// writers are the controller, through its Term (fenced), and a
+// partition's leader changing its own ISR; nothing else writes partition
+// state (see metadata/controller).
 type Partitions interface {
 	// CompareAndSetPartition stores next only if the stored state still
 	// has PartitionEpoch == prevPartitionEpoch (ErrStaleEpoch otherwise).
@@ -51,6 +54,12 @@ type Registration interface {
 	Lost() <-chan struct{}
 	// Revision is the store revision the registration was written at.
 	Revision() int64
+	// RequestShutdown starts the broker's controlled shutdown: it
+	// rewrites the broker's record, under the same lease, with
+	// ShuttingDown set, so that the controller moves its leaderships
+	// away. Idempotent; fails with ErrClosed once the registration is
+	// closed or lost.
+	RequestShutdown(ctx context.Context) (rev int64, err error)
 	// Close withdraws the registration at once. Idempotent.
 	Close() error
 }
@@ -63,17 +72,24 @@ type ProducerIDs interface {
 	AllocateProducerIDs(ctx context.Context, n int64) (first int64, err error)
 }
 
-// Store is everything a broker needs from the metadata store.
+// Store is everything a broker needs from the metadata store, every role
+// in one value. Only the composition root holds a Store; each component
+// depends on the few roles it uses.
 type Store interface {
 	Topics
 	Partitions
 	Brokers
 	ProducerIDs
+	Reassignments
+	RemoteSegments
+	DeletedTopics
+	TopicRestorer
+	ControllerElection
 	// ClusterID is the cluster's id, created once and then fixed.
 	ClusterID() string
 	// Cache is the watch-fed view of the store's content.
 	Cache() *Cache
 	// Close stops the watch, withdraws open registrations and releases
-	// the connection.
+	// the connection. Controller terms end with ErrSessionLost.
 	Close() error
 }

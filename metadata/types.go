@@ -29,8 +29,24 @@ var (
 	ErrInvalidTopic = errors.New("metadata: invalid topic name")
 	// ErrBrokerRegistered: another live registration holds this broker id.
 	ErrBrokerRegistered = errors.New("metadata: broker id already registered")
-	// ErrClosed: the store or cache was closed.
+	// ErrClosed: the store, cache or controller term was closed.
 	ErrClosed = errors.New("metadata: closed")
+	// ErrTopicIDInUse: a topic to restore carries the id of a topic that
+	// exists under another name.
+	ErrTopicIDInUse = errors.New("metadata: topic id already in use")
+	// ErrFenced: a write of a controller Term failed because that term is
+	// over (its session ended, its campaign key is gone, or a newer
+	// controller epoch was claimed).
+	ErrFenced = errors.New("metadata: fenced: the controller term is over")
+	// ErrSessionLost: a controller candidate's session ended without
+	// Close: its lease expired or the store became unreachable or closed.
+	ErrSessionLost = errors.New("metadata: controller session lost")
+	// ErrRemoteFenced: a remote-segment write carried a leader epoch older
+	// than one already written for the partition (a deposed leader).
+	ErrRemoteFenced = errors.New("metadata: remote segment write fenced by a newer leader epoch")
+	// ErrRemoteTopicDeleted: a remote-segment write named a topic id whose
+	// topic was deleted; its remote data is being removed.
+	ErrRemoteTopicDeleted = errors.New("metadata: remote segment write for a deleted topic")
 )
 
 // NoLeader is the Leader value of a partition that has no leader.
@@ -226,6 +242,12 @@ type Broker struct {
 	// may take over a registration that still carries its incarnation,
 	// instead of waiting for the dead process's lease to expire.
 	Incarnation string
+	// ShuttingDown marks a broker in controlled shutdown
+	// (Registration.RequestShutdown, Kafka's inControlledShutdown): it
+	// still serves, but the controller moves its leaderships away, takes
+	// it out of ISRs and elects it nowhere, and leaders take it into no
+	// ISR.
+	ShuttingDown bool
 }
 
 // Addr returns host:port.

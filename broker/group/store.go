@@ -1,12 +1,15 @@
 package group
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/tier/local"
 	"github.com/strata-broker/strata/tier/record"
 )
 
@@ -33,12 +36,23 @@ type replicated interface {
 	Unwait(ch chan struct{})
 }
 
+// leaderLog is a Log that appends only while this broker leads it at a
+// given leader epoch (*partition.Partition has it).
+type leaderLog interface {
+	AppendAsLeader(leaderEpoch int32, batches []record.Batch, now int64) (local.AppendResult, error)
+}
+
+var _ leaderLog = (*partition.Partition)(nil)
+
 // append writes recs as one batch to the shard's partition and returns
 // once the batch is committed, as Kafka's coordinator appends with
 // acks=all: the high watermark passed it (at once on a single broker).
-// A partition that is no longer led here answers ErrNotCoordinator, a
-// batch not committed within the commit timeout ErrCoordinatorNotAvailable
-// (Kafka maps NOT_LEADER and REQUEST_TIMED_OUT the same way).
+// The append carries the leader epoch the shard was elected at, so a
+// shard whose partition changed leader or epoch since writes nothing. A
+// partition that is no longer led here (at that epoch) answers
+// ErrNotCoordinator, a batch not committed within the commit timeout
+// ErrCoordinatorNotAvailable (Kafka maps NOT_LEADER_OR_FOLLOWER and
+// REQUEST_TIMED_OUT the same way).
 func (sh *shard) append(recs []record.Record, now time.Time) error {
 	ms := now.UnixMilli()
 	buf := batchBufs.Get().(*[]byte)
@@ -48,8 +62,16 @@ func (sh *shard) append(recs []record.Record, now time.Time) error {
 		return fmt.Errorf("group: build %s-%d batch: %w", TopicName, sh.index, err)
 	}
 	*buf = b // the log copies the batch, so the buffer is reused
-	res, err := sh.log.Append([]record.Batch{b}, ms)
-	if err != nil {
+	var res local.AppendResult
+	if ll, ok := sh.log.(leaderLog); ok {
+		res, err = ll.AppendAsLeader(sh.epoch, []record.Batch{b}, ms)
+	} else {
+		res, err = sh.log.Append([]record.Batch{b}, ms)
+	}
+	switch {
+	case errors.Is(err, partition.ErrNotLeaderOrFollower):
+		return fmt.Errorf("group: append to %s-%d at leader epoch %d: %w: %w", TopicName, sh.index, sh.epoch, ErrNotCoordinator, err)
+	case err != nil:
 		return fmt.Errorf("group: append to %s-%d: %w: %w", TopicName, sh.index, ErrCoordinatorNotAvailable, err)
 	}
 	return sh.awaitCommitted(res.LastOffset+1, sh.timeout)

@@ -31,6 +31,10 @@ import (
 //   REQUEST_TIMED_OUT, and NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR
 //   shrank below the minimum meanwhile. Waiting happens off the
 //   connection's reading goroutine, so pipelined produces keep flowing.
+// * The append carries the leader epoch the leadership check saw; when the
+//   partition changed leader or epoch in between, it is
+//   NOT_LEADER_OR_FOLLOWER and nothing is appended (Kafka checks and
+//   appends under the partition's leaderIsrUpdateLock).
 //
 // Version notes:
 // * v3: transactional id (transactions are not served yet)
@@ -57,7 +61,7 @@ func handleProduce(_ context.Context, env *Env, req *Request) (Result, error) {
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
-			p, code := env.localPartition(t, tok, rp.Partition, byID)
+			p, epoch, code := env.leaderPartition(t, tok, rp.Partition, byID)
 			if code != 0 {
 				sp.ErrorCode = code
 				st.Partitions = append(st.Partitions, sp)
@@ -82,7 +86,9 @@ func handleProduce(_ context.Context, env *Env, req *Request) (Result, error) {
 				continue
 			}
 			if err == nil {
-				res, aerr := p.Append(batches, now)
+				// Appended only if this broker still leads at the epoch
+				// checked above (NOT_LEADER_OR_FOLLOWER otherwise).
+				res, aerr := p.AppendAsLeader(epoch, batches, now)
 				err = aerr
 				if aerr == nil {
 					sp.BaseOffset, sp.LogStartOffset = res.FirstOffset, res.LogStartOffset

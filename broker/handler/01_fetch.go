@@ -2,7 +2,6 @@ package handler
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"time"
 
@@ -30,8 +29,13 @@ import (
 //   so clients send full fetches.
 // * read_committed reads up to the high watermark (no transactions yet).
 // * An offset below the local log start that the tier holds is read from
-//   the bucket (partition.IsCold) through the chunk cache, still as a file
-//   region; the cold partitions of one fetch are fetched concurrently.
+//   the bucket through the chunk cache, still as a file region; each
+//   partition is located once per attempt (partition.Locate, no I/O for a
+//   hot offset) and the cold partitions of one fetch are read concurrently.
+//   A cold offset no remote copy holds is OFFSET_OUT_OF_RANGE; remote
+//   metadata that cannot be loaded is REPLICA_NOT_AVAILABLE (retriable, as
+//   Kafka answers while it is not ready); a failed read of the bucket or
+//   the disk is KAFKA_STORAGE_ERROR.
 // * A follower's fetch (replica id ≥ 0; ReplicaState from v15) reads up to
 //   the log end, records the follower's log end (its fetch offset), moves
 //   the high watermark and brings a caught-up follower back into the ISR.
@@ -152,8 +156,8 @@ func (f *fetchBuild) result(env *Env) Result {
 func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild {
 	f := &fetchBuild{resp: r.ResponseKind().(*kmsg.FetchResponse), marker: wire.NewMarker()}
 	byID := r.Version >= 13
-	pre := prefetchCold(ctx, env, r, byID)
-	defer pre.release()
+	cold := locateCold(ctx, env, r, byID)
+	defer cold.release()
 	replica := fetchReplicaID(r)
 	f.replica = replica >= 0
 	selectReplica := !f.replica && r.Version >= 11 && env.Cfg.ReplicaSelectorClass == config.RackAwareReplicaSelector
@@ -208,7 +212,11 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 			if limit <= 0 && f.bytes == 0 {
 				limit = 1
 			}
-			if replica >= 0 && p.IsCold(rp.FetchOffset) {
+			loc, err := cold.locate(ctx, p, rp.FetchOffset)
+			switch {
+			case err != nil:
+				limit = 0
+			case replica >= 0 && loc.Cold():
 				// KIP-405: a follower does not copy the tier back to its
 				// disk; it starts at our local log start (ListOffsets -4).
 				sp.ErrorCode = kerr.OffsetMovedToTieredStorage.Code
@@ -220,21 +228,26 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 				if replica >= 0 {
 					read = p.ReadReplica
 				}
-				region, n, err := readRegion(ctx, p, read, rp.FetchOffset, int(limit), pre)
-				switch {
-				case errors.Is(err, partition.ErrOffsetOutOfRange):
-					sp.ErrorCode = kerr.OffsetOutOfRange.Code
-					f.answerNow = true
-				case err != nil:
-					env.Log.Error("fetch read", "topic", t.Name, "partition", rp.Partition, "offset", rp.FetchOffset, "err", err)
-					sp.ErrorCode = kerr.KafkaStorageError.Code
-					f.answerNow = true
-				case n > 0:
+				var region wire.Region
+				var n int64
+				region, n, err = readRegion(ctx, p, read, loc, rp.FetchOffset, int(limit), cold)
+				if err == nil && n > 0 {
 					sp.RecordBatches = f.marker.Bytes(len(f.regions))
 					f.regions = append(f.regions, region)
 					f.topicOf = append(f.topicOf, t.Name)
 					f.bytes += n
 					remaining -= n
+				}
+			}
+			if err != nil {
+				sp.ErrorCode = storageErrorCode(err)
+				f.answerNow = true
+				switch sp.ErrorCode {
+				case kerr.OffsetOutOfRange.Code:
+				case kerr.KafkaStorageError.Code:
+					env.Log.Error("fetch read", "topic", t.Name, "partition", rp.Partition, "offset", rp.FetchOffset, "err", err)
+				default:
+					env.Log.Warn("fetch read", "topic", t.Name, "partition", rp.Partition, "offset", rp.FetchOffset, "err", err)
 				}
 			}
 			st.Partitions = append(st.Partitions, sp)

@@ -26,7 +26,8 @@ const (
 //   -1 while nothing is tiered).
 // * Any other timestamp finds the first record whose timestamp is at least
 //   it, through the time index (the tier's first, then the local one);
-//   none gives offset and timestamp -1.
+//   none gives offset and timestamp -1. A failed read of the tier is
+//   KAFKA_STORAGE_ERROR, not an answer from the local log alone.
 // * v0 answers in OldStyleOffsets.
 // * CurrentLeaderEpoch (v4+) is checked as Fetch checks it.
 
@@ -70,7 +71,12 @@ func handleListOffsets(ctx context.Context, env *Env, req *Request) (Result, err
 					sp.Offset = off
 				}
 			default:
-				if off, ts, ok := p.OffsetForTimestamp(ctx, rp.Timestamp); ok && off < p.HighWatermark() {
+				off, ts, ok, err := p.OffsetForTimestamp(ctx, rp.Timestamp)
+				switch {
+				case err != nil:
+					env.Log.Warn("list offsets by timestamp", "topic", t.Name, "partition", rp.Partition, "err", err)
+					sp.ErrorCode = storageErrorCode(err)
+				case ok && off < p.HighWatermark():
 					sp.Timestamp, sp.Offset = ts, off
 				}
 			}

@@ -37,15 +37,15 @@ const maxPooledOffsets = 1024
 //   keyed as Kafka keys them; metadata strings and leader epochs
 //   round-trip through OffsetFetch.
 // * A commit is answered once the batch is replicated (the partition's high
-//   watermark passed it, as with acks=all); not within 5 s
-//   (offsets.commit.timeout.ms) it is COORDINATOR_NOT_AVAILABLE, after a
+//   watermark passed it, as with acks=all); not within
+//   offsets.commit.timeout.ms (5 s) it is COORDINATOR_NOT_AVAILABLE, after a
 //   loss of leadership NOT_COORDINATOR, and the offsets stay unchanged.
 // * Generation -1 with an empty member id commits for a group used only
 //   for offsets (Empty or new); otherwise the member and generation are
 //   checked: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID,
 //   and REBALANCE_IN_PROGRESS while the group awaits its assignment.
 // * Partitions the metadata does not know are UNKNOWN_TOPIC_OR_PARTITION;
-//   metadata longer than offset.metadata.max.bytes (4096) is
+//   metadata longer than offset.metadata.max.bytes (default 4096) is
 //   OFFSET_METADATA_TOO_LARGE.
 // * A null metadata string is stored as "" (as Kafka does).
 //

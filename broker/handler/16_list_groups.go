@@ -10,8 +10,9 @@ import (
 //
 // Behavior:
 // * Lists the groups this broker coordinates (clients ask every broker).
-// * v4+ StatesFilter and v5+ TypesFilter match case-insensitively; every
-//   group here is of type "classic".
+// * v4+ StatesFilter and v5+ TypesFilter match case-insensitively; a group
+//   is of type "classic" or "consumer" (KIP-848), and a consumer group's
+//   state is Empty, Assigning, Reconciling or Stable.
 // * While a coordinated partition is still loading the listing is partial
 //   and the error is COORDINATOR_LOAD_IN_PROGRESS.
 //

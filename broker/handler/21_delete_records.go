@@ -17,6 +17,10 @@ import (
 //   the current start leaves it unchanged.
 // * LowWatermark answers the resulting log start offset.
 // * A compact-only topic (cleanup.policy=compact) is POLICY_VIOLATION.
+// * The log start moves only if this broker still leads the partition at
+//   the leader epoch it was checked at (Kafka's deleteRecordsOnLeader,
+//   under the partition's leaderIsrUpdateLock); else
+//   NOT_LEADER_OR_FOLLOWER.
 
 func handleDeleteRecords(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.DeleteRecordsRequest)
@@ -28,7 +32,7 @@ func handleDeleteRecords(_ context.Context, env *Env, req *Request) (Result, err
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition, sp.LowWatermark = rp.Partition, -1
-			p, code := env.localPartition(t, tok, rp.Partition, false)
+			p, epoch, code := env.leaderPartition(t, tok, rp.Partition, false)
 			if code != 0 {
 				sp.ErrorCode = code
 				st.Partitions = append(st.Partitions, sp)
@@ -40,20 +44,17 @@ func handleDeleteRecords(_ context.Context, env *Env, req *Request) (Result, err
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
-			off, hw := rp.Offset, p.HighWatermark()
-			if off == -1 {
-				off = hw
-			}
-			switch {
-			case off < 0 || off > hw:
-				sp.ErrorCode = kerr.OffsetOutOfRange.Code
-			case off > p.LogStartOffset():
-				if err := p.Log().DeleteRecordsBefore(off); err != nil {
-					env.Log.Error("delete records", "topic", t.Name, "partition", rp.Partition, "offset", off, "err", err)
-					sp.ErrorCode = kerr.KafkaStorageError.Code
+			low, err := p.DeleteRecords(epoch, rp.Offset)
+			sp.LowWatermark = low
+			if err != nil {
+				sp.ErrorCode = storageErrorCode(err)
+				switch sp.ErrorCode {
+				case kerr.NotLeaderForPartition.Code:
+					sp.LowWatermark = -1
+				case kerr.KafkaStorageError.Code:
+					env.Log.Error("delete records", "topic", t.Name, "partition", rp.Partition, "offset", rp.Offset, "err", err)
 				}
 			}
-			sp.LowWatermark = p.LogStartOffset()
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/strata-broker/strata/metadata"
-	"github.com/strata-broker/strata/metadata/etcdstore"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -15,8 +14,8 @@ import (
 // AlterPartitionReassignments: v0
 //
 // Behavior:
-// * Any broker accepts the request and records it in etcd
-//   (etcdstore.PutReassignment); the controller carries it out
+// * Any broker accepts the request and records it in the metadata store
+//   (metadata.Reassignments); the controller carries it out
 //   (controller.RunReassignments): add the new replicas, wait until they
 //   are in the ISR, move leadership off a removed leader, then drop the
 //   removed replicas, whose brokers delete their logs.
@@ -55,7 +54,7 @@ func handleAlterPartitionReassignments(ctx context.Context, env *Env, req *Reque
 }
 
 // reassign validates and records one partition's request.
-func (e *Env) reassign(ctx context.Context, pending map[reassignKey]etcdstore.Reassignment, topic string, p int32, replicas []int32) error {
+func (e *Env) reassign(ctx context.Context, pending map[reassignKey]metadata.Reassignment, topic string, p int32, replicas []int32) error {
 	s, ok := e.Cache.Partition(topic, p)
 	if !ok {
 		return fmt.Errorf("reassign %s-%d: %w", topic, p, metadata.ErrUnknownTopic)
@@ -79,7 +78,7 @@ func (e *Env) reassign(ctx context.Context, pending map[reassignKey]etcdstore.Re
 			return fmt.Errorf("%w: %s-%d: broker %d is not registered", errInvalidReplicaAssignment, topic, p, id)
 		}
 	}
-	next := etcdstore.Reassignment{Topic: topic, Partition: p, Target: slices.Clone(replicas), Original: s.Replicas}
+	next := metadata.Reassignment{Topic: topic, Partition: p, Target: slices.Clone(replicas), Original: s.Replicas}
 	if inProgress {
 		next.Original = cur.Original
 	}
@@ -92,13 +91,13 @@ type reassignKey struct {
 	partition int32
 }
 
-// pendingReassignments reads the reassignment requests from etcd.
-func pendingReassignments(ctx context.Context, env *Env) (map[reassignKey]etcdstore.Reassignment, error) {
+// pendingReassignments reads the reassignment requests from the store.
+func pendingReassignments(ctx context.Context, env *Env) (map[reassignKey]metadata.Reassignment, error) {
 	rs, err := env.Store.Reassignments(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[reassignKey]etcdstore.Reassignment, len(rs))
+	out := make(map[reassignKey]metadata.Reassignment, len(rs))
 	for _, r := range rs {
 		out[reassignKey{r.Topic, r.Partition}] = r
 	}

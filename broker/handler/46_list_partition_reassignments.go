@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/strata-broker/strata/metadata/etcdstore"
+	"github.com/strata-broker/strata/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -13,9 +13,10 @@ import (
 // ListPartitionReassignments: v0
 //
 // Behavior:
-// * Lists the reassignments pending in etcd (AlterPartitionReassignments),
-//   all of them for null topics, else those of the partitions asked for
-//   (partitions without one are left out, as Kafka does).
+// * Lists the reassignments pending in the metadata store
+//   (AlterPartitionReassignments), all of them for null topics, else those
+//   of the partitions asked for (partitions without one are left out, as
+//   Kafka does).
 // * Replicas is the partition's current replica set; AddingReplicas the
 //   target replicas not in the original set; RemovingReplicas the
 //   original replicas not in the target.
@@ -28,7 +29,7 @@ func handleListPartitionReassignments(ctx context.Context, env *Env, req *Reques
 		resp.ErrorCode, resp.ErrorMessage = kerr.UnknownServerError.Code, errorMessage(err)
 		return Result{Resp: resp}, nil
 	}
-	byTopic := map[string][]etcdstore.Reassignment{}
+	byTopic := map[string][]metadata.Reassignment{}
 	if r.Topics == nil {
 		for k, ra := range pending {
 			byTopic[k.topic] = append(byTopic[k.topic], ra)
@@ -45,7 +46,7 @@ func handleListPartitionReassignments(ctx context.Context, env *Env, req *Reques
 		st := kmsg.NewListPartitionReassignmentsResponseTopic()
 		st.Topic = topic
 		ras := byTopic[topic]
-		slices.SortFunc(ras, func(a, b etcdstore.Reassignment) int { return int(a.Partition - b.Partition) })
+		slices.SortFunc(ras, func(a, b metadata.Reassignment) int { return int(a.Partition - b.Partition) })
 		for _, ra := range ras {
 			s, ok := env.Cache.Partition(ra.Topic, ra.Partition)
 			if !ok {

@@ -11,18 +11,21 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// readRegion reads a partition for Fetch: from the tier when the offset
-// is cold (partition.IsCold), else from the local log with read. The
-// region is nil when there is nothing to send.
-func readRegion(ctx context.Context, p *partition.Partition, read func(int64, int) (segment.Slice, error), offset int64, limit int, pre coldReads) (wire.Region, int64, error) {
-	if s, ok := pre.take(p, offset, limit); ok {
-		return s, s.Len, nil
-	}
-	if p.IsCold(offset) {
-		s, err := p.ReadCold(ctx, offset, limit)
-		if err != nil || s.Len == 0 {
+// readRegion reads a partition for Fetch at loc (partition.Locate): from
+// the tier when it is cold, else from the local log with read. The region
+// is nil when there is nothing to send.
+func readRegion(ctx context.Context, p *partition.Partition, read func(int64, int) (segment.Slice, error), loc partition.Location, offset int64, limit int, cold coldReads) (wire.Region, int64, error) {
+	if loc.Cold() {
+		s, ok := cold.take(p, offset, limit)
+		if !ok {
+			var err error
+			if s, err = p.ReadCold(ctx, loc, offset, limit); err != nil {
+				return nil, 0, err
+			}
+		}
+		if s.Len == 0 {
 			s.Release()
-			return nil, 0, err
+			return nil, 0, nil
 		}
 		return s, s.Len, nil
 	}
@@ -33,26 +36,46 @@ func readRegion(ctx context.Context, p *partition.Partition, read func(int64, in
 	return sliceRegion{s}, s.Len, nil
 }
 
-// coldKey names one partition's cold read in a fetch.
+// coldKey names one partition's read in a fetch.
 type coldKey struct {
 	p      *partition.Partition
 	offset int64
 }
 
-// coldReads are the reads prefetchCold made, for the build to use; the
-// build owns them and releases what it did not take.
-type coldReads map[coldKey]remote.Slice
+// coldRead is one cold partition of a fetch build: where its offset is, or
+// why that is unknown, and the read made ahead (Len 0: none).
+type coldRead struct {
+	loc   partition.Location
+	err   error
+	limit int // the partition's max bytes, for the read ahead
+	s     remote.Slice
+}
 
-// take hands over the prefetched read of p at offset if it fits in limit
+// coldReads are the partitions of a fetch build that locateCold found
+// cold (or failed to locate), located once for the whole build; the build
+// owns the reads made ahead and releases what it did not take.
+type coldReads map[coldKey]*coldRead
+
+// locate is where p's read at offset goes: locateCold's answer, or, for a
+// partition it found hot, partition.Locate again, which costs no I/O for a
+// hot offset.
+func (c coldReads) locate(ctx context.Context, p *partition.Partition, offset int64) (partition.Location, error) {
+	if r, ok := c[coldKey{p, offset}]; ok {
+		return r.loc, r.err
+	}
+	return p.Locate(ctx, offset)
+}
+
+// take hands over the read made ahead of p at offset if it fits in limit
 // (the build's limit may be below the partition's when the response is
 // nearly full); a read that does not fit is released.
 func (c coldReads) take(p *partition.Partition, offset int64, limit int) (remote.Slice, bool) {
-	k := coldKey{p, offset}
-	s, ok := c[k]
-	if !ok {
+	r, ok := c[coldKey{p, offset}]
+	if !ok || r.s.Len == 0 {
 		return remote.Slice{}, false
 	}
-	delete(c, k)
+	s := r.s
+	r.s = remote.Slice{}
 	if s.Len > int64(limit) {
 		s.Release()
 		return remote.Slice{}, false
@@ -62,53 +85,59 @@ func (c coldReads) take(p *partition.Partition, offset int64, limit int) (remote
 
 // release releases the reads the build did not take.
 func (c coldReads) release() {
-	for k, s := range c {
-		s.Release()
-		delete(c, k)
+	for _, r := range c {
+		if r.s.Len > 0 {
+			r.s.Release()
+			r.s = remote.Slice{}
+		}
 	}
 }
 
-// prefetchCold reads every cold partition of a fetch at once, so the
-// sequential build after it does not wait on the bucket one partition at a
-// time (Kafka serves one remote partition per fetch, KAFKA-14915), and
-// returns the reads for the build to use. With fewer than two cold
-// partitions it does nothing.
-func prefetchCold(ctx context.Context, env *Env, r *kmsg.FetchRequest, byID bool) coldReads {
-	type cold struct {
-		p      *partition.Partition
-		offset int64
-		limit  int
-	}
-	var colds []cold
+// locateCold locates every partition of a fetch once (partition.Locate:
+// no I/O for hot offsets) and keeps those that are cold or could not be
+// located, for the build to use. With two or more cold partitions it also
+// reads them all at once, so the sequential build after it does not wait
+// on the bucket one partition at a time (Kafka serves one remote partition
+// per fetch, KAFKA-14915).
+func locateCold(ctx context.Context, env *Env, r *kmsg.FetchRequest, byID bool) coldReads {
+	var cold coldReads
+	var reads []coldKey
 	for _, rt := range r.Topics {
 		t, tok := env.topicByNameOrID(rt.Topic, rt.TopicID, byID)
 		for _, rp := range rt.Partitions {
 			p, code := env.fetchPartition(r, t, tok, rp.Partition, byID)
-			if code == 0 && p.IsCold(rp.FetchOffset) {
-				colds = append(colds, cold{p, rp.FetchOffset, int(max(rp.PartitionMaxBytes, 1))})
+			if code != 0 {
+				continue
+			}
+			loc, err := p.Locate(ctx, rp.FetchOffset)
+			if err == nil && !loc.Cold() {
+				continue
+			}
+			if cold == nil {
+				cold = coldReads{}
+			}
+			k := coldKey{p, rp.FetchOffset}
+			cold[k] = &coldRead{loc: loc, err: err, limit: int(max(rp.PartitionMaxBytes, 1))}
+			if err == nil && fetchReplicaID(r) < 0 {
+				reads = append(reads, k) // a follower's fetch reads nothing cold
 			}
 		}
 	}
-	if len(colds) < 2 {
-		return nil
+	if len(reads) < 2 {
+		return cold
 	}
-	reads := make([]remote.Slice, len(colds))
 	var wg sync.WaitGroup
-	for i, c := range colds {
+	for _, k := range reads {
+		c := cold[k]
 		wg.Go(func() {
-			if s, err := c.p.ReadCold(ctx, c.offset, c.limit); err == nil {
-				reads[i] = s
+			s, err := k.p.ReadCold(ctx, c.loc, k.offset, c.limit)
+			if err == nil && s.Len > 0 {
+				c.s = s
+			} else {
+				s.Release()
 			}
 		})
 	}
 	wg.Wait()
-	pre := coldReads{}
-	for i, c := range colds {
-		if reads[i].Len > 0 {
-			pre[coldKey{c.p, c.offset}] = reads[i]
-		} else {
-			reads[i].Release()
-		}
-	}
-	return pre
+	return cold
 }

@@ -13,21 +13,45 @@ import (
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/metadata/controller"
-	"github.com/strata-broker/strata/metadata/etcdstore"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
+
+// Store is what handlers change in the metadata store; they read it
+// through Env.Cache. The broker passes its etcdstore.Store, in-process
+// tests a memstore.Store.
+type Store interface {
+	metadata.Topics
+	metadata.ProducerIDs
+	PutReassignment(ctx context.Context, r metadata.Reassignment) error
+	Reassignments(ctx context.Context) ([]metadata.Reassignment, error)
+	// ClusterID is the cluster's id.
+	ClusterID() string
+}
+
+// Peers sends requests to other brokers (broker/peer.Client).
+type Peers interface {
+	// Request sends req, its version set, to broker id and returns the
+	// response.
+	Request(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error)
+}
 
 // Env is what handlers share: configuration, metadata and partitions.
 type Env struct {
 	Cfg        *config.Broker
-	Store      *etcdstore.Store
+	Store      Store
 	Cache      *metadata.Cache
 	Partitions *partition.Manager
 	Groups     *group.Coordinator // the consumer-group coordinator
 	// Controller tells which broker is the elected controller.
 	Controller *controller.Observer
-	Log        *slog.Logger
-	Metrics    *Metrics
+	// Elector is this broker's controller candidate: it runs ElectLeaders'
+	// elections while it is the active controller. Nil: never.
+	Elector *controller.Controller
+	// Peers sends requests to other brokers: ElectLeaders is forwarded to
+	// the controller through it. Nil: nothing is forwarded.
+	Peers   Peers
+	Log     *slog.Logger
+	Metrics *Metrics
 	// Self is this broker as clients should reach it.
 	Self metadata.Broker
 	// Draining is closed when the broker stops serving: requests already

@@ -9,6 +9,7 @@ import (
 	"github.com/strata-broker/strata/tier/local"
 	"github.com/strata-broker/strata/tier/producer"
 	"github.com/strata-broker/strata/tier/record"
+	"github.com/strata-broker/strata/tier/remote"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -32,6 +33,12 @@ func errorCode(err error) int16 {
 		return kerr.InvalidProducerEpoch.Code
 	case errors.Is(err, partition.ErrOffsetOutOfRange), errors.Is(err, local.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange.Code
+	case errors.Is(err, partition.ErrNotLeaderOrFollower):
+		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, remote.ErrMetadataUnavailable):
+		// Kafka's answer while a partition's remote metadata is not ready
+		// (RemotePartitionMetadataStore): retriable.
+		return kerr.ReplicaNotAvailable.Code
 	case errors.Is(err, metadata.ErrTopicExists):
 		return kerr.TopicAlreadyExists.Code
 	case errors.Is(err, metadata.ErrUnknownTopic):
@@ -49,6 +56,16 @@ func errorCode(err error) int16 {
 	default:
 		return kerr.UnknownServerError.Code
 	}
+}
+
+// storageErrorCode is errorCode for the errors of reading or trimming a
+// log: those of no known kind are KAFKA_STORAGE_ERROR (retriable), as
+// Kafka answers a failed log directory, rather than UNKNOWN_SERVER_ERROR.
+func storageErrorCode(err error) int16 {
+	if c := errorCode(err); c != kerr.UnknownServerError.Code {
+		return c
+	}
+	return kerr.KafkaStorageError.Code
 }
 
 // errorMessage is the text sent with an error code, where the API has room.

@@ -15,22 +15,37 @@ func (e *Env) topicByNameOrID(name string, id [16]byte, byID bool) (metadata.Top
 	return e.Cache.Topic(name)
 }
 
-// localPartition finds a partition this broker serves, or the Kafka error
+// localPartition finds a partition this broker leads, or the Kafka error
 // code a client should see for it.
 func (e *Env) localPartition(t metadata.Topic, ok bool, idx int32, byID bool) (*partition.Partition, int16) {
+	p, _, code := e.leaderPartition(t, ok, idx, byID)
+	return p, code
+}
+
+// leaderPartition is localPartition with the leader epoch the metadata
+// snapshot gave the leadership at: a write carries it to the partition,
+// which refuses it once that no longer holds (partition.AppendAsLeader).
+func (e *Env) leaderPartition(t metadata.Topic, ok bool, idx int32, byID bool) (*partition.Partition, int32, int16) {
 	if !ok {
 		if byID {
-			return nil, kerr.UnknownTopicID.Code
+			return nil, -1, kerr.UnknownTopicID.Code
 		}
-		return nil, kerr.UnknownTopicOrPartition.Code
+		return nil, -1, kerr.UnknownTopicOrPartition.Code
 	}
 	st, exists := t.Partitions[idx]
 	if !exists {
-		return nil, kerr.UnknownTopicOrPartition.Code
+		return nil, -1, kerr.UnknownTopicOrPartition.Code
 	}
 	p, here := e.Partitions.Get(t.Name, idx)
 	if !here || st.Leader != e.Cfg.NodeID || p.TopicID != t.ID {
-		return nil, kerr.NotLeaderForPartition.Code
+		return nil, -1, kerr.NotLeaderForPartition.Code
 	}
-	return p, 0
+	if testHookLeaderChecked != nil {
+		testHookLeaderChecked()
+	}
+	return p, st.LeaderEpoch, 0
 }
+
+// testHookLeaderChecked, when set (tests only), runs between a write's
+// leadership check and the write.
+var testHookLeaderChecked func()

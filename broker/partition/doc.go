@@ -18,10 +18,39 @@
 // since its last answer (HighWatermarkNews), so that consumers reading from
 // followers are not held back by a long-polling replica fetch.
 //
+// Writes are fenced by leadership, as in Kafka: a write decided under a
+// role carries the leader epoch it saw (AppendAsLeader, DeleteRecords for
+// a leader; AppendFollower, TruncateTo, TruncateFullyAndStartAt,
+// StartAtTier for a follower's fetcher) and fails with
+// ErrNotLeaderOrFollower, writing nothing, when the partition no longer has
+// that role at that epoch. Retention, local retention of tiered topics and
+// the cleaner's segment swap take no role: they apply to every replica
+// alike (see compaction and tier/remote).
+//
+// Reads route with one offset check, Locate: hot offsets cost no I/O; a
+// cold one is found in the tier's cached metadata, which is listed (under
+// the caller's context) only when it is missing, or stale and without the
+// offset.
+//
+// One writer: the only partition state a broker writes is its ISR as a
+// partition's leader (a follower caught up, ExpandISR, or fell behind,
+// Run), by compare-and-set on the partition epoch of the state it serves,
+// as Kafka's AlterPartition is checked; any change the controller made
+// meanwhile wins and the ISR change is dropped. Leaders are elected only
+// by the controller (metadata/controller). A broker in controlled
+// shutdown is never taken into an ISR.
+//
 // Concurrency: Manager.mu guards the partition map and serialises Sync; it
 // is never held while a log does I/O other than open/close/delete. A
-// Partition's log has its own lock (see tier/local); Partition.mu guards only
-// the waiter list. Lock order: Manager.mu → Partition.mu; never the reverse.
+// Partition's roleMu (Kafka's leaderIsrUpdateLock, a sync.RWMutex) is held
+// exclusively by applyState while the leader or leader epoch changes, and
+// shared by every role-fenced write while it checks its role and writes;
+// appends to different partitions and reads never contend on it, and
+// appends to one partition are serialised by its log anyway. The log has
+// its own lock (see tier/local); Partition.mu guards the waiter list and
+// the replication state. Lock order: Manager.mu → Partition.roleMu →
+// Partition.mu → the log's lock; never the reverse. No I/O other than the
+// local log's runs under roleMu (StartAtTier fetches from the tier first).
 // Removals of deleted log directories run on goroutines of their own
 // (Manager.removing), which Close waits for.
 //

@@ -19,6 +19,13 @@ import (
 // [log start offset, high watermark].
 var ErrOffsetOutOfRange = errors.New("partition: offset out of range")
 
+// ErrNotLeaderOrFollower means a write was refused because the partition
+// no longer has the role and leader epoch the caller decided under (Kafka's
+// NotLeaderOrFollowerException): a leader's append or DeleteRecords after
+// the partition moved on, or a follower's write after it became leader or
+// took a newer leader epoch. Nothing was written.
+var ErrNotLeaderOrFollower = errors.New("partition: not the leader or follower at this leader epoch")
+
 // Partition is one topic partition served by this broker, as leader or as
 // follower.
 type Partition struct {
@@ -34,6 +41,13 @@ type Partition struct {
 	hw          atomic.Int64
 	hwSaved     atomic.Int64   // the high watermark last checkpointed (-1: none)
 	tier        *remote.Reader // cold reads; nil without tiering (set at open)
+
+	// roleMu is Kafka's leaderIsrUpdateLock: applyState holds it
+	// exclusively while it changes the role and leader epoch; every write
+	// to the log that depends on the role (appends as leader or follower,
+	// DeleteRecords, truncations) holds it shared while it checks the role
+	// it was decided under and writes. Reads do not take it.
+	roleMu sync.RWMutex
 
 	mu      sync.Mutex
 	waiters []chan struct{}
@@ -70,14 +84,31 @@ func (p *Partition) LogStartOffset() int64 {
 	return p.log.LogStartOffset()
 }
 
-// Append validates nothing (the caller has validated the batches), appends
-// them as leader and wakes waiting fetches.
+// Append appends batches as leader at whatever leader epoch the partition
+// holds, as Kafka's Partition.appendRecordsToLeader does; see
+// AppendAsLeader.
 func (p *Partition) Append(batches []record.Batch, now int64) (local.AppendResult, error) {
+	return p.AppendAsLeader(-1, batches, now)
+}
+
+// AppendAsLeader validates nothing (the caller has validated the batches),
+// appends them as leader at leaderEpoch, the epoch the caller decided
+// under (-1: whichever the partition holds), and wakes waiting fetches. The
+// role check and the append are one critical section that applyState
+// cannot enter: when this broker no longer leads at that epoch the append
+// fails with ErrNotLeaderOrFollower and nothing is written, so no batch is
+// ever stamped with an epoch the partition does not lead.
+func (p *Partition) AppendAsLeader(leaderEpoch int32, batches []record.Batch, now int64) (local.AppendResult, error) {
 	cfg := p.cfg.Load()
-	res, err := p.log.AppendAsLeader(batches, local.AppendOptions{
-		LeaderEpoch:   p.leaderEpoch.Load(),
-		LogAppendTime: cfg.LogAppendTime,
-		Now:           now,
+	var res local.AppendResult
+	err := p.asLeader(leaderEpoch, func(epoch int32) error {
+		var err error
+		res, err = p.log.AppendAsLeader(batches, local.AppendOptions{
+			LeaderEpoch:   epoch,
+			LogAppendTime: cfg.LogAppendTime,
+			Now:           now,
+		})
+		return err
 	})
 	if err != nil {
 		return res, fmt.Errorf("append to %s-%d: %w", p.Topic, p.Index, err)
@@ -87,6 +118,55 @@ func (p *Partition) Append(batches []record.Batch, now int64) (local.AppendResul
 		p.wake()
 	}
 	return res, nil
+}
+
+// asLeader runs write holding roleMu shared, if this broker leads the
+// partition at leaderEpoch (-1: at any epoch); write gets the epoch.
+func (p *Partition) asLeader(leaderEpoch int32, write func(epoch int32) error) error {
+	p.roleMu.RLock()
+	defer p.roleMu.RUnlock()
+	epoch := p.leaderEpoch.Load()
+	if p.leader.Load() != p.nodeID || leaderEpoch >= 0 && leaderEpoch != epoch {
+		return fmt.Errorf("leader epoch %d asked, partition has leader %d at epoch %d: %w", leaderEpoch, p.leader.Load(), epoch, ErrNotLeaderOrFollower)
+	}
+	return write(epoch)
+}
+
+// asFollower runs write holding roleMu shared, if this broker follows the
+// partition at leaderEpoch: a fetcher's write decided under an older epoch,
+// or racing this broker's election as leader, is refused.
+func (p *Partition) asFollower(leaderEpoch int32, write func() error) error {
+	p.roleMu.RLock()
+	defer p.roleMu.RUnlock()
+	if epoch := p.leaderEpoch.Load(); p.leader.Load() == p.nodeID || leaderEpoch != epoch {
+		return fmt.Errorf("follower write at leader epoch %d, partition has leader %d at epoch %d: %w", leaderEpoch, p.leader.Load(), epoch, ErrNotLeaderOrFollower)
+	}
+	return write()
+}
+
+// DeleteRecords moves the log start offset up to offset (-1: the high
+// watermark) as leader at leaderEpoch, as Kafka's deleteRecordsOnLeader,
+// and returns the log start offset after it. An offset past the high
+// watermark is ErrOffsetOutOfRange; one at or below the log start changes
+// nothing; ErrNotLeaderOrFollower when the partition moved on.
+func (p *Partition) DeleteRecords(leaderEpoch int32, offset int64) (int64, error) {
+	err := p.asLeader(leaderEpoch, func(int32) error {
+		hw := p.hw.Load()
+		if offset == -1 {
+			offset = hw
+		}
+		switch {
+		case offset < 0 || offset > hw:
+			return fmt.Errorf("delete records before %d, high watermark %d: %w", offset, hw, ErrOffsetOutOfRange)
+		case offset > p.LogStartOffset():
+			return p.log.DeleteRecordsBefore(offset)
+		}
+		return nil
+	})
+	if err != nil {
+		err = fmt.Errorf("delete records of %s-%d: %w", p.Topic, p.Index, err)
+	}
+	return p.LogStartOffset(), err
 }
 
 // Read returns whole batches from offset on, up to the high watermark, for

@@ -30,8 +30,17 @@ type follower struct {
 }
 
 // applyState takes the partition's metadata: leader, epoch, replicas and
-// ISR. Becoming leader starts a fresh follower table.
+// ISR. Becoming leader starts a fresh follower table. A change of leader
+// or leader epoch holds roleMu exclusively (Kafka's makeLeader and
+// makeFollower take leaderIsrUpdateLock's write lock), so it waits for the
+// writes decided under the old role and none decided under it follows.
 func (p *Partition) applyState(st metadata.PartitionState, now time.Time) {
+	// Only Sync (under Manager.mu) stores leader and epoch: reading them
+	// here without roleMu is exact.
+	if st.Leader != p.leader.Load() || st.LeaderEpoch != p.leaderEpoch.Load() {
+		p.roleMu.Lock()
+		defer p.roleMu.Unlock()
+	}
 	p.mu.Lock()
 	prev := p.state
 	p.state = st.Clone()
@@ -67,8 +76,9 @@ func (p *Partition) applyState(st metadata.PartitionState, now time.Time) {
 	}
 	p.mu.Unlock()
 	if newEpoch {
-		// The new epoch starts at our log end (Kafka's makeLeader). A failed
-		// checkpoint write leaves the entry dirty for the next flush.
+		// The new epoch starts at our log end (Kafka's makeLeader), before
+		// any append of the epoch. A failed checkpoint write leaves the
+		// entry dirty for the next flush.
 		_ = p.log.AssignEpoch(st.LeaderEpoch)
 	}
 	p.advanceHighWatermark()
@@ -217,33 +227,46 @@ func (p *Partition) stateCopy() metadata.PartitionState {
 	return p.state.Clone()
 }
 
-// SetFollowerHighWatermark takes the leader's high watermark on a follower,
-// capped at the local log end.
-func (p *Partition) SetFollowerHighWatermark(hw int64) {
-	hw = min(hw, p.log.LogEndOffset())
-	if p.hw.Swap(hw) != hw {
-		p.wake()
-	}
+// SetFollowerHighWatermark takes the high watermark the leader at
+// leaderEpoch sent, capped at the local log end. Like the follower's
+// appends it is refused (ErrNotLeaderOrFollower) once the partition moved
+// on: an old leader's high watermark must not overwrite the one this
+// broker keeps after becoming leader.
+func (p *Partition) SetFollowerHighWatermark(leaderEpoch int32, hw int64) error {
+	return p.asFollower(leaderEpoch, func() error {
+		hw = min(hw, p.log.LogEndOffset())
+		if p.hw.Swap(hw) != hw {
+			p.wake()
+		}
+		return nil
+	})
 }
 
-// AppendFollower appends batches fetched from the leader and wakes waiters.
-func (p *Partition) AppendFollower(data []byte) error {
+// AppendFollower appends batches fetched from the leader at leaderEpoch
+// (the epoch the fetch was made under) and wakes waiters. When the
+// partition has moved on (a newer epoch, or this broker now leads it) the
+// batches are dropped with ErrNotLeaderOrFollower, as Kafka's fetcher drops
+// an answer whose epoch is no longer the partition's.
+func (p *Partition) AppendFollower(leaderEpoch int32, data []byte) error {
 	batches, err := splitFetched(data)
 	if err != nil || len(batches) == 0 {
 		return err
 	}
-	if err := p.log.AppendAsFollower(batches); err != nil {
+	err = p.asFollower(leaderEpoch, func() error { return p.log.AppendAsFollower(batches) })
+	if err != nil {
 		return fmt.Errorf("append to %s-%d as follower: %w", p.Topic, p.Index, err)
 	}
 	p.wake()
 	return nil
 }
 
-// TruncateTo cuts the log (a follower's divergent tail) and caps the high
-// watermark.
-func (p *Partition) TruncateTo(offset int64) error {
-	if err := p.log.TruncateTo(offset); err != nil {
-		return err
+// TruncateTo cuts the log (a follower's divergent tail, found under
+// leaderEpoch) and caps the high watermark; ErrNotLeaderOrFollower when the
+// partition moved on meanwhile, so a new leader never loses its tail.
+func (p *Partition) TruncateTo(leaderEpoch int32, offset int64) error {
+	err := p.asFollower(leaderEpoch, func() error { return p.log.TruncateTo(offset) })
+	if err != nil {
+		return fmt.Errorf("truncate %s-%d to %d: %w", p.Topic, p.Index, offset, err)
 	}
 	leo := p.log.LogEndOffset()
 	for {
@@ -255,12 +278,18 @@ func (p *Partition) TruncateTo(offset int64) error {
 }
 
 // TruncateFullyAndStartAt empties the log and restarts it at offset (a
-// follower behind the leader's log start).
-func (p *Partition) TruncateFullyAndStartAt(offset int64) error {
-	if err := p.log.TruncateFullyAndStartAt(offset); err != nil {
-		return err
+// follower at leaderEpoch behind the leader's log start).
+func (p *Partition) TruncateFullyAndStartAt(leaderEpoch int32, offset int64) error {
+	err := p.asFollower(leaderEpoch, func() error {
+		if err := p.log.TruncateFullyAndStartAt(offset); err != nil {
+			return err
+		}
+		p.hw.Store(offset)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("restart %s-%d at %d: %w", p.Topic, p.Index, offset, err)
 	}
-	p.hw.Store(offset)
 	return nil
 }
 

@@ -24,7 +24,7 @@ func TestAppendFollowerTornAndCorrupt(t *testing.T) {
 
 	// Two whole batches and the first half of a third.
 	data := bytes.Join([][]byte{b0, b1, b2[:len(b2)/2]}, nil)
-	if err := p.AppendFollower(data); err != nil {
+	if err := p.AppendFollower(1, data); err != nil {
 		t.Fatalf("append with a torn tail: %v", err)
 	}
 	if leo := p.Log().LogEndOffset(); leo != 2 {
@@ -34,14 +34,14 @@ func TestAppendFollowerTornAndCorrupt(t *testing.T) {
 	// The third batch again, whole but with a flipped byte.
 	bad := bytes.Clone(b2)
 	bad[len(bad)-1] ^= 0xff
-	if err := p.AppendFollower(bad); err == nil {
+	if err := p.AppendFollower(1, bad); err == nil {
 		t.Fatal("a batch with a bad CRC was appended")
 	}
 	if leo := p.Log().LogEndOffset(); leo != 2 {
 		t.Fatalf("log end after a corrupt batch = %d, want 2", leo)
 	}
 
-	if err := p.AppendFollower(b2); err != nil {
+	if err := p.AppendFollower(1, b2); err != nil {
 		t.Fatalf("append the whole third batch: %v", err)
 	}
 	if leo := p.Log().LogEndOffset(); leo != 3 {

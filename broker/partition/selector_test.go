@@ -66,10 +66,12 @@ func TestFollowerConsumerRead(t *testing.T) {
 	for off := range int64(3) {
 		data = append(data, record.NewBatch(record.BuildOptions{BaseOffset: off, PartitionLeaderEpoch: 1}, record.Record{Value: []byte("v")})...)
 	}
-	if err := p.AppendFollower(data); err != nil {
+	if err := p.AppendFollower(1, data); err != nil {
 		t.Fatal(err)
 	}
-	p.SetFollowerHighWatermark(1)
+	if err := p.SetFollowerHighWatermark(1, 1); err != nil {
+		t.Fatal(err)
+	}
 	s, err := p.Read(0, 1<<20)
 	if err != nil || s.Len != int64(len(data)/3) {
 		t.Fatalf("read at 0: %d bytes, %v; want one batch (%d bytes)", s.Len, err, len(data)/3)

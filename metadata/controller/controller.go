@@ -5,17 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/client/v3/concurrency"
-
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
-	"github.com/strata-broker/strata/metadata/etcdstore"
 )
 
 // Defaults for zero Options fields, Kafka's where Kafka has the setting.
@@ -43,13 +38,6 @@ var (
 	ErrAlreadyRunning = errors.New("controller: already running")
 )
 
-// Why a term ended, besides ctx and fencing.
-var (
-	errSessionLost     = errors.New("controller: election session lost (lease expired or etcd unreachable)")
-	errCampaignKeyGone = errors.New("controller: campaign key deleted")
-	errCampaignWatch   = errors.New("controller: campaign key watch broke")
-)
-
 // Options tune a Controller. The zero value is usable.
 type Options struct {
 	// Log receives the controller's logs; nil means slog.Default().
@@ -58,9 +46,10 @@ type Options struct {
 	// whole seconds): how long a crashed controller holds the role. Zero
 	// means DefaultSessionTTL.
 	SessionTTL time.Duration
-	// UncleanLeaderElection is the broker default of
-	// unclean.leader.election.enable; a topic override wins.
-	UncleanLeaderElection bool
+	// Config is the broker configuration topics' settings resolve against
+	// (unclean.leader.election.enable: a topic override, else the broker
+	// default); nil means Kafka's defaults.
+	Config *config.Broker
 	// AutoLeaderRebalance enables the periodic preferred-leader election
 	// (auto.leader.rebalance.enable).
 	AutoLeaderRebalance bool
@@ -79,19 +68,28 @@ type Options struct {
 // leader.imbalance.per.broker.percentage.
 func OptionsFromConfig(cfg *config.Broker, log *slog.Logger) Options {
 	return Options{
-		Log:                   log,
-		SessionTTL:            time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
-		UncleanLeaderElection: cfg.UncleanLeaderElectionEnable,
-		AutoLeaderRebalance:   cfg.AutoLeaderRebalanceEnable,
-		RebalanceInterval:     time.Duration(cfg.LeaderImbalanceCheckIntervalSeconds) * time.Second,
-		ImbalancePercent:      int(cfg.LeaderImbalancePerBrokerPercentage),
+		Log:                 log,
+		SessionTTL:          time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
+		Config:              cfg,
+		AutoLeaderRebalance: cfg.AutoLeaderRebalanceEnable,
+		RebalanceInterval:   time.Duration(cfg.LeaderImbalanceCheckIntervalSeconds) * time.Second,
+		ImbalancePercent:    int(cfg.LeaderImbalancePerBrokerPercentage),
 	}
+}
+
+// Store is what the controller needs of the metadata store: the election
+// (whose Term carries the fenced writes), the reassignment requests, and
+// the cache it decides from.
+type Store interface {
+	metadata.ControllerElection
+	metadata.Reassignments
+	Cache() *metadata.Cache
 }
 
 // Controller is one broker's candidacy for the controller role and, while
 // elected, the controller itself. Create it with New and start it with Run.
 type Controller struct {
-	store *etcdstore.Store
+	store Store
 	cache *metadata.Cache
 	id    int32
 	opts  Options
@@ -100,15 +98,18 @@ type Controller struct {
 	running atomic.Bool
 
 	mu      sync.Mutex
-	term    *etcdstore.Fence // the current term while elected, else nil
-	epoch   int32            // epoch of the last term won
-	changed chan struct{}    // closed and replaced when term changes
+	term    metadata.Term // the current term while elected, else nil
+	epoch   int32         // epoch of the last term won
+	changed chan struct{} // closed and replaced when term changes
 }
 
 // New returns the controller candidate of broker nodeID on store.
-func New(store *etcdstore.Store, nodeID int32, opts Options) *Controller {
+func New(store Store, nodeID int32, opts Options) *Controller {
 	if opts.Log == nil {
 		opts.Log = slog.Default()
+	}
+	if opts.Config == nil {
+		opts.Config = config.Default()
 	}
 	if opts.SessionTTL <= 0 {
 		opts.SessionTTL = DefaultSessionTTL
@@ -130,7 +131,7 @@ func New(store *etcdstore.Store, nodeID int32, opts Options) *Controller {
 }
 
 // Run is New(store, nodeID, Options{Log: log}).Run(ctx).
-func Run(ctx context.Context, store *etcdstore.Store, nodeID int32, log *slog.Logger) error {
+func Run(ctx context.Context, store Store, nodeID int32, log *slog.Logger) error {
 	return New(store, nodeID, Options{Log: log}).Run(ctx)
 }
 
@@ -149,8 +150,8 @@ func (c *Controller) Run(ctx context.Context) error {
 		switch {
 		case ctx.Err() != nil:
 			return nil
-		case c.store.Client().Ctx().Err() != nil:
-			return fmt.Errorf("controller: store connection: %w", metadata.ErrClosed)
+		case isClosed(c.cache.Done()) || errors.Is(err, metadata.ErrClosed):
+			return fmt.Errorf("controller: store: %w", metadata.ErrClosed)
 		case err == nil:
 			backoff = retryMin
 			continue
@@ -161,72 +162,50 @@ func (c *Controller) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			t.Stop()
 			return nil
+		case <-c.cache.Done():
+			t.Stop()
+			return fmt.Errorf("controller: store: %w", metadata.ErrClosed)
 		case <-t.C:
 		}
 		backoff = min(2*backoff, retryMax)
 	}
 }
 
-// serveTerm opens an election session, campaigns, and if elected claims
-// the role and leads until the session or ctx ends. The session's lease is
-// revoked on return, which withdraws the campaign key and the controller
-// record at once.
+// serveTerm campaigns and, once elected, leads until the term or ctx
+// ends. The term is closed on return, which withdraws the candidacy and
+// the controller record at once.
 func (c *Controller) serveTerm(ctx context.Context) error {
-	cli := c.store.Client()
-	secs := max(int64((c.opts.SessionTTL+time.Second-1)/time.Second), 1)
-	lease, err := cli.Grant(ctx, secs)
+	term, err := c.store.Campaign(ctx, c.id, c.opts.SessionTTL)
 	if err != nil {
-		return fmt.Errorf("controller: grant session lease: %w", err)
-	}
-	// The session keeps the lease alive on the client's context, so that
-	// Close can still revoke it after ctx ended.
-	sess, err := concurrency.NewSession(cli, concurrency.WithLease(lease.ID), concurrency.WithTTL(int(secs)))
-	if err != nil {
-		revoke(cli, lease.ID)
-		return fmt.Errorf("controller: open election session: %w", err)
+		return fmt.Errorf("controller: campaign: %w", err)
 	}
 	defer func() {
-		if err := sess.Close(); err != nil && cli.Ctx().Err() == nil {
-			c.log.Warn("controller: revoke election session", "err", err)
+		if err := term.Close(); err != nil && !isClosed(c.cache.Done()) {
+			c.log.Warn("controller: withdraw candidacy", "err", err)
 		}
 	}()
 	var wg sync.WaitGroup
 	defer wg.Wait() // after cancel, below
 	tctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	wg.Go(func() { // the term ends with the session
+	wg.Go(func() { // the term's end ends the work
 		select {
-		case <-sess.Done():
-			cancel(errSessionLost)
+		case <-term.Done():
+			cancel(term.Err())
 		case <-tctx.Done():
 		}
 	})
-
-	el := concurrency.NewElection(sess, c.store.ControllerElectionPrefix())
-	if err := el.Campaign(tctx, strconv.FormatInt(int64(c.id), 10)); err != nil {
-		if cause := context.Cause(tctx); cause != nil && ctx.Err() == nil {
-			err = cause
-		}
-		return fmt.Errorf("controller: campaign: %w", err)
-	}
-	fence, rev, err := c.store.ClaimController(tctx, el.Key(), el.Rev(), c.id, sess.Lease())
-	if err != nil {
-		return fmt.Errorf("controller: claim: %w", err)
-	}
-	// The term also ends if the campaign key vanishes while the session
-	// lives (an operator deleted it): step down rather than run fenced.
-	wg.Go(func() { watchCampaignKey(tctx, cli, el.Key(), rev, cancel) })
 	// Decide from a cache at least as new as the claim.
-	if err := c.cache.WaitRevision(tctx, rev); err != nil {
-		return fmt.Errorf("controller: catch up to revision %d: %w", rev, err)
+	if err := c.cache.WaitRevision(tctx, term.Revision()); err != nil {
+		return fmt.Errorf("controller: catch up to revision %d: %w", term.Revision(), err)
 	}
-	c.setTerm(&fence)
+	c.setTerm(term)
 	defer c.setTerm(nil)
-	c.log.Info("elected controller", "epoch", fence.Epoch)
-	err = c.lead(tctx, fence)
-	c.log.Info("controller term over", "epoch", fence.Epoch, "reason", context.Cause(tctx), "err", err)
+	c.log.Info("elected controller", "epoch", term.Epoch())
+	err = c.lead(tctx, term)
+	c.log.Info("controller term over", "epoch", term.Epoch(), "reason", context.Cause(tctx), "err", err)
 	switch {
-	case errors.Is(err, etcdstore.ErrFenced) || ctx.Err() != nil:
+	case errors.Is(err, metadata.ErrFenced) || ctx.Err() != nil:
 		return nil
 	case tctx.Err() != nil:
 		return context.Cause(tctx)
@@ -235,51 +214,36 @@ func (c *Controller) serveTerm(ctx context.Context) error {
 	}
 }
 
-// watchCampaignKey ends the term (cancel) when key is deleted after rev,
-// or when the watch breaks and so nothing proves the key is still there.
-// It returns when ctx ends.
-func watchCampaignKey(ctx context.Context, cli *clientv3.Client, key string, rev int64, cancel context.CancelCauseFunc) {
-	for wr := range cli.Watch(ctx, key, clientv3.WithRev(rev+1)) {
-		if err := wr.Err(); err != nil || wr.Canceled {
-			cancel(fmt.Errorf("%w: %v", errCampaignWatch, err))
-			return
-		}
-		for _, ev := range wr.Events {
-			if ev.Type == clientv3.EventTypeDelete {
-				cancel(errCampaignKeyGone)
-				return
-			}
-		}
-	}
-}
-
-// revoke drops a lease that never got a session, best effort.
-func revoke(cli *clientv3.Client, id clientv3.LeaseID) {
-	ctx, cancel := context.WithTimeout(cli.Ctx(), retryMax)
-	defer cancel()
-	_, _ = cli.Revoke(ctx, id)
-}
-
 // setTerm publishes the current term (nil: not elected).
-func (c *Controller) setTerm(f *etcdstore.Fence) {
+func (c *Controller) setTerm(t metadata.Term) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.term = f
-	if f != nil {
-		c.epoch = f.Epoch
+	c.term = t
+	if t != nil {
+		c.epoch = t.Epoch()
 	}
 	close(c.changed)
 	c.changed = make(chan struct{})
 }
 
-// fence returns the current term's fence, or ErrNotController.
-func (c *Controller) fence() (etcdstore.Fence, error) {
+// currentTerm returns the current term, or ErrNotController.
+func (c *Controller) currentTerm() (metadata.Term, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.term == nil {
-		return etcdstore.Fence{}, fmt.Errorf("broker %d: %w", c.id, ErrNotController)
+		return nil, fmt.Errorf("broker %d: %w", c.id, ErrNotController)
 	}
-	return *c.term, nil
+	return c.term, nil
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // ID is the broker id this controller campaigns for.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -11,8 +12,17 @@ import (
 	"github.com/strata-broker/strata/metadata"
 )
 
-func aliveOf(ids ...int32) func(int32) bool {
-	return func(id int32) bool { return slices.Contains(ids, id) }
+// aliveOf is the liveness of the brokers ids, none shutting down.
+func aliveOf(ids ...int32) Liveness { return stoppingOf(ids, nil) }
+
+// stoppingOf is the liveness of the brokers alive, those of stopping in
+// controlled shutdown.
+func stoppingOf(alive, stopping []int32) Liveness {
+	var bs []metadata.Broker
+	for _, id := range alive {
+		bs = append(bs, metadata.Broker{ID: id, ShuttingDown: slices.Contains(stopping, id)})
+	}
+	return LivenessOf(bs)
 }
 
 // epochs returns s with the given leader and partition epochs.
@@ -65,6 +75,57 @@ func TestReelect(t *testing.T) {
 	}
 }
 
+// TestReelectControlledShutdown: brokers in controlled shutdown hand
+// their leaderships to the first eligible ISR replica (never uncleanly),
+// leave the ISRs they follow, keep the partitions no one else can lead,
+// and are never elected.
+func TestReelectControlledShutdown(t *testing.T) {
+	const none = metadata.NoLeader
+	r := []int32{1, 2, 3}
+	for _, tc := range []struct {
+		name            string
+		in              metadata.PartitionState
+		alive, stopping []int32
+		unclean         bool
+		want            metadata.PartitionState
+		changed         bool
+	}{
+		{"leader hands over in replica order", state(1, r, []int32{1, 3, 2}), r, []int32{1}, false, epochs(state(2, r, []int32{3, 2}), 1, 1), true},
+		{"leader skips a stopping replica", state(1, r, r), r, []int32{1, 2}, false, epochs(state(3, r, []int32{3}), 1, 1), true},
+		{"follower leaves the isr", state(2, r, r), r, []int32{1}, false, epochs(state(2, r, []int32{2, 3}), 0, 1), true},
+		{"sole isr member keeps leading", state(1, r, []int32{1}), r, []int32{1}, true, state(1, r, []int32{1}), false},
+		{"all isr members stopping: leader kept, isr shrinks", state(1, r, []int32{1, 2}), r, []int32{1, 2}, false, epochs(state(1, r, []int32{1}), 0, 1), true},
+		{"kept leader loses a dead isr member", state(1, r, []int32{1, 3}), []int32{1, 2}, []int32{1}, true, epochs(state(1, r, []int32{1}), 0, 1), true},
+		{"not elected for a dead leader", state(3, r, []int32{3, 1}), []int32{1, 2}, []int32{1}, false, epochs(state(none, r, []int32{3, 1}), 1, 1), true},
+		{"not elected uncleanly", state(3, r, []int32{3}), []int32{1}, []int32{1}, true, epochs(state(none, r, []int32{3}), 1, 1), true},
+		{"offline partition waits for an eligible isr member", epochs(state(none, r, []int32{1}), 1, 1), r, []int32{1}, false, epochs(state(none, r, []int32{1}), 1, 1), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, changed := Reelect(tc.in, stoppingOf(tc.alive, tc.stopping), tc.unclean)
+			if changed != tc.changed || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Reelect = %+v, %v; want %+v, %v", got, changed, tc.want, tc.changed)
+			}
+			if changed {
+				if err := metadata.ValidateTransition(tc.in, got); err != nil {
+					t.Fatalf("invalid transition: %v", err)
+				}
+			}
+		})
+	}
+	// Requested elections never pick a stopping broker either; an
+	// unclean election leaves a stopping leader alone.
+	stop1 := stoppingOf(r, []int32{1})
+	if _, err := PreferredLeader(state(2, r, r), stop1); !errors.Is(err, ErrPreferredLeaderNotAvailable) {
+		t.Errorf("PreferredLeader of a stopping broker: %v", err)
+	}
+	if _, err := UncleanLeader(state(1, r, []int32{1}), stop1); !errors.Is(err, ErrElectionNotNeeded) {
+		t.Errorf("UncleanLeader with a stopping leader: %v", err)
+	}
+	if next, _, _ := ReassignStep(state(2, []int32{2, 1, 3}, []int32{1, 2, 3}), []int32{1, 3}, stop1); next.Leader != 3 {
+		t.Errorf("reassignment handed over to %d, want 3", next.Leader)
+	}
+}
+
 func TestPreferredAndUncleanLeader(t *testing.T) {
 	r := []int32{1, 2}
 	got, err := PreferredLeader(state(2, r, r), aliveOf(1, 2))
@@ -97,6 +158,9 @@ func TestPreferredAndUncleanLeader(t *testing.T) {
 	}
 }
 
+// uncleanKey is the topic config that allows unclean leader election.
+const uncleanKey = "unclean.leader.election.enable"
+
 func TestUncleanSetting(t *testing.T) {
 	for _, tc := range []struct {
 		def     bool
@@ -108,8 +172,13 @@ func TestUncleanSetting(t *testing.T) {
 		{false, map[string]string{uncleanKey: "true"}, true},
 		{false, map[string]string{uncleanKey: "TRUE"}, true},
 		{true, map[string]string{uncleanKey: "false"}, false},
+		{true, map[string]string{uncleanKey: "maybe"}, true}, // malformed: the default
 	} {
-		c := &Controller{opts: Options{UncleanLeaderElection: tc.def}}
+		cfg, err := config.Parse(map[string]string{uncleanKey: strconv.FormatBool(tc.def)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &Controller{opts: Options{Config: cfg}}
 		if got := c.unclean(metadata.Topic{Configs: tc.configs}); got != tc.want {
 			t.Errorf("default %v, configs %v: unclean = %v", tc.def, tc.configs, got)
 		}
@@ -122,7 +191,7 @@ func TestOptionsFromConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := OptionsFromConfig(cfg, nil)
-	if o.SessionTTL != 1500*time.Millisecond || !o.UncleanLeaderElection || o.AutoLeaderRebalance {
+	if o.SessionTTL != 1500*time.Millisecond || !o.Config.UncleanLeaderElectionEnable || o.AutoLeaderRebalance {
 		t.Fatalf("OptionsFromConfig = %+v", o)
 	}
 }

@@ -4,65 +4,39 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
 	"reflect"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/metadata/etcdstore"
+	"github.com/strata-broker/strata/metadata/etcdstore/etcdtest"
+	"github.com/strata-broker/strata/metadata/memstore"
 )
 
-// shared is one embedded etcd for the package's tests; each test works
-// under its own key prefix.
-var shared *etcdstore.Embedded
+// The few tests that run on real etcd share one embedded server, each
+// under its own key prefix; the others run on memstore.
+func TestMain(m *testing.M) { etcdtest.Main(m, etcdstore.StartEmbedded) }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "controller-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	shared, err = etcdstore.StartEmbedded(dir, testLogger())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	shared.Close()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-func testLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
+var testLogger = etcdtest.Logger
 
 // testTTL is the election session TTL of test controllers.
 const testTTL = time.Second
 
-func testCtx(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
+var testCtx = etcdtest.Context
+
+// cluster opens store handles on one metadata backend, as brokers.
+type cluster interface {
+	open(t *testing.T) metadata.Store
 }
 
-var (
-	prefixes sync.Map // *testing.T → string
-	seq      atomic.Int64
-)
+// etcdCluster is the test's own prefix on the shared embedded etcd; every
+// handle is its own etcd client.
+type etcdCluster struct{}
 
-// openStore opens a store (its own etcd client) under the test's prefix.
-func openStore(t *testing.T) *etcdstore.Store {
+func (etcdCluster) open(t *testing.T) metadata.Store {
 	t.Helper()
-	fresh := fmt.Sprintf("/test/%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), seq.Add(1))
-	p, _ := prefixes.LoadOrStore(t, fresh)
-	s, err := etcdstore.Open(testCtx(t), shared.Endpoints(), p.(string), testLogger())
+	s, err := etcdstore.Open(testCtx(t), etcdtest.Endpoints(), etcdtest.Prefix(t), testLogger())
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -74,25 +48,44 @@ func openStore(t *testing.T) *etcdstore.Store {
 	return s
 }
 
+// memCluster is an in-memory backend; its fault hooks end leases at once.
+type memCluster struct{ *memstore.Backend }
+
+func newMem() memCluster { return memCluster{memstore.NewBackend()} }
+
+func (c memCluster) open(t *testing.T) metadata.Store {
+	s := c.Open()
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// onBoth runs fn on embedded etcd and on memstore.
+func onBoth(t *testing.T, fn func(t *testing.T, cl cluster)) {
+	t.Run("etcd", func(t *testing.T) { fn(t, etcdCluster{}) })
+	t.Run("mem", func(t *testing.T) { fn(t, newMem()) })
+}
+
 // runner is a Controller running in its own goroutine.
 type runner struct {
 	*Controller
 	cancel context.CancelFunc
-	done   chan error
-	once   sync.Once
-	err    error
+	done   chan struct{} // closed when Run returned
+	err    error         // Run's result, set before done is closed
 }
 
 // start runs a controller for node id on s until the test ends (or stop).
-func start(t *testing.T, s *etcdstore.Store, id int32, opts Options) *runner {
+func start(t *testing.T, s Store, id int32, opts Options) *runner {
 	t.Helper()
 	if opts.SessionTTL == 0 {
 		opts.SessionTTL = testTTL
 	}
 	opts.Log = testLogger()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &runner{Controller: New(s, id, opts), cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- r.Run(ctx) }()
+	r := &runner{Controller: New(s, id, opts), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		r.err = r.Run(ctx)
+		close(r.done)
+	}()
 	t.Cleanup(func() {
 		if err := r.stop(); err != nil && !errors.Is(err, metadata.ErrClosed) {
 			t.Errorf("controller %d Run: %v", id, err)
@@ -103,11 +96,23 @@ func start(t *testing.T, s *etcdstore.Store, id int32, opts Options) *runner {
 
 // stop cancels Run and returns its result. Idempotent.
 func (r *runner) stop() error {
-	r.once.Do(func() {
-		r.cancel()
-		r.err = <-r.done
-	})
+	r.cancel()
+	<-r.done
 	return r.err
+}
+
+// exited waits for Run to return by itself and returns its result.
+func (r *runner) exited(t *testing.T) error {
+	t.Helper()
+	timer := time.NewTimer(20 * time.Second)
+	defer timer.Stop()
+	select {
+	case <-r.done:
+		return r.err
+	case <-timer.C:
+		t.Fatal("Run did not return")
+		return nil
+	}
 }
 
 // waitUntil waits until cond holds, re-checking whenever a channel from
@@ -154,7 +159,7 @@ func wakersOf(rs ...*runner) []func() <-chan struct{} {
 
 // registerAll registers brokers ids on s with a short lease and returns
 // the registrations by id.
-func registerAll(t *testing.T, s *etcdstore.Store, racks map[int32]string, ids ...int32) map[int32]metadata.Registration {
+func registerAll(t *testing.T, s metadata.Brokers, racks map[int32]string, ids ...int32) map[int32]metadata.Registration {
 	t.Helper()
 	regs := make(map[int32]metadata.Registration)
 	for _, id := range ids {
@@ -163,7 +168,7 @@ func registerAll(t *testing.T, s *etcdstore.Store, racks map[int32]string, ids .
 	return regs
 }
 
-func register(t *testing.T, s *etcdstore.Store, id int32, rack string) metadata.Registration {
+func register(t *testing.T, s metadata.Brokers, id int32, rack string) metadata.Registration {
 	t.Helper()
 	reg, err := s.RegisterBroker(testCtx(t), metadata.Broker{ID: id, Host: "127.0.0.1", Port: 9000 + id, Rack: rack}, 2*time.Second)
 	if err != nil {
@@ -178,7 +183,7 @@ func state(leader int32, replicas, isr []int32) metadata.PartitionState {
 }
 
 // waitPartition waits until the partition as seen by s satisfies cond.
-func waitPartition(t *testing.T, s *etcdstore.Store, topic string, p int32, what string, cond func(metadata.PartitionState) bool) metadata.PartitionState {
+func waitPartition(t *testing.T, s Store, topic string, p int32, what string, cond func(metadata.PartitionState) bool) metadata.PartitionState {
 	t.Helper()
 	var got metadata.PartitionState
 	waitUntil(t, fmt.Sprintf("%s-%d: %s", topic, p, what), func() bool {

@@ -4,25 +4,25 @@ import (
 	"context"
 	"sync"
 
-	"github.com/strata-broker/strata/metadata/etcdstore"
+	"github.com/strata-broker/strata/metadata"
 )
 
 // Observer tracks which broker is the controller, for any broker's
 // Metadata and DescribeCluster answers (ControllerID). It follows the
-// controller record in etcd, so it works on every broker, elected or not.
+// controller record in the metadata store, so it works on every broker, elected or not.
 type Observer struct {
 	mu      sync.Mutex
-	info    etcdstore.ControllerInfo
+	info    metadata.ControllerInfo
 	changed chan struct{} // closed and replaced at every new record
 	done    chan struct{} // closed when the watch ended
 }
 
 // Observe starts following the controller record until ctx ends or the
 // store closes. Until the first read lands ControllerID is
-// etcdstore.NoController.
-func Observe(ctx context.Context, store *etcdstore.Store) *Observer {
+// metadata.NoController.
+func Observe(ctx context.Context, store metadata.ControllerWatcher) *Observer {
 	o := &Observer{
-		info:    etcdstore.ControllerInfo{ID: etcdstore.NoController},
+		info:    metadata.ControllerInfo{ID: metadata.NoController},
 		changed: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
@@ -41,11 +41,11 @@ func Observe(ctx context.Context, store *etcdstore.Store) *Observer {
 }
 
 // ControllerID is the current controller's broker id, or
-// etcdstore.NoController (-1) when none is known.
+// metadata.NoController (-1) when none is known.
 func (o *Observer) ControllerID() int32 { return o.Info().ID }
 
 // Info is the latest controller record seen: id and controller epoch.
-func (o *Observer) Info() etcdstore.ControllerInfo {
+func (o *Observer) Info() metadata.ControllerInfo {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.info

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/metadata"
-	"github.com/strata-broker/strata/metadata/etcdstore"
 )
 
 // reassignPoll is how often the controller re-reads pending reassignment
@@ -21,14 +20,14 @@ const reassignPoll = 250 * time.Millisecond
 //     (the new ones start fetching; the leader adds them to the ISR once
 //     caught up);
 //  2. once every target replica is in the ISR, a leader outside target
-//     hands over to the first live target replica in the ISR (both epochs
-//     bumped);
+//     hands over to the first eligible target replica (both epochs
+//     bumped; see Liveness);
 //  3. the replicas become exactly target and the ISR loses the removed
 //     ones (their brokers delete their logs).
 //
 // changed is false while waiting for step 2's condition; done is true
 // when s already has exactly the target replicas.
-func ReassignStep(s metadata.PartitionState, target []int32, alive func(int32) bool) (next metadata.PartitionState, changed, done bool) {
+func ReassignStep(s metadata.PartitionState, target []int32, l Liveness) (next metadata.PartitionState, changed, done bool) {
 	if slices.Equal(s.Replicas, target) {
 		return s, false, true
 	}
@@ -53,7 +52,7 @@ func ReassignStep(s metadata.PartitionState, target []int32, alive func(int32) b
 	}
 	if !slices.Contains(target, s.Leader) {
 		for _, r := range target {
-			if alive(r) {
+			if l.Eligible(r) {
 				return withLeader(s, r, slices.Clone(s.ISR)), true, false
 			}
 		}
@@ -66,8 +65,8 @@ func ReassignStep(s metadata.PartitionState, target []int32, alive func(int32) b
 	return next, true, false
 }
 
-// RunReassignments drives pending reassignment requests (etcdstore
-// Reassignments) while this broker is the controller, one ReassignStep per
+// RunReassignments drives pending reassignment requests
+// (metadata.Reassignments) while this broker is the controller, one ReassignStep per
 // partition and pass, with fenced compare-and-set writes; a finished
 // request is deleted. Passes run at cache changes and every reassignPoll.
 // It returns when ctx ends.
@@ -76,8 +75,8 @@ func (c *Controller) RunReassignments(ctx context.Context) {
 	defer tick.Stop()
 	for {
 		changed := c.cache.Changed()
-		if f, err := c.fence(); err == nil {
-			if err := c.reassignPass(ctx, f); err != nil && ctx.Err() == nil {
+		if term, err := c.currentTerm(); err == nil {
+			if err := c.reassignPass(ctx, term); err != nil && ctx.Err() == nil {
 				c.log.Warn("reassignment pass failed", "err", err)
 			}
 		}
@@ -93,12 +92,12 @@ func (c *Controller) RunReassignments(ctx context.Context) {
 }
 
 // reassignPass advances every pending reassignment by one step.
-func (c *Controller) reassignPass(ctx context.Context, f etcdstore.Fence) error {
+func (c *Controller) reassignPass(ctx context.Context, term metadata.Term) error {
 	rs, err := c.store.Reassignments(ctx)
 	if err != nil {
 		return err
 	}
-	alive := c.aliveSet()
+	l := c.liveness()
 	var errs []error
 	for _, r := range rs {
 		s, ok := c.cache.Partition(r.Topic, r.Partition)
@@ -106,7 +105,7 @@ func (c *Controller) reassignPass(ctx context.Context, f etcdstore.Fence) error 
 			errs = append(errs, c.store.DeleteReassignment(ctx, r))
 			continue
 		}
-		next, changed, done := ReassignStep(s, r.Target, alive)
+		next, changed, done := ReassignStep(s, r.Target, l)
 		if done {
 			c.log.Info("reassignment complete", "topic", r.Topic, "partition", r.Partition, "replicas", r.Target)
 			errs = append(errs, c.store.DeleteReassignment(ctx, r))
@@ -115,8 +114,8 @@ func (c *Controller) reassignPass(ctx context.Context, f etcdstore.Fence) error 
 		if !changed {
 			continue
 		}
-		err := c.write(ctx, f, update{topic: r.Topic, partition: r.Partition, prev: s, next: next, why: "reassignment"})
-		if errors.Is(err, etcdstore.ErrFenced) {
+		err := c.write(ctx, term, update{topic: r.Topic, partition: r.Partition, prev: s, next: next, why: "reassignment"})
+		if errors.Is(err, metadata.ErrFenced) {
 			return err
 		}
 		errs = append(errs, err)

@@ -8,12 +8,11 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/metadata"
-	"github.com/strata-broker/strata/metadata/etcdstore"
 )
 
 // TestReassignStep walks the pure reassignment sequence from [1 2] to [3 2].
 func TestReassignStep(t *testing.T) {
-	all := func(int32) bool { return true }
+	all := aliveOf(1, 2, 3)
 	s := state(1, []int32{1, 2}, []int32{1, 2})
 	next, changed, done := ReassignStep(s, []int32{3, 2}, all)
 	if !changed || done || !slices.Equal(next.Replicas, []int32{3, 2, 1}) || next.PartitionEpoch != 1 || next.LeaderEpoch != 0 {
@@ -36,7 +35,7 @@ func TestReassignStep(t *testing.T) {
 	}
 	// A removed leader with no live target replica keeps leading.
 	s = state(1, []int32{3, 1}, []int32{1, 3})
-	if _, changed, _ := ReassignStep(s, []int32{3}, func(id int32) bool { return id == 1 }); changed {
+	if _, changed, _ := ReassignStep(s, []int32{3}, aliveOf(1)); changed {
 		t.Fatal("leadership moved to a dead replica")
 	}
 }
@@ -44,7 +43,8 @@ func TestReassignStep(t *testing.T) {
 // TestRunReassignments drives a request stored in etcd through the elected
 // controller, playing the leader's ISR expansion in between.
 func TestRunReassignments(t *testing.T) {
-	ctl, brokers := openStore(t), openStore(t)
+	mem := newMem()
+	ctl, brokers := mem.open(t), mem.open(t)
 	ctx := testCtx(t)
 	registerAll(t, brokers, nil, 1, 2, 3)
 	if _, err := brokers.CreateTopic(ctx, metadata.Topic{Name: "t", Partitions: map[int32]metadata.PartitionState{
@@ -59,7 +59,7 @@ func TestRunReassignments(t *testing.T) {
 	wg.Go(func() { r.RunReassignments(rctx) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
 
-	if err := brokers.PutReassignment(ctx, etcdstore.Reassignment{Topic: "t", Partition: 0, Target: []int32{2, 3}, Original: []int32{1}}); err != nil {
+	if err := brokers.PutReassignment(ctx, metadata.Reassignment{Topic: "t", Partition: 0, Target: []int32{2, 3}, Original: []int32{1}}); err != nil {
 		t.Fatal(err)
 	}
 	cur := waitPartition(t, ctl, "t", 0, "replicas added", func(s metadata.PartitionState) bool {

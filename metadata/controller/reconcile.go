@@ -6,19 +6,14 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/strata-broker/strata/metadata"
-	"github.com/strata-broker/strata/metadata/etcdstore"
 )
 
 // maxParallelWrites bounds the partition writes one pass has in flight.
 const maxParallelWrites = 16
-
-// uncleanKey is the topic config that allows unclean leader election.
-const uncleanKey = "unclean.leader.election.enable"
 
 // update is one partition state change the controller decided on.
 type update struct {
@@ -33,7 +28,7 @@ type update struct {
 // every cache change, retries with backoff after failed passes, and the
 // periodic preferred-leader check. It returns when ctx ends, the cache
 // closes, or a write finds the term fenced.
-func (c *Controller) lead(ctx context.Context, f etcdstore.Fence) error {
+func (c *Controller) lead(ctx context.Context, term metadata.Term) error {
 	var rebalance <-chan time.Time
 	if c.opts.AutoLeaderRebalance {
 		t := time.NewTicker(c.opts.RebalanceInterval)
@@ -46,9 +41,9 @@ func (c *Controller) lead(ctx context.Context, f etcdstore.Fence) error {
 	backoff := retryMin
 	for {
 		changed := c.cache.Changed()
-		err := c.reconcile(ctx, f)
+		err := c.reconcile(ctx, term)
 		switch {
-		case errors.Is(err, etcdstore.ErrFenced):
+		case errors.Is(err, metadata.ErrFenced):
 			return err
 		case err != nil && ctx.Err() == nil:
 			c.log.Warn("controller pass failed; retrying", "err", err, "retry_in", backoff)
@@ -65,7 +60,7 @@ func (c *Controller) lead(ctx context.Context, f etcdstore.Fence) error {
 		case <-changed:
 		case <-retry.C:
 		case <-rebalance:
-			if err := c.rebalance(ctx, f); errors.Is(err, etcdstore.ErrFenced) {
+			if err := c.rebalance(ctx, term); errors.Is(err, metadata.ErrFenced) {
 				return err
 			} else if err != nil && ctx.Err() == nil {
 				c.log.Warn("preferred leader rebalance failed", "err", err)
@@ -74,46 +69,46 @@ func (c *Controller) lead(ctx context.Context, f etcdstore.Fence) error {
 	}
 }
 
-// aliveSet snapshots the live brokers as a membership test.
-func (c *Controller) aliveSet() func(int32) bool {
-	live := make(map[int32]bool)
-	for _, b := range c.cache.Brokers() {
-		live[b.ID] = true
-	}
-	return func(id int32) bool { return live[id] }
-}
+// liveness snapshots the live brokers and their controlled shutdowns.
+func (c *Controller) liveness() Liveness { return LivenessOf(c.cache.Brokers()) }
 
-// unclean reports whether t may elect a leader outside its ISR: the topic
-// override of unclean.leader.election.enable, else the broker default.
+// unclean reports whether t may elect a leader outside its ISR: its
+// unclean.leader.election.enable, resolved as every topic setting is (the
+// topic override, else the broker default). Configs that do not resolve
+// (never stored: topic configs are validated when written) leave the
+// broker default.
 func (c *Controller) unclean(t metadata.Topic) bool {
-	if v, ok := t.Configs[uncleanKey]; ok {
-		return strings.EqualFold(strings.TrimSpace(v), "true")
+	tc, err := c.opts.Config.ResolveTopic(t.Configs)
+	if err != nil {
+		return c.opts.Config.UncleanLeaderElectionEnable
 	}
-	return c.opts.UncleanLeaderElection
+	return tc.UncleanLeaderElection
 }
 
 // reconcile runs Reelect over every partition in the cache and writes the
-// changes.
-func (c *Controller) reconcile(ctx context.Context, f etcdstore.Fence) error {
-	alive := c.aliveSet()
+// changes: leaders for partitions whose leader died, hand-overs from
+// brokers in controlled shutdown, and ISRs without dead or shutting-down
+// members.
+func (c *Controller) reconcile(ctx context.Context, term metadata.Term) error {
+	l := c.liveness()
 	var ups []update
 	for _, t := range c.cache.Topics() {
 		unclean := c.unclean(t)
 		for _, p := range slices.Sorted(maps.Keys(t.Partitions)) {
 			s := t.Partitions[p]
-			if next, ok := Reelect(s, alive, unclean); ok {
-				ups = append(ups, update{topic: t.Name, partition: p, prev: s, next: next, why: "broker change"})
+			if next, ok := Reelect(s, l, unclean); ok {
+				ups = append(ups, update{topic: t.Name, partition: p, prev: s, next: next, why: reelectReason(s, next, l)})
 			}
 		}
 	}
-	return c.apply(ctx, f, ups)
+	return c.apply(ctx, term, ups)
 }
 
 // rebalance moves leadership back to preferred replicas for every broker
 // whose share of preferred partitions led elsewhere exceeds
 // ImbalancePercent (Kafka's checkAndTriggerAutoLeaderRebalance).
-func (c *Controller) rebalance(ctx context.Context, f etcdstore.Fence) error {
-	alive := c.aliveSet()
+func (c *Controller) rebalance(ctx context.Context, term metadata.Term) error {
+	l := c.liveness()
 	total := make(map[int32]int)      // partitions preferring the broker
 	misled := make(map[int32]int)     // of those, led by another broker
 	moves := make(map[int32][]update) // of those, movable now
@@ -129,7 +124,7 @@ func (c *Controller) rebalance(ctx context.Context, f etcdstore.Fence) error {
 				continue
 			}
 			misled[pref]++
-			if next, err := PreferredLeader(s, alive); err == nil && s.Leader != metadata.NoLeader {
+			if next, err := PreferredLeader(s, l); err == nil && s.Leader != metadata.NoLeader {
 				moves[pref] = append(moves[pref], update{topic: t.Name, partition: p, prev: s, next: next, why: "preferred leader rebalance"})
 			}
 		}
@@ -140,13 +135,13 @@ func (c *Controller) rebalance(ctx context.Context, f etcdstore.Fence) error {
 			ups = append(ups, moves[b]...)
 		}
 	}
-	return c.apply(ctx, f, ups)
+	return c.apply(ctx, term, ups)
 }
 
 // apply writes ups with at most maxParallelWrites in flight. A lost
 // compare-and-set or a vanished topic is skipped (the cache will show the
 // newer state); ErrFenced stops the remaining writes.
-func (c *Controller) apply(ctx context.Context, f etcdstore.Fence, ups []update) error {
+func (c *Controller) apply(ctx context.Context, term metadata.Term, ups []update) error {
 	if len(ups) == 0 {
 		return nil
 	}
@@ -168,8 +163,8 @@ func (c *Controller) apply(ctx context.Context, f etcdstore.Fence, ups []update)
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if err := c.write(ctx, f, u); err != nil {
-				if errors.Is(err, etcdstore.ErrFenced) {
+			if err := c.write(ctx, term, u); err != nil {
+				if errors.Is(err, metadata.ErrFenced) {
 					cancel()
 				}
 				mu.Lock()
@@ -182,9 +177,21 @@ func (c *Controller) apply(ctx context.Context, f etcdstore.Fence, ups []update)
 	return errors.Join(errs...)
 }
 
+// reelectReason says why Reelect changed prev into next, for the log.
+func reelectReason(prev, next metadata.PartitionState, l Liveness) string {
+	switch {
+	case prev.Leader != metadata.NoLeader && l.Alive(prev.Leader) && !l.Eligible(prev.Leader):
+		return "controlled shutdown"
+	case next.Leader != prev.Leader:
+		return "leader lost"
+	default:
+		return "isr member lost or shutting down"
+	}
+}
+
 // write stores one decided change, fenced by the term.
-func (c *Controller) write(ctx context.Context, f etcdstore.Fence, u update) error {
-	_, err := c.store.CompareAndSetPartitionFenced(ctx, f, u.topic, u.partition, u.prev.PartitionEpoch, u.next)
+func (c *Controller) write(ctx context.Context, term metadata.Term, u update) error {
+	_, err := term.CompareAndSetPartition(ctx, u.topic, u.partition, u.prev.PartitionEpoch, u.next)
 	switch {
 	case err == nil:
 		c.log.Info("partition state changed", "topic", u.topic, "partition", u.partition, "why", u.why,
@@ -197,53 +204,4 @@ func (c *Controller) write(ctx context.Context, f etcdstore.Fence, u update) err
 	default:
 		return fmt.Errorf("controller: %s-%d (%s): %w", u.topic, u.partition, u.why, err)
 	}
-}
-
-// ElectionType is the kind of election ElectLeader runs, numbered as in
-// Kafka's ElectLeaders request.
-type ElectionType int8
-
-// The election types of ElectLeaders.
-const (
-	// ElectPreferred moves leadership to the first replica (PreferredLeader).
-	ElectPreferred ElectionType = 0
-	// ElectUnclean elects a leader for a partition without a live one,
-	// outside the ISR if need be (UncleanLeader).
-	ElectUnclean ElectionType = 1
-)
-
-// ElectLeader runs one election for topic-partition on behalf of the
-// ElectLeaders API or an operator. It fails with ErrNotController unless
-// this broker is the active controller, metadata.ErrUnknownTopic,
-// ErrElectionNotNeeded, ErrPreferredLeaderNotAvailable,
-// ErrEligibleLeadersNotAvailable, metadata.ErrStaleEpoch (the partition
-// changed meanwhile; retry) or etcdstore.ErrFenced.
-func (c *Controller) ElectLeader(ctx context.Context, typ ElectionType, topic string, partition int32) error {
-	f, err := c.fence()
-	if err != nil {
-		return err
-	}
-	s, ok := c.cache.Partition(topic, partition)
-	if !ok {
-		return fmt.Errorf("controller: elect %s-%d: %w", topic, partition, metadata.ErrUnknownTopic)
-	}
-	alive := c.aliveSet()
-	var next metadata.PartitionState
-	switch typ {
-	case ElectPreferred:
-		next, err = PreferredLeader(s, alive)
-	case ElectUnclean:
-		next, err = UncleanLeader(s, alive)
-	default:
-		err = fmt.Errorf("controller: unknown election type %d", typ)
-	}
-	if err != nil {
-		return fmt.Errorf("controller: elect %s-%d: %w", topic, partition, err)
-	}
-	if _, err := c.store.CompareAndSetPartitionFenced(ctx, f, topic, partition, s.PartitionEpoch, next); err != nil {
-		return fmt.Errorf("controller: elect %s-%d: %w", topic, partition, err)
-	}
-	c.log.Info("leader elected on request", "topic", topic, "partition", partition, "type", typ,
-		"leader", next.Leader, "leader_epoch", next.LeaderEpoch)
-	return nil
 }

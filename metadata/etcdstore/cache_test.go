@@ -6,50 +6,13 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/metadata/etcdstore/etcdtest"
 )
-
-// TestCacheSeesOtherStoresWrites: two Stores on one etcd, as two brokers.
-func TestCacheSeesOtherStoresWrites(t *testing.T) {
-	writer, reader := openStore(t), openStore(t)
-	ctx := testCtx(t)
-	if writer.ClusterID() == "" || writer.ClusterID() != reader.ClusterID() {
-		t.Fatalf("cluster ids %q vs %q", writer.ClusterID(), reader.ClusterID())
-	}
-	rev, err := writer.CreateTopic(ctx, topicOf("shared", 2, 1))
-	if err != nil {
-		t.Fatalf("CreateTopic: %v", err)
-	}
-	if err := reader.Cache().WaitRevision(ctx, rev); err != nil {
-		t.Fatalf("WaitRevision: %v", err)
-	}
-	if _, ok := reader.Cache().Topic("shared"); !ok {
-		t.Fatal("reader does not see the topic")
-	}
-	// Change notification, without waiting on a revision.
-	changed := reader.Cache().Changed()
-	if _, err := writer.CompareAndSetPartition(ctx, "shared", 1, 0,
-		metadata.PartitionState{Replicas: []int32{1}, Leader: metadata.NoLeader, LeaderEpoch: 1, PartitionEpoch: 1}); err != nil {
-		t.Fatalf("CAS: %v", err)
-	}
-	select {
-	case <-changed:
-	case <-ctx.Done():
-		t.Fatal("no change notification")
-	}
-	waitFor(t, reader.Cache(), "leader change", func() bool {
-		ps, _ := reader.Cache().Partition("shared", 1)
-		return ps.Leader == metadata.NoLeader
-	})
-	if _, err := writer.DeleteTopic(ctx, "shared"); err != nil {
-		t.Fatalf("DeleteTopic: %v", err)
-	}
-	waitFor(t, reader.Cache(), "deletion", func() bool { return len(reader.Cache().Topics()) == 0 })
-}
 
 // TestPrefixesAreIsolated: stores with different prefixes share nothing.
 func TestPrefixesAreIsolated(t *testing.T) {
-	a := openAt(t, shared.Endpoints(), prefixFor(t)+"/a")
-	b := openAt(t, shared.Endpoints(), prefixFor(t)+"/a2") // a sibling, not a child
+	a := openAt(t, etcdtest.Endpoints(), etcdtest.Prefix(t)+"/a")
+	b := openAt(t, etcdtest.Endpoints(), etcdtest.Prefix(t)+"/a2") // a sibling, not a child
 	ctx := testCtx(t)
 	rev, err := a.CreateTopic(ctx, topicOf("only-a", 1, 1))
 	if err != nil {
@@ -143,28 +106,6 @@ func TestCacheIgnoresForeignAndBadKeys(t *testing.T) {
 	}
 	if ts := s.Cache().Topics(); len(ts) != 1 {
 		t.Fatalf("topics after re-list = %v", ts)
-	}
-}
-
-// TestWriteAfterCloseFails: a closed store refuses work.
-func TestWriteAfterCloseFails(t *testing.T) {
-	s, err := Open(testCtx(t), shared.Endpoints(), prefixFor(t), testLogger())
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatalf("second Close: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := s.CreateTopic(ctx, topicOf("x", 1, 1)); err == nil {
-		t.Fatal("CreateTopic after Close succeeded")
-	}
-	if err := s.Cache().WaitRevision(ctx, 1<<40); err == nil {
-		t.Fatal("WaitRevision on a closed cache succeeded")
 	}
 }
 

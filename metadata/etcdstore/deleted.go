@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
 )
 
@@ -40,15 +40,14 @@ func (k keys) remoteTopic(id metadata.TopicID) string {
 	return k.root + remoteDir + hex.EncodeToString(id[:]) + "/"
 }
 
-// ErrRemoteTopicDeleted means a remote-segment write named a topic id
-// whose topic was deleted: its remote data is being removed.
-var ErrRemoteTopicDeleted = errors.New("etcdstore: remote segment write for a deleted topic")
-
 // deletedMarkerOps returns the op recording topic (id) as deleted when its
 // remote data may exist: remote storage is enabled in its configs, or
 // remote-segment records exist for its id (tiering was on earlier).
 func (s *Store) deletedMarkerOps(ctx context.Context, name string, rec topicRecord) ([]clientv3.Op, error) {
-	tiered := strings.EqualFold(strings.TrimSpace(rec.Configs["remote.storage.enable"]), "true")
+	tiered, _, err := config.TopicOverrideBool(rec.Configs, "remote.storage.enable")
+	if err != nil {
+		s.log.Warn("etcdstore: unreadable remote.storage.enable; looking for remote records instead", "topic", name, "err", err)
+	}
 	if !tiered {
 		resp, err := s.cli.Get(ctx, s.keys.remoteTopic(rec.ID), clientv3.WithPrefix(), clientv3.WithCountOnly())
 		if err != nil {

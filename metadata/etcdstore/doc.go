@@ -1,7 +1,10 @@
 // Package etcdstore keeps Strata's control-plane metadata in etcd and
-// implements metadata.Store on it. StartEmbedded runs a single-member etcd
-// inside the process for single-node deployments and tests; a cluster
-// points Open at a real etcd.
+// implements metadata.Store, every role of package metadata, on it.
+// StartEmbedded runs a single-member etcd inside the process for
+// single-node deployments and tests; a cluster points Open at a real
+// etcd. Only the broker's composition root opens it; everything else
+// depends on metadata's role interfaces (metadata/memstore implements the
+// same ones in memory, and metadata/metadatatest checks both).
 //
 // # Key layout
 //
@@ -11,7 +14,7 @@
 //	<prefix>/cluster/id             cluster id, 22 base64url chars; created once by a txn
 //	<prefix>/topics/<name>          {"id":"<base64url topic id>","configs":{"k":"v"}} (overrides only)
 //	<prefix>/partitions/<name>/<p>  {"replicas":[1,2],"leader":1,"leaderEpoch":0,"partitionEpoch":0,"isr":[1,2]}
-//	<prefix>/brokers/ids/<id>       {"id":1,"host":"h","port":9092,"rack":"r"}, attached to the broker's lease
+//	<prefix>/brokers/ids/<id>       {"id":1,"host":"h","port":9092,"rack":"r","incarnation":"…","shuttingDown":true}, attached to the broker's lease
 //	<prefix>/producer-ids/next      next free producer id, decimal
 //	<prefix>/controller/election/<lease>  campaign keys of concurrency.Election; the oldest one leads
 //	<prefix>/controller/epoch       controller epoch, decimal; bumped by every elected controller
@@ -34,8 +37,11 @@
 // (the embedded server allows 16384). AddPartitions, SetTopicConfigs,
 // CompareAndSetPartition and AllocateProducerIDs read, then write in a txn
 // guarded by the key's create revision (topic incarnation) or mod
-// revision. Broker keys are ephemeral: a lease with keep-alives, like
-// ZooKeeper's /brokers/ids.
+// revision; a controller Term's compare-and-set adds its fence to the txn
+// (its campaign key's create revision and controller/epoch's value).
+// Broker keys are ephemeral: a lease with keep-alives, like ZooKeeper's
+// /brokers/ids. A controlled shutdown rewrites the key in a txn guarded by
+// its lease (LeaseValue), so only the registration that holds it can.
 //
 // # Visibility
 //
@@ -50,8 +56,14 @@
 // one watch loop (watch.go) that is the only writer of the Cache — it lists
 // the prefix at revision R, watches from R+1, applies each revision's
 // events as one Cache.Apply, and re-lists with backoff when the watch
-// breaks (compaction, lost leader); and one keep-alive drainer per open
-// broker registration (brokers.go). Store.mu guards only the set of open
-// registrations; Store.Close withdraws them, stops the watch and closes
-// the client. Close Stores before the Embedded server they talk to.
+// breaks (compaction, lost leader); one keep-alive drainer per open
+// broker registration (brokers.go); one per WatchController call, ending
+// with its ctx or the store. A controller Term (election.go) owns two
+// goroutines, joined by its Close: one ends the term when the session
+// ends, one when the campaign key is deleted; the session's keep-alives
+// run on the client's context, so a term outlives the ctx of Campaign.
+// Store.mu guards only the set of open registrations; Store.Close
+// withdraws them, stops the watch and closes the client (open terms then
+// end with metadata.ErrSessionLost; their leases expire after the TTL, as
+// after a crash). Close Stores before the Embedded server they talk to.
 package etcdstore

@@ -1,71 +1,28 @@
 package etcdstore
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
-	"os"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/metadata/etcdstore/etcdtest"
 )
 
-// shared is one embedded etcd for the whole package; tests isolate
-// themselves with their own key prefix.
-var shared *Embedded
+// The package's tests share one embedded etcd; each works under its own
+// key prefix (etcdtest.Prefix).
+func TestMain(m *testing.M) { etcdtest.Main(m, StartEmbedded) }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "etcdstore-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	shared, err = StartEmbedded(dir, testLogger())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	shared.Close()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-func testLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
-// testCtx is bounded so a hang fails the test instead of the whole run.
-func testCtx(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// prefixes remembers each running test's prefix; seq makes prefixes
-// unique also across -count repetitions on the one shared server.
 var (
-	prefixes sync.Map // *testing.T → string
-	seq      atomic.Int64
+	testLogger = etcdtest.Logger
+	testCtx    = etcdtest.Context
 )
-
-// prefixFor gives each test its own key space on the shared server; all
-// stores a test opens share it.
-func prefixFor(t *testing.T) string {
-	fresh := fmt.Sprintf("/test/%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), seq.Add(1))
-	p, _ := prefixes.LoadOrStore(t, fresh)
-	return p.(string)
-}
 
 // openStore opens a store on the shared server under the test's prefix.
 func openStore(t *testing.T) *Store {
 	t.Helper()
-	return openAt(t, shared.Endpoints(), prefixFor(t))
+	return openAt(t, etcdtest.Endpoints(), etcdtest.Prefix(t))
 }
 
 func openAt(t *testing.T, endpoints []string, prefix string) *Store {
@@ -96,20 +53,22 @@ func topicOf(name string, n int32, replicas ...int32) metadata.Topic {
 	return t
 }
 
-// waitFor waits on c's change notifications until cond holds.
-func waitFor(t *testing.T, c *metadata.Cache, what string, cond func() bool) {
+// waitClosed waits until ch is closed.
+func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	for {
-		ch := c.Changed()
-		if cond() {
-			return
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		}
+	timer := time.NewTimer(20 * time.Second)
+	defer timer.Stop()
+	select {
+	case <-ch:
+	case <-timer.C:
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// revokeLease ends a lease at once, as its expiry would.
+func revokeLease(t *testing.T, s *Store, lease clientv3.LeaseID) {
+	t.Helper()
+	if _, err := s.cli.Revoke(testCtx(t), lease); err != nil {
+		t.Fatalf("revoke lease %x: %v", int64(lease), err)
 	}
 }

@@ -15,7 +15,7 @@ const (
 	partitionsDir  = "partitions/"
 	brokersDir     = "brokers/ids/"
 	producerIDsKey = "producer-ids/next"
-	// The controller's keys (controller.go): campaign keys of the
+	// The controller's keys (election.go): campaign keys of the
 	// election, the elected controller's record and its epoch counter.
 	controllerElectionDir = "controller/election"
 	controllerLeaderKey   = "controller/leader"

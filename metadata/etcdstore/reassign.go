@@ -19,18 +19,6 @@ import (
 // does not track these keys.
 const reassignmentsDir = "reassignments/"
 
-// Reassignment is one requested partition reassignment: the replica set
-// the partition must end with and the one it had before the first
-// request (kept across re-submissions, so a cancel restores it).
-type Reassignment struct {
-	Topic     string
-	Partition int32
-	Target    []int32
-	Original  []int32
-	// Revision is the key's mod revision (for DeleteReassignment).
-	Revision int64
-}
-
 // reassignmentRecord is the value of reassignments/<topic>/<p>.
 type reassignmentRecord struct {
 	Target   []int32 `json:"target"`
@@ -44,7 +32,7 @@ func (k keys) reassignment(topic string, p int32) string {
 
 // PutReassignment records (or replaces) the reassignment request of one
 // partition.
-func (s *Store) PutReassignment(ctx context.Context, r Reassignment) error {
+func (s *Store) PutReassignment(ctx context.Context, r metadata.Reassignment) error {
 	op := fmt.Sprintf("put reassignment of %s-%d", r.Topic, r.Partition)
 	if err := s.checkOpen(op); err != nil {
 		return err
@@ -59,8 +47,8 @@ func (s *Store) PutReassignment(ctx context.Context, r Reassignment) error {
 	return nil
 }
 
-// Reassignments lists every pending reassignment request.
-func (s *Store) Reassignments(ctx context.Context) ([]Reassignment, error) {
+// Reassignments lists every pending reassignment request, in key order.
+func (s *Store) Reassignments(ctx context.Context) ([]metadata.Reassignment, error) {
 	const op = "list reassignments"
 	if err := s.checkOpen(op); err != nil {
 		return nil, err
@@ -70,7 +58,7 @@ func (s *Store) Reassignments(ctx context.Context) ([]Reassignment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcdstore: %s: %w", op, err)
 	}
-	out := make([]Reassignment, 0, len(resp.Kvs))
+	out := make([]metadata.Reassignment, 0, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		tp := strings.TrimPrefix(string(kv.Key), dir)
 		i := strings.LastIndexByte(tp, '/')
@@ -86,14 +74,14 @@ func (s *Store) Reassignments(ctx context.Context) ([]Reassignment, error) {
 			s.log.Warn("etcdstore: skipping malformed reassignment", "key", string(kv.Key), "err", err)
 			continue
 		}
-		out = append(out, Reassignment{Topic: tp[:i], Partition: int32(p), Target: rec.Target, Original: rec.Original, Revision: kv.ModRevision})
+		out = append(out, metadata.Reassignment{Topic: tp[:i], Partition: int32(p), Target: rec.Target, Original: rec.Original, Revision: kv.ModRevision})
 	}
 	return out, nil
 }
 
 // DeleteReassignment removes a finished reassignment request unless it
 // was replaced since it was listed (its mod revision is no longer r's).
-func (s *Store) DeleteReassignment(ctx context.Context, r Reassignment) error {
+func (s *Store) DeleteReassignment(ctx context.Context, r metadata.Reassignment) error {
 	op := fmt.Sprintf("delete reassignment of %s-%d", r.Topic, r.Partition)
 	if err := s.checkOpen(op); err != nil {
 		return err

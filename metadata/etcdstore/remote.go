@@ -15,10 +15,6 @@ import (
 	"github.com/strata-broker/strata/metadata"
 )
 
-// ErrRemoteFenced means a remote-segment write carried a leader epoch
-// older than one already written for the partition: a deposed leader.
-var ErrRemoteFenced = errors.New("etcdstore: remote segment write fenced by a newer leader epoch")
-
 // Remote-segment metadata (tiered storage) lives under
 //
 //	remote/<topicID hex>/<partition>/fence          highest leader epoch that wrote, 10 digits
@@ -39,7 +35,7 @@ func (k keys) remotePartition(id metadata.TopicID, p int32) string {
 // by name, in name order.
 func (s *Store) ListRemoteSegments(ctx context.Context, id metadata.TopicID, partition int32) (names []string, values [][]byte, err error) {
 	dir := s.keys.remotePartition(id, partition) + "seg/"
-	resp, err := s.cli.Get(ctx, dir, segmentsInOrder...)
+	resp, err := s.cli.Get(ctx, dir, segmentsInOrder()...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("etcdstore: list remote segments: %w", err)
 	}
@@ -47,8 +43,12 @@ func (s *Store) ListRemoteSegments(ctx context.Context, id metadata.TopicID, par
 	return names, values, nil
 }
 
-// segmentsInOrder reads every record under a partition's seg/ prefix, by name.
-var segmentsInOrder = []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend)}
+// segmentsInOrder reads every record under a partition's seg/ prefix, by
+// name. The options are built per call: the closure WithSort returns
+// writes to its captured arguments, so a shared one is a data race.
+func segmentsInOrder() []clientv3.OpOption {
+	return []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend)}
+}
 
 // splitRecords turns the records under dir into names and values.
 func splitRecords(dir string, kvs []*mvccpb.KeyValue) (names []string, values [][]byte) {
@@ -60,9 +60,9 @@ func splitRecords(dir string, kvs []*mvccpb.KeyValue) (names []string, values []
 }
 
 // PutRemoteSegment writes (value != nil) or deletes (value == nil) the
-// record name, fenced by leaderEpoch: ErrRemoteFenced when a newer epoch
-// has written for the partition, ErrRemoteTopicDeleted when the topic was
-// deleted.
+// record name, fenced by leaderEpoch: metadata.ErrRemoteFenced when a
+// newer epoch has written for the partition,
+// metadata.ErrRemoteTopicDeleted when the topic was deleted.
 func (s *Store) PutRemoteSegment(ctx context.Context, id metadata.TopicID, partition int32, name string, value []byte, leaderEpoch int32) error {
 	if leaderEpoch < 0 || name == "" || strings.Contains(name, "/") {
 		return fmt.Errorf("etcdstore: put remote segment %q epoch %d: invalid argument", name, leaderEpoch)
@@ -81,13 +81,13 @@ func (s *Store) PutRemoteSegment(ctx context.Context, id metadata.TopicID, parti
 // ClaimRemoteSegments raises the partition's fence to leaderEpoch and
 // returns its records as of that moment, in name order: a new leader's
 // first step, after which no older leader can add a record it has not
-// seen. ErrRemoteFenced when a newer epoch has written.
+// seen. metadata.ErrRemoteFenced when a newer epoch has written.
 func (s *Store) ClaimRemoteSegments(ctx context.Context, id metadata.TopicID, partition int32, leaderEpoch int32) (names []string, values [][]byte, err error) {
 	if leaderEpoch < 0 {
 		return nil, nil, fmt.Errorf("etcdstore: claim remote segments epoch %d: invalid argument", leaderEpoch)
 	}
 	dir := s.keys.remotePartition(id, partition) + "seg/"
-	resp, err := s.fenced(ctx, id, partition, leaderEpoch, clientv3.OpGet(dir, segmentsInOrder...))
+	resp, err := s.fenced(ctx, id, partition, leaderEpoch, clientv3.OpGet(dir, segmentsInOrder()...))
 	if err != nil {
 		return nil, nil, fmt.Errorf("etcdstore: claim remote segments: %w", err)
 	}
@@ -110,7 +110,7 @@ func (s *Store) fenced(ctx context.Context, id metadata.TopicID, partition int32
 		var rev int64
 		if len(cur.Kvs) > 0 {
 			if string(cur.Kvs[0].Value) > epoch {
-				return nil, fmt.Errorf("%w: epoch %d, fence %s", ErrRemoteFenced, leaderEpoch, cur.Kvs[0].Value)
+				return nil, fmt.Errorf("%w: epoch %d, fence %s", metadata.ErrRemoteFenced, leaderEpoch, cur.Kvs[0].Value)
 			}
 			rev = cur.Kvs[0].ModRevision
 		}
@@ -126,7 +126,7 @@ func (s *Store) fenced(ctx context.Context, id metadata.TopicID, partition int32
 			return resp.Responses[1], nil
 		}
 		if resp.Responses[0].GetResponseRange().GetCount() > 0 {
-			return nil, ErrRemoteTopicDeleted
+			return nil, metadata.ErrRemoteTopicDeleted
 		}
 	}
 	return nil, errors.New("too much contention on the remote fence")

@@ -2,7 +2,6 @@ package etcdstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,10 +11,6 @@ import (
 	"github.com/strata-broker/strata/metadata"
 )
 
-// ErrTopicIDInUse means a topic to restore carries the id of a topic that
-// exists under another name.
-var ErrTopicIDInUse = errors.New("etcdstore: topic id already in use")
-
 // RestoreTopic recreates a topic whose metadata was lost, from what the
 // tier kept in the bucket (disaster recovery): first the remote-segment
 // records of each partition (records[p]: name → value, written fenced at
@@ -23,9 +18,9 @@ var ErrTopicIDInUse = errors.New("etcdstore: topic id already in use")
 // the partition are cleared), then the topic and its partitions with
 // t.ID — not a fresh id, since the objects are keyed by it — in
 // CreateTopic's txn. It fails with metadata.ErrTopicExists when the name
-// is taken and ErrTopicIDInUse when another topic has the id; the records
-// are written only after both checks, and no broker serves the id until
-// the topic exists, so nothing else writes them meanwhile.
+// is taken and metadata.ErrTopicIDInUse when another topic has the id;
+// the records are written only after both checks, and no broker serves
+// the id until the topic exists, so nothing else writes them meanwhile.
 func (s *Store) RestoreTopic(ctx context.Context, t metadata.Topic, records map[int32]map[string][]byte) (int64, error) {
 	op := fmt.Sprintf("restore topic %q", t.Name)
 	if err := s.checkOpen(op); err != nil {
@@ -46,7 +41,7 @@ func (s *Store) RestoreTopic(ctx context.Context, t metadata.Topic, records map[
 			return 0, fmt.Errorf("etcdstore: %s: %w", op, metadata.ErrTopicExists)
 		}
 		if rec, err := decodeTopic(kv.Value); err == nil && rec.ID == t.ID {
-			return 0, fmt.Errorf("etcdstore: %s: %w by %s", op, ErrTopicIDInUse, kv.Key)
+			return 0, fmt.Errorf("etcdstore: %s: %w by %s", op, metadata.ErrTopicIDInUse, kv.Key)
 		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(records)) {

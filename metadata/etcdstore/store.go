@@ -111,10 +111,6 @@ func (s *Store) ClusterID() string { return s.clusterID }
 // loaded before Open returns.
 func (s *Store) Cache() *metadata.Cache { return s.cache }
 
-// Client exposes the underlying etcd client, for packages (such as the
-// controller's election) that need etcd primitives beyond this store.
-func (s *Store) Client() *clientv3.Client { return s.cli }
-
 // Close withdraws open broker registrations, stops the watch, closes the
 // cache and the connection. Idempotent.
 func (s *Store) Close() error {

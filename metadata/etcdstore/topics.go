@@ -205,8 +205,8 @@ func (s *Store) CompareAndSetPartition(ctx context.Context, topic string, partit
 }
 
 // casPartition is CompareAndSetPartition, with the txn also guarded by
-// fence when it is not nil (see CompareAndSetPartitionFenced).
-func (s *Store) casPartition(ctx context.Context, fence *Fence, topic string, partition, prevPartitionEpoch int32, next metadata.PartitionState) (int64, error) {
+// fence when it is not nil (a controller term's write, election.go).
+func (s *Store) casPartition(ctx context.Context, fence *fence, topic string, partition, prevPartitionEpoch int32, next metadata.PartitionState) (int64, error) {
 	op := fmt.Sprintf("set partition %s-%d", topic, partition)
 	if err := s.checkOpen(op); err != nil {
 		return 0, err

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -155,13 +156,22 @@ func TestGroupOffsetsReplicated(t *testing.T) {
 	offsets := kadm.Offsets{}
 	offsets.Add(kadm.Offset{Topic: "replicated-offsets", Partition: 0, At: 17, LeaderEpoch: -1, Metadata: "m0"})
 	offsets.Add(kadm.Offset{Topic: "replicated-offsets", Partition: 1, At: 23, LeaderEpoch: -1, Metadata: "m1"})
-	resp, err := adm.CommitOffsets(groupCtx(t), group, offsets)
-	if err == nil {
-		err = resp.Error()
-	}
-	if err != nil {
-		t.Fatalf("commit: %v", err)
-	}
+	// The coordinator's metadata may not have the new topic yet
+	// (UNKNOWN_TOPIC_OR_PARTITION for a moment): commit again, as a
+	// consumer retries its commit.
+	waitUntil(t, "offsets committed", 20*time.Second, func() bool {
+		resp, err := adm.CommitOffsets(groupCtx(t), group, offsets)
+		if err == nil {
+			err = resp.Error()
+		}
+		if errors.Is(err, kerr.UnknownTopicOrPartition) {
+			return false
+		}
+		if err != nil {
+			t.Fatalf("commit: %v", err)
+		}
+		return true
+	})
 
 	d := topicDetail(t, adm, "__consumer_offsets")
 	for p, pd := range d.Partitions {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/tier/local"
@@ -150,7 +151,8 @@ type manifest struct {
 }
 
 // topicCache is implemented by metadata stores that cache the topics
-// (etcdstore.Store); the manifest then carries the topic's description.
+// (etcdstore and memstore); the manifest then carries the topic's
+// description.
 type topicCache interface{ Cache() *metadata.Cache }
 
 func (m *Manager) writeManifest(ctx context.Context, pi PartitionInfo, segs []Segment) error {
@@ -226,7 +228,18 @@ func (m *Manager) cleanOrphans(ctx context.Context, pi PartitionInfo) error {
 		}
 	}
 	prefix := dir(pi.Topic, pi.TopicID, pi.Partition)
-	cutoff := m.opts.Now().Add(-m.opts.OrphanGrace)
+	// Object deletes are not fenced by leader epoch. Objects written after
+	// the view was loaded may be a newer leader's copy in flight, which
+	// this view cannot know; only those older than the view by the grace
+	// period count as orphans, so a deposed leader's late pass never
+	// deletes them.
+	m.mu.Lock()
+	var loaded time.Time
+	if v, ok := m.parts[pkey{pi.TopicID, pi.Partition}]; ok {
+		loaded = v.loaded
+	}
+	m.mu.Unlock()
+	cutoff := loaded.Add(-m.opts.OrphanGrace)
 	for obj, err := range m.store.List(ctx, prefix) {
 		if err != nil {
 			return fmt.Errorf("remote: list %s: %w", prefix, err)

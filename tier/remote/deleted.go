@@ -12,19 +12,6 @@ import (
 	"github.com/strata-broker/strata/tier/objstore"
 )
 
-// DeletedTopicStore is what the deleted-topic sweep needs of the metadata
-// store (implemented by etcdstore.Store): the markers DeleteTopic leaves
-// for tiered topics, and removal of a topic id's remote records.
-type DeletedTopicStore interface {
-	// ListDeletedTopics returns the deleted topics whose remote data may
-	// remain, by id, with their names.
-	ListDeletedTopics(ctx context.Context) (ids []metadata.TopicID, topics []string, err error)
-	// DeleteRemoteTopic removes every remote-segment record of the id.
-	DeleteRemoteTopic(ctx context.Context, id metadata.TopicID) error
-	// ForgetDeletedTopic removes the id's marker.
-	ForgetDeletedTopic(ctx context.Context, id metadata.TopicID) error
-}
-
 // Sweeper removes the remote data of deleted topics: every object under
 // "<topic>-<topicID hex>/" and every remote-segment record of the id.
 // Every broker may run one; they race safely because each step is
@@ -39,12 +26,12 @@ type DeletedTopicStore interface {
 // metadata view is touched only under Manager.mu.
 type Sweeper struct {
 	m    *Manager
-	meta DeletedTopicStore
+	meta metadata.DeletedTopics
 	seen map[metadata.TopicID]time.Time // first sweep of each marker
 }
 
 // NewSweeper returns a sweeper over m's object store and meta.
-func NewSweeper(m *Manager, meta DeletedTopicStore) *Sweeper {
+func NewSweeper(m *Manager, meta metadata.DeletedTopics) *Sweeper {
 	return &Sweeper{m: m, meta: meta, seen: map[metadata.TopicID]time.Time{}}
 }
 

@@ -11,12 +11,9 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
-	"github.com/strata-broker/strata/metadata/etcdstore"
-	"github.com/strata-broker/strata/test/harness"
+	"github.com/strata-broker/strata/metadata/memstore"
 	"github.com/strata-broker/strata/tier/local"
 	"github.com/strata-broker/strata/tier/objstore"
 	"github.com/strata-broker/strata/tier/objstore/localdir"
@@ -25,7 +22,7 @@ import (
 )
 
 // TestDeletedTopicSweep: a tiered topic is copied to a local-directory
-// store with its records in a real etcd, then deleted. The sweep waits
+// store with its records in the metadata store, then deleted. The sweep waits
 // while this broker still holds the partition, then deletes every object
 // under the topic's prefix and every remote record; a late object (a copy
 // in flight at deletion time) is removed by a later pass, the marker only
@@ -35,11 +32,7 @@ func TestDeletedTopicSweep(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
 	quiet := slog.New(slog.DiscardHandler)
-	etcd := harness.StartEtcd(t)
-	st, err := etcdstore.Open(ctx, []string{etcd.Endpoint()}, "/sweep", quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := memstore.New()
 	defer st.Close()
 	one := map[int32]metadata.PartitionState{0: {Replicas: []int32{1}, Leader: 1, ISR: []int32{1}}}
 	topic := metadata.Topic{Name: "gone", Configs: map[string]string{"remote.storage.enable": "true"}, Partitions: one}
@@ -97,7 +90,7 @@ func TestDeletedTopicSweep(t *testing.T) {
 	if _, err := st.DeleteTopic(ctx, "gone"); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutRemoteSegment(ctx, id, 0, "late", []byte("{}"), 0); !errors.Is(err, etcdstore.ErrRemoteTopicDeleted) {
+	if err := st.PutRemoteSegment(ctx, id, 0, "late", []byte("{}"), 0); !errors.Is(err, metadata.ErrRemoteTopicDeleted) {
 		t.Fatalf("record write after deletion: %v", err)
 	}
 	sw := remote.NewSweeper(m, st)
@@ -115,8 +108,8 @@ func TestDeletedTopicSweep(t *testing.T) {
 	if n := countObjects(t, store, prefix); n != 0 {
 		t.Fatalf("%d objects left after the sweep", n)
 	}
-	if n := countRemoteKeys(t, etcd.Endpoint(), id); n != 0 {
-		t.Fatalf("%d remote records left in etcd", n)
+	if names, _, err := st.ListRemoteSegments(ctx, id, 0); err != nil || len(names) != 0 {
+		t.Fatalf("remote records left: %v %v", names, err)
 	}
 	if ids, _, err := st.ListDeletedTopics(ctx); err != nil || len(ids) != 1 {
 		t.Fatalf("marker forgotten before the grace: %v %v", ids, err)
@@ -167,19 +160,4 @@ func countObjects(t *testing.T, s objstore.ObjectStore, prefix string) int {
 		n++
 	}
 	return n
-}
-
-// countRemoteKeys counts every etcd key of the topic id's remote records.
-func countRemoteKeys(t *testing.T, endpoint string, id metadata.TopicID) int {
-	t.Helper()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	resp, err := cli.Get(context.Background(), fmt.Sprintf("/sweep/remote/%x/", id[:]), clientv3.WithPrefix(), clientv3.WithCountOnly())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return int(resp.Count)
 }

@@ -22,9 +22,9 @@
 //
 // # Metadata
 //
-// One Segment record (JSON) per copy lives in a MetaStore (etcd in the
-// broker, see metadata/etcdstore/remote.go), keyed by "<base:020>-<copyID>"
-// and written with leader-epoch fencing. A copy moves through
+// One Segment record (JSON) per copy lives in the metadata store's
+// metadata.RemoteSegments (etcd in the broker, memstore in tests), keyed
+// by "<base:020>-<copyID>" and written with leader-epoch fencing. A copy moves through
 // COPY_STARTED → COPY_FINISHED → DELETE_STARTED → DELETE_FINISHED; only
 // finished copies are read or allow deleting the local segment. Records in
 // DELETE_FINISHED are pruned except the finished copy with the highest end
@@ -32,20 +32,32 @@
 // interrupted copy (never finished) is deleted and pruned.
 //
 // A leader claims the partition's records once per leader epoch before
-// its first copy or clean-up (MetaStore.ClaimRemoteSegments: raise the
+// its first copy or clean-up (ClaimRemoteSegments: raise the
 // fence, read the records, in one step). A view read earlier, as a
 // follower, can miss a copy the deposed leader finished after it; after
 // the claim no older epoch can write, so nothing is copied twice.
 //
 // # Reads
 //
-// The broker routes a read with one visible predicate,
-// broker/partition.(*Partition).IsCold: the offset is below the local log
-// start and a finished copy holds it. Reader.Read locates the copy, finds
-// the position with the copy's offset index (kept in memory; a read at the
-// copy's base offset starts at position 0 and needs none), fetches the
-// .log object in ChunkSize ranged GETs into the chunk cache and returns
-// whole batches as a region of a cached chunk. The cache has two tiers:
+// The broker routes a read with one visible offset check,
+// broker/partition.(*Partition).Locate: an offset below the local log
+// start of a tiered partition is cold, anything else hot (no I/O). For a
+// cold offset, Reader.Locate finds the finished copy holding it in the
+// partition's cached metadata view. Predicates and look-ups on the view
+// (LogStartOffset, HighestOffset, MayDeleteLocal) never do I/O, and
+// neither does Locate for a copy the view holds (copies are immutable).
+// The metadata store is listed only by an explicit Refresh, by the
+// manager's passes (which keep every view fresh), and by Locate when the
+// view was never loaded, or is older than the task interval and holds no
+// copy of the offset: under the caller's context, capped at 5 s. A failed
+// reload is ErrMetadataUnavailable (retriable; the broker answers
+// REPLICA_NOT_AVAILABLE, as Kafka does while a partition's remote metadata
+// is not ready); an offset no finished copy holds is ErrNotTiered
+// (OFFSET_OUT_OF_RANGE). ReadSegment then finds the position with the
+// copy's offset index (kept in memory; a read at the copy's base offset
+// starts at position 0 and needs none), fetches the .log object in
+// ChunkSize ranged GETs into the chunk cache and returns whole batches as
+// a region of a cached chunk. The cache has two tiers:
 // every fill lands in memory (remote.log.reader.memory.bytes, LRU, buffers
 // reused), whose regions go out with write(2); a chunk filled again after
 // it left memory also goes to disk (remote.log.reader.cache.bytes, LRU),
@@ -82,8 +94,8 @@
 //
 // A Sweeper (deleted.go), run by every broker next to Manager.Run on its
 // own goroutine, removes the objects and records of deleted topics from
-// the markers DeleteTopic leaves in etcd; each step is idempotent, so
-// brokers may race.
+// the markers DeleteTopic leaves (metadata.DeletedTopics); each step is
+// idempotent, so brokers may race.
 //
 // Manager.mu guards the per-partition metadata view (parts), which the
 // reader consults from fetch goroutines. The Reader bounds concurrent

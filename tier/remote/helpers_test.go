@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/metadata/memstore"
 	"github.com/strata-broker/strata/tier/local"
 	"github.com/strata-broker/strata/tier/objstore"
 	"github.com/strata-broker/strata/tier/objstore/localdir"
@@ -26,7 +27,7 @@ type fixture struct {
 	t     *testing.T
 	log   *local.Log
 	store objstore.ObjectStore
-	meta  *MemMeta
+	meta  *memstore.Store
 	cfg   *config.Topic
 	id    metadata.TopicID
 	epoch atomic.Int32
@@ -49,7 +50,8 @@ func newFixture(t *testing.T, store objstore.ObjectStore) *fixture {
 		}
 		store = s
 	}
-	f := &fixture{t: t, log: l, store: store, meta: NewMemMeta(), id: metadata.TopicID{1, 2, 3}, data: map[int64][]byte{}}
+	f := &fixture{t: t, log: l, store: store, meta: memstore.New(), id: metadata.TopicID{1, 2, 3}, data: map[int64][]byte{}}
+	t.Cleanup(func() { f.meta.Close() })
 	f.cfg = &config.Topic{RemoteStorageEnable: true, RetentionMs: -1, RetentionBytes: -1, LocalRetentionMs: -2, LocalRetentionBytes: 0}
 	f.epoch.Store(1)
 	f.now.Store(time.Now().UnixMilli()) // object mod times use the real clock

@@ -88,7 +88,7 @@ func (o *Options) fill() {
 // the metadata view the reader uses.
 type Manager struct {
 	store  objstore.ObjectStore
-	meta   MetaStore
+	meta   metadata.RemoteSegments
 	src    Source
 	opts   Options
 	log    *slog.Logger
@@ -120,7 +120,7 @@ type view struct {
 }
 
 // New returns a manager over store and meta for the partitions of src.
-func New(store objstore.ObjectStore, meta MetaStore, src Source, opts Options) (*Manager, error) {
+func New(store objstore.ObjectStore, meta metadata.RemoteSegments, src Source, opts Options) (*Manager, error) {
 	if store == nil || meta == nil || src == nil {
 		return nil, errors.New("remote: nil store, metadata or source")
 	}
@@ -328,7 +328,7 @@ func (m *Manager) refresh(ctx context.Context, id metadata.TopicID, p int32, top
 	return m.load(pkey{id, p}, topic, names, vals, -1, start), nil
 }
 
-// claim loads a leader's view through MetaStore.ClaimRemoteSegments once
+// claim loads a leader's view through ClaimRemoteSegments once
 // per leader epoch, before its first copy: a view read before the fence
 // was raised may miss a copy the deposed leader finished late, and
 // copying from it would record that range twice.

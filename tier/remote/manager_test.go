@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/strata-broker/strata/metadata"
 )
 
 func sealed(f *fixture) int {
@@ -86,7 +88,7 @@ func TestNewLeaderResumesWithoutGapOrDuplicate(t *testing.T) {
 		}
 	}
 	// The deposed leader's writes are fenced.
-	if err := f.meta.PutRemoteSegment(context.Background(), f.id, 0, "x", []byte("{}"), 1); !errors.Is(err, ErrFenced) {
+	if err := f.meta.PutRemoteSegment(context.Background(), f.id, 0, "x", []byte("{}"), 1); !errors.Is(err, metadata.ErrRemoteFenced) {
 		t.Fatalf("epoch-1 write after epoch 2: %v", err)
 	}
 }
@@ -117,7 +119,7 @@ func TestNewLeaderDoesNotRepeatLateCopy(t *testing.T) {
 		t.Fatalf("%d finished copies after failover, %d before", len(segs), len(before))
 	}
 	// The claim fenced the deposed leader.
-	if err := f.meta.PutRemoteSegment(ctx, f.id, 0, "x", []byte("{}"), 1); !errors.Is(err, ErrFenced) {
+	if err := f.meta.PutRemoteSegment(ctx, f.id, 0, "x", []byte("{}"), 1); !errors.Is(err, metadata.ErrRemoteFenced) {
 		t.Fatalf("epoch-1 write after the epoch-2 claim: %v", err)
 	}
 }

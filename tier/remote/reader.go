@@ -18,13 +18,20 @@ import (
 // ErrNotTiered means no finished remote copy holds the offset.
 var ErrNotTiered = errors.New("remote: offset not in the tier")
 
+// ErrMetadataUnavailable means a partition's remote-segment metadata could
+// not be loaded to answer a read; it is retriable (Kafka answers a read
+// whose remote metadata is not ready with REPLICA_NOT_AVAILABLE).
+var ErrMetadataUnavailable = errors.New("remote: segment metadata not available")
+
 // ErrCorrupt means a remote object does not hold what its record says.
 var ErrCorrupt = errors.New("remote: corrupt remote segment")
 
 // maxIndexes bounds the offset indexes kept in memory.
 const maxIndexes = 256
 
-// refreshTimeout bounds a metadata reload on the read path.
+// refreshTimeout bounds a metadata reload on the read path, within the
+// caller's context: a request without a deadline of its own does not
+// wait on an unreachable metadata store for longer.
 const refreshTimeout = 5 * time.Second
 
 // Reader serves cold reads from finished remote copies.
@@ -98,40 +105,55 @@ func (s Slice) Bytes() ([]byte, error) {
 // Release lets the chunk go; call once the bytes were written.
 func (s Slice) Release() { s.ref.release() }
 
-// Covers reports whether a finished remote copy holds offset, reloading
-// the partition's metadata when it is older than the task interval.
-func (r *Reader) Covers(id metadata.TopicID, partition int32, offset int64) bool {
-	_, ok := r.locate(id, partition, offset)
-	return ok
-}
-
-func (r *Reader) locate(id metadata.TopicID, partition int32, offset int64) (Segment, bool) {
+// Locate returns the finished remote copy holding offset, from the
+// partition's cached metadata view: copies are immutable, so a copy the
+// view holds is answered without I/O. Only when the view was never loaded,
+// or holds no copy of offset and is older than the task interval, is it
+// reloaded first (one list of the metadata store, under ctx and at most
+// refreshTimeout); a failed reload is ErrMetadataUnavailable, wrapping its
+// cause. ErrNotTiered when no finished copy holds offset.
+func (r *Reader) Locate(ctx context.Context, id metadata.TopicID, partition int32, offset int64) (Segment, error) {
 	r.m.mu.Lock()
 	v, ok := r.m.parts[pkey{id, partition}]
 	stale := !ok || r.m.opts.Now().Sub(v.loaded) > r.m.opts.Interval
 	r.m.mu.Unlock()
-	var segs []Segment
-	if stale {
-		ctx, cancel := context.WithTimeout(r.ctx, refreshTimeout)
-		s, err := r.m.refresh(ctx, id, partition, "")
-		cancel()
-		if err != nil && ok {
-			s = v.segs
-		}
-		segs = s
-	} else {
-		segs = v.segs
-	}
-	for _, s := range segs {
-		if s.State == CopyFinished && s.BaseOffset <= offset && offset <= s.EndOffset {
-			return s, true
+	if ok {
+		seg, err := covering(v.segs, offset)
+		if err == nil || !stale {
+			return seg, err
 		}
 	}
-	return Segment{}, false
+	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+	defer cancel()
+	segs, err := r.m.refresh(ctx, id, partition, "")
+	if err != nil {
+		return Segment{}, fmt.Errorf("%w: %w", ErrMetadataUnavailable, err)
+	}
+	return covering(segs, offset)
 }
 
-// LogStartOffset is the first offset held remotely, from the loaded
-// metadata; false when nothing is.
+// Refresh reloads a partition's metadata view (one list of the metadata
+// store); every look-up other than Locate answers from the view only.
+func (r *Reader) Refresh(ctx context.Context, id metadata.TopicID, partition int32) error {
+	if _, err := r.m.refresh(ctx, id, partition, ""); err != nil {
+		return fmt.Errorf("%w: %w", ErrMetadataUnavailable, err)
+	}
+	return nil
+}
+
+// covering finds the finished copy holding offset in segs.
+func covering(segs []Segment, offset int64) (Segment, error) {
+	for _, s := range segs {
+		if s.State == CopyFinished && s.BaseOffset <= offset && offset <= s.EndOffset {
+			return s, nil
+		}
+	}
+	return Segment{}, fmt.Errorf("offset %d: %w", offset, ErrNotTiered)
+}
+
+// LogStartOffset is the first offset held remotely, from the cached
+// metadata view (no I/O); false when nothing is, or the view was never
+// loaded.
 func (r *Reader) LogStartOffset(id metadata.TopicID, partition int32) (int64, bool) {
 	segs, _ := r.m.segments(id, partition)
 	fin := finished(segs)
@@ -142,7 +164,8 @@ func (r *Reader) LogStartOffset(id metadata.TopicID, partition int32) (int64, bo
 }
 
 // HighestOffset is the last offset held remotely (KIP-1005 latest
-// tiered); false when nothing is.
+// tiered), from the cached metadata view (no I/O); false when nothing is,
+// or the view was never loaded.
 func (r *Reader) HighestOffset(id metadata.TopicID, partition int32) (int64, bool) {
 	segs, _ := r.m.segments(id, partition)
 	end, ok := int64(-1), false
@@ -152,13 +175,23 @@ func (r *Reader) HighestOffset(id metadata.TopicID, partition int32) (int64, boo
 	return end, ok
 }
 
-// Read returns whole batches from the remote copy holding offset: the
-// batch containing offset first, then more up to maxBytes (at least one
-// batch). The bytes are a region of a cached chunk, in memory or on disk.
+// Read returns whole batches from the remote copy holding offset (see
+// Locate and ReadSegment).
 func (r *Reader) Read(ctx context.Context, id metadata.TopicID, partition int32, offset int64, maxBytes int) (Slice, error) {
-	seg, ok := r.locate(id, partition, offset)
-	if !ok {
-		return Slice{}, ErrNotTiered
+	seg, err := r.Locate(ctx, id, partition, offset)
+	if err != nil {
+		return Slice{}, err
+	}
+	return r.ReadSegment(ctx, seg, offset, maxBytes)
+}
+
+// ReadSegment returns whole batches from seg, a finished copy holding
+// offset (from Locate): the batch containing offset first, then more up to
+// maxBytes (at least one batch). The bytes are a region of a cached chunk,
+// in memory or on disk.
+func (r *Reader) ReadSegment(ctx context.Context, seg Segment, offset int64, maxBytes int) (Slice, error) {
+	if offset < seg.BaseOffset || offset > seg.EndOffset {
+		return Slice{}, fmt.Errorf("offset %d outside copy %s: %w", offset, seg.Name(), ErrNotTiered)
 	}
 	// A read at the copy's base offset (a consumer moving on from the
 	// copy before) starts at position 0 and needs no offset index: one

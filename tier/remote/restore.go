@@ -203,7 +203,7 @@ func (bt BucketTopic) MaxEpoch(p int32) int32 {
 }
 
 // Records returns partition p's copies as metadata records (name →
-// JSON), ready for MetaStore.PutRemoteSegment.
+// JSON), ready for metadata.RemoteSegments.PutRemoteSegment.
 func (bt BucketTopic) Records(p int32) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, s := range bt.Copies[p] {

@@ -15,6 +15,15 @@ func effective(localV, total int64) int64 {
 
 // expireLocal deletes the oldest sealed local segments past
 // local.retention.ms/bytes, but only those a finished remote copy covers.
+//
+// It needs no role or leader epoch, so pi being a stale snapshot (the
+// partition changed leader since) is harmless: every replica applies local
+// retention, as in Kafka, and what it deletes is bounded by the copies
+// recorded COPY_FINISHED. Each such record was written fenced by the
+// copying leader's epoch (a deposed leader's write fails once the new one
+// has claimed the partition) and covers only data below that leader's
+// high watermark, which every replica holds alike; copies are immutable,
+// so a view older than the latest only under-counts.
 func (m *Manager) expireLocal(pi PartitionInfo) error {
 	deleteBefore := m.localExpiry(pi)
 	if deleteBefore < 0 {

@@ -1,0 +1,192 @@
+package handler
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/broker/group"
+	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/broker/wire"
+	"github.com/strata-broker/strata/config"
+	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/metadata/memstore"
+)
+
+// testBroker is one broker in-process, for handler tests: its Env over a
+// memstore (the metadata store every handler test shares through a
+// Backend, as brokers share etcd), a partition manager in a temporary
+// directory and a group coordinator, with no network. Requests go through
+// the registration table and their responses through the wire encoding, so
+// a test sees what a client would.
+type testBroker struct {
+	env   *Env
+	store *memstore.Store
+	corr  int32
+}
+
+// brokerOpts tune newTestBroker; the zero value is broker 1 with Kafka's
+// defaults on a fresh backend.
+type brokerOpts struct {
+	id      int32             // node.id (0: 1)
+	backend *memstore.Backend // shared metadata (nil: a fresh one)
+	config  map[string]string // broker keys, as in server.properties
+}
+
+// newTestBroker starts a broker: registered in the metadata store,
+// following metadata changes (partition manager and group coordinator),
+// stopped at the end of the test.
+func newTestBroker(t testing.TB, o brokerOpts) *testBroker {
+	t.Helper()
+	if o.id == 0 {
+		o.id = 1
+	}
+	if o.backend == nil {
+		o.backend = memstore.NewBackend()
+	}
+	kv := map[string]string{"node.id": fmt.Sprint(o.id), "log.dirs": t.TempDir(), "metrics.listener": ""}
+	for k, v := range o.config {
+		kv[k] = v
+	}
+	cfg, err := config.Parse(kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	store := o.backend.Open()
+	t.Cleanup(func() { _ = store.Close() })
+	self := metadata.Broker{ID: o.id, Host: "127.0.0.1", Port: 9092 + o.id, Rack: cfg.Rack}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	reg, err := store.RegisterBroker(ctx, self, time.Duration(cfg.BrokerSessionTimeoutMs)*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reg.Close() })
+	parts, err := partition.NewManager(cfg, store.Cache(), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := group.New(group.ConfigFrom(cfg), log)
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{}, 2)
+	go func() { parts.Run(runCtx); done <- struct{}{} }()
+	go func() { groups.Run(runCtx, o.id, store.Cache(), parts); done <- struct{}{} }()
+	t.Cleanup(func() {
+		stop()
+		_ = groups.Close()
+		<-done
+		<-done
+		_ = parts.Close()
+	})
+	env := &Env{
+		Cfg: cfg, Store: store, Cache: store.Cache(), Partitions: parts, Groups: groups,
+		Log: log, Metrics: NewMetrics(prometheus.NewRegistry()), Self: self,
+	}
+	return &testBroker{env: env, store: store}
+}
+
+// do sends req (at its version, or the table's highest when it is 0 and
+// useMax) through the table and returns the response as a client decodes
+// it, nil for none (acks=0). A handler's Go error fails the test: it
+// means the connection would be closed.
+func (b *testBroker) do(t testing.TB, req kmsg.Request) kmsg.Response {
+	t.Helper()
+	resp, err := b.try(req)
+	if err != nil {
+		t.Fatalf("%s v%d: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), err)
+	}
+	return resp
+}
+
+// try is do returning the handler's error (the connection would close).
+func (b *testBroker) try(req kmsg.Request) (kmsg.Response, error) {
+	api, ok := Lookup(req.Key())
+	if !ok {
+		return nil, fmt.Errorf("api %d not registered", req.Key())
+	}
+	if !Supported(req.Key(), req.GetVersion()) {
+		return nil, fmt.Errorf("version %d not served (%d-%d)", req.GetVersion(), api.Min, api.Max)
+	}
+	b.corr++
+	h := wire.Header{Key: req.Key(), Version: req.GetVersion(), CorrelationID: b.corr, ClientID: "handler-test"}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := api.Fn(ctx, b.env, &Request{Header: h, Body: req, Bytes: 64})
+	if err != nil {
+		return nil, err
+	}
+	if res.Later != nil {
+		res = res.Later(ctx)
+	}
+	if res.Resp == nil {
+		return nil, nil
+	}
+	f, err := wire.EncodeResponse(h.CorrelationID, res.Resp, res.Marker, res.Regions)
+	if err != nil {
+		return nil, err
+	}
+	return decodeFrame(req, f)
+}
+
+// decodeFrame writes f as the connection would and decodes it as a
+// client: the records of file regions are read from their files.
+func decodeFrame(req kmsg.Request, f *wire.Frame) (kmsg.Response, error) {
+	client, server := net.Pipe()
+	werr := make(chan error, 1)
+	go func() {
+		err := wire.WriteFrame(server, f)
+		_ = server.Close()
+		werr <- err
+	}()
+	raw, err := io.ReadAll(client)
+	if err != nil {
+		return nil, err
+	}
+	if err := <-werr; err != nil {
+		return nil, err
+	}
+	if len(raw) < 8 || int(binary.BigEndian.Uint32(raw)) != len(raw)-4 {
+		return nil, fmt.Errorf("response frame of %d bytes announces %d", len(raw), binary.BigEndian.Uint32(raw))
+	}
+	resp := req.ResponseKind()
+	resp.SetVersion(req.GetVersion())
+	r := kbin.Reader{Src: raw[8:]}
+	if resp.IsFlexible() && req.Key() != int16(kmsg.ApiVersions) {
+		kmsg.SkipTags(&r)
+	}
+	if err := resp.ReadFrom(r.Src); err != nil {
+		return nil, fmt.Errorf("decode %s response: %w", kmsg.NameForKey(req.Key()), err)
+	}
+	return resp, nil
+}
+
+// createTopic creates a topic through CreateTopics and fails the test on
+// any error code.
+func (b *testBroker) createTopic(t testing.TB, name string, partitions int32, configs map[string]string) {
+	t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.SetVersion(7)
+	req.TimeoutMillis = 5000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, partitions, 1
+	for k, v := range configs {
+		c := kmsg.NewCreateTopicsRequestTopicConfig()
+		c.Name, c.Value = k, kmsg.StringPtr(v)
+		rt.Configs = append(rt.Configs, c)
+	}
+	req.Topics = append(req.Topics, rt)
+	resp := b.do(t, req).(*kmsg.CreateTopicsResponse)
+	if code := resp.Topics[0].ErrorCode; code != 0 {
+		t.Fatalf("create topic %s: error %d %v", name, code, resp.Topics[0].ErrorMessage)
+	}
+}
