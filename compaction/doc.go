@@ -48,9 +48,10 @@
 // active idempotent producer (kept empty so its sequence survives). A
 // cleaned segment keeps the first replaced segment's base as its name
 // even when its first batch starts later, and may end before the replaced
-// segments did or hold no batch at all; the swap records the replaced
-// range itself, and reads step over such gaps to the next batch. Empty
-// segments join the next pass's groups and are merged away.
+// segments did or hold no batch at all: ReplaceSegments records the
+// replaced range for crash recovery, and reads step over such gaps to the
+// next batch. Empty segments join the next pass's groups and are merged
+// away.
 //
 // Tombstones (null values) follow KIP-534: the first pass that keeps a
 // tombstone stamps its batch with a delete horizon (now +
