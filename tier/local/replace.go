@@ -151,6 +151,9 @@ func (l *Log) replaceLocked(old []SegmentInfo, cleaned *segment.Segment) (commit
 	if err := writeSwapEnd(endPath, max(last.NextOffset, last.BaseOffset+1)); err != nil {
 		return false, fmt.Errorf("replace segments from %d: %w", old[0].BaseOffset, err)
 	}
+	if err := hook("swap-end"); err != nil {
+		return false, errors.Join(err, removeFile(endPath))
+	}
 	if err := cleaned.RenameSuffix(SwapFileSuffix); err != nil {
 		return false, errors.Join(fmt.Errorf("replace segments from %d: %w", old[0].BaseOffset, err), removeFile(endPath))
 	}

@@ -370,16 +370,9 @@ func crashDuringSwap(t *testing.T, keep keepFunc, short bool) {
 	}
 	name := func(base int64, suffix string) string { return filepath.Base(segment.FileName("", base, suffix)) }
 	b0 := old[0].BaseOffset
-	// Commit in progress: indexes renamed to .swap one by one, .log not yet.
-	d := copyDir(t, dir)
-	rename(d, name(b0, segment.IndexSuffix+CleanedFileSuffix), name(b0, segment.IndexSuffix+SwapFileSuffix))
-	states = append(states, state{"index renamed to swap", d, false})
-	d = copyDir(t, d)
-	rename(d, name(b0, segment.TimeIndexSuffix+CleanedFileSuffix), name(b0, segment.TimeIndexSuffix+SwapFileSuffix))
-	states = append(states, state{"both indexes renamed to swap", d, false})
 
 	replaceHook = func(step string) error {
-		states = append(states, state{step, copyDir(t, dir), true})
+		states = append(states, state{step, copyDir(t, dir), step != "swap-end"})
 		return nil
 	}
 	t.Cleanup(func() { replaceHook = nil })
@@ -387,11 +380,21 @@ func crashDuringSwap(t *testing.T, keep keepFunc, short bool) {
 		t.Fatal(err)
 	}
 	replaceHook = nil
+	// Commit in progress: indexes renamed to .swap one by one, .log not yet.
+	if states[1].name != "swap-end" {
+		t.Fatalf("second state %q", states[1].name)
+	}
+	d := copyDir(t, states[1].dir)
+	rename(d, name(b0, segment.IndexSuffix+CleanedFileSuffix), name(b0, segment.IndexSuffix+SwapFileSuffix))
+	states = append(states, state{"index renamed to swap", d, false})
+	d = copyDir(t, d)
+	rename(d, name(b0, segment.TimeIndexSuffix+CleanedFileSuffix), name(b0, segment.TimeIndexSuffix+SwapFileSuffix))
+	states = append(states, state{"both indexes renamed to swap", d, false})
 	// Between "deleted-1" and "deleted-2": one old segment's .log gone,
 	// its indexes still there.
 	for _, s := range states {
 		if s.name == "deleted-1" {
-			d := copyDir(t, s.dir)
+			d = copyDir(t, s.dir)
 			if err := os.Remove(filepath.Join(d, name(old[2].BaseOffset, segment.LogSuffix))); err != nil {
 				t.Fatal(err)
 			}
