@@ -1,0 +1,217 @@
+package handler
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/broker/group"
+	"github.com/strata-broker/strata/metadata/memstore"
+)
+
+// scene is what one row of an API's test table runs against: brokers in
+// process on one metadata backend (b is the one requests go to) and what
+// the row's setup made, for its request to name.
+type scene struct {
+	b       *testBroker
+	brokers []*testBroker // b first
+	backend *memstore.Backend
+	members []*groupMember // formed by setup, in join order
+}
+
+// sceneOpts shape a scene: how many brokers, their configuration, and
+// whether the group coordinators are ready (__consumer_offsets created
+// and loaded) before the row's setup runs.
+type sceneOpts struct {
+	brokers int               // 0: 1
+	config  map[string]string // broker keys of every broker
+	groups  bool
+}
+
+// newScene starts the brokers 1..n of o on a fresh backend. With groups,
+// __consumer_offsets gets one partition per broker (offsets.topic.num.
+// partitions, unless o.config says otherwise) and every coordinator has
+// loaded the partitions it leads.
+func newScene(t *testing.T, o sceneOpts) *scene {
+	t.Helper()
+	n := max(o.brokers, 1)
+	s := &scene{backend: memstore.NewBackend()}
+	cfg := map[string]string{"offsets.topic.num.partitions": strconv.Itoa(n)}
+	for k, v := range o.config {
+		cfg[k] = v
+	}
+	for id := range int32(n) {
+		s.brokers = append(s.brokers, newTestBroker(t, brokerOpts{id: id + 1, backend: s.backend, config: cfg}))
+	}
+	s.b = s.brokers[0]
+	if o.groups {
+		s.awaitCoordinators(t)
+	}
+	return s
+}
+
+// awaitCoordinators creates __consumer_offsets (through FindCoordinator)
+// and waits until every broker has loaded the partitions it leads. It
+// runs in a synctest bubble, where the waits cost no real time.
+func (s *scene) awaitCoordinators(t *testing.T) {
+	t.Helper()
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.CoordinatorKey = "any"
+	if resp := s.b.do(t, req).(*kmsg.FindCoordinatorResponse); resp.ErrorCode != 0 {
+		t.Fatalf("find coordinator: %v", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	for i := 0; ; i++ {
+		if i == 1000 {
+			t.Fatal("coordinators not loaded within 1000 rounds")
+		}
+		if s.coordinatorsLoaded() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (s *scene) coordinatorsLoaded() bool {
+	topic, ok := s.b.env.Cache.Topic(group.TopicName)
+	if !ok {
+		return false
+	}
+	for idx, st := range topic.Partitions {
+		for _, b := range s.brokers {
+			if b.env.Self.ID == st.Leader && !b.env.Groups.Loaded(idx) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// groupLedBy returns a group id whose __consumer_offsets partition broker
+// id leads.
+func (s *scene) groupLedBy(t *testing.T, id int32) string {
+	t.Helper()
+	topic, ok := s.b.env.Cache.Topic(group.TopicName)
+	if !ok {
+		t.Fatalf("%s does not exist", group.TopicName)
+	}
+	for i := range 1000 {
+		name := "group-" + strconv.Itoa(i)
+		if topic.Partitions[group.PartitionFor(name, int32(len(topic.Partitions)))].Leader == id {
+			return name
+		}
+	}
+	t.Fatalf("no group led by broker %d", id)
+	return ""
+}
+
+// topicID is the id of an existing topic.
+func (s *scene) topicID(t *testing.T, name string) [16]byte {
+	t.Helper()
+	topic, ok := s.b.env.Cache.Topic(name)
+	if !ok {
+		t.Fatalf("topic %s does not exist", name)
+	}
+	return topic.ID
+}
+
+// send encodes req at version v as a client would and hands the broker
+// what it decodes, so that fields the version does not carry are not
+// seen; it returns the decoded response.
+func (b *testBroker) send(t testing.TB, req kmsg.Request, v int16) kmsg.Response {
+	t.Helper()
+	req.SetVersion(v)
+	got := kmsg.RequestForKey(req.Key())
+	got.SetVersion(v)
+	if err := got.ReadFrom(req.AppendTo(nil)); err != nil {
+		t.Fatalf("%s v%d: decode request: %v", kmsg.NameForKey(req.Key()), v, err)
+	}
+	return b.do(t, got)
+}
+
+// apiCase is one row of an API's table: the state a request meets, the
+// request, and what it must answer. Each row runs on a fresh scene in a
+// synctest bubble (timeouts pass instantly), once per version: the
+// lowest and the highest served, or from since on, or exactly versions.
+// Security and transaction rows are appended to the same tables.
+type apiCase[R kmsg.Response] struct {
+	name     string
+	scene    sceneOpts // groups is set by the table's runner where needed
+	since    int16     // lowest version the row applies to
+	versions []int16   // when set, exactly these
+	setup    func(t *testing.T, s *scene)
+	req      func(t *testing.T, s *scene) kmsg.Request
+	// codes are the response's error codes in the order the table's
+	// codes function lists them; nil: every one is 0.
+	codes []int16
+	check func(t *testing.T, s *scene, resp R)
+}
+
+// runCases runs an API's table; codes lists a response's error codes
+// (top level, then per item, as the API has them) and groups says that
+// every scene needs ready group coordinators.
+func runCases[R kmsg.Response](t *testing.T, groups bool, codes func(R) []int16, cases []apiCase[R]) {
+	t.Helper()
+	var zero R
+	api, ok := Lookup(zero.Key())
+	if !ok {
+		t.Fatalf("api %d not registered", zero.Key())
+	}
+	for _, c := range cases {
+		versions := c.versions
+		if versions == nil {
+			versions = slices.Compact([]int16{max(api.Min, c.since), api.Max})
+		}
+		for _, v := range versions {
+			t.Run(fmt.Sprintf("%s/v%d", c.name, v), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					o := c.scene
+					o.groups = o.groups || groups
+					s := newScene(t, o)
+					if c.setup != nil {
+						c.setup(t, s)
+					}
+					resp := s.b.send(t, c.req(t, s), v).(R)
+					wantCodes(t, codes(resp), c.codes)
+					if c.check != nil {
+						c.check(t, s, resp)
+					}
+				})
+			})
+		}
+	}
+}
+
+// wantCodes compares error codes; want nil asks for all zero.
+func wantCodes(t *testing.T, got, want []int16) {
+	t.Helper()
+	if want == nil {
+		want = make([]int16, len(got))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("error codes %v, want %v", codeNames(got), codeNames(want))
+	}
+}
+
+func codeNames(codes []int16) []string {
+	out := make([]string, len(codes))
+	for i, c := range codes {
+		out[i] = "NONE"
+		if err := kerr.ErrorForCode(c); err != nil {
+			out[i] = err.(*kerr.Error).Message
+		}
+	}
+	return out
+}
+
+// groupMember is a group member a row's setup formed.
+type groupMember struct {
+	id       string
+	gen      int32   // classic generation, or KIP-848 member epoch
+	instance *string // group.instance.id of a static member
+}
