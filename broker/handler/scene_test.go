@@ -2,6 +2,8 @@ package handler
 
 import (
 	"fmt"
+	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -22,6 +24,8 @@ type scene struct {
 	b       *testBroker
 	brokers []*testBroker // b first
 	backend *memstore.Backend
+	v       int16          // the version the row runs at
+	group   string         // the group rows ask about: "g" unless setup chose another
 	members []*groupMember // formed by setup, in join order
 }
 
@@ -41,12 +45,10 @@ type sceneOpts struct {
 func newScene(t *testing.T, o sceneOpts) *scene {
 	t.Helper()
 	n := max(o.brokers, 1)
-	s := &scene{backend: memstore.NewBackend()}
-	cfg := map[string]string{"offsets.topic.num.partitions": strconv.Itoa(n)}
-	for k, v := range o.config {
-		cfg[k] = v
-	}
+	s := &scene{backend: memstore.NewBackend(), group: "g"}
 	for id := range int32(n) {
+		cfg := map[string]string{"offsets.topic.num.partitions": strconv.Itoa(n), "log.dirs": logDir(t)}
+		maps.Copy(cfg, o.config)
 		s.brokers = append(s.brokers, newTestBroker(t, brokerOpts{id: id + 1, backend: s.backend, config: cfg}))
 	}
 	s.b = s.brokers[0]
@@ -54,6 +56,18 @@ func newScene(t *testing.T, o sceneOpts) *scene {
 		s.awaitCoordinators(t)
 	}
 	return s
+}
+
+// logDir is a directory for a broker's logs, removed at the end of the
+// test: on tmpfs where the machine has one (/dev/shm), since these tests
+// are about the handlers and a disk's fsyncs would make them wait on I/O
+// most of their time; else a temporary directory.
+func logDir(t *testing.T) string {
+	if dir, err := os.MkdirTemp("/dev/shm", "strata-handler-test-"); err == nil {
+		t.Cleanup(func() { _ = os.RemoveAll(dir) })
+		return dir
+	}
+	return t.TempDir()
 }
 
 // awaitCoordinators creates __consumer_offsets (through FindCoordinator)
@@ -125,13 +139,41 @@ func (s *scene) topicID(t *testing.T, name string) [16]byte {
 // seen; it returns the decoded response.
 func (b *testBroker) send(t testing.TB, req kmsg.Request, v int16) kmsg.Response {
 	t.Helper()
+	resp, err := b.trySend(req, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// sendAsync is send from a goroutine of its own, for requests that wait
+// (JoinGroup, SyncGroup): the channel receives the response, or nil
+// after reporting an error.
+func (b *testBroker) sendAsync(t testing.TB, req kmsg.Request, v int16) <-chan kmsg.Response {
+	ch := make(chan kmsg.Response, 1)
+	go func() {
+		resp, err := b.trySend(req, v)
+		if err != nil {
+			t.Error(err)
+		}
+		ch <- resp
+	}()
+	return ch
+}
+
+func (b *testBroker) trySend(req kmsg.Request, v int16) (kmsg.Response, error) {
+	name := fmt.Sprintf("%s v%d", kmsg.NameForKey(req.Key()), v)
 	req.SetVersion(v)
 	got := kmsg.RequestForKey(req.Key())
 	got.SetVersion(v)
 	if err := got.ReadFrom(req.AppendTo(nil)); err != nil {
-		t.Fatalf("%s v%d: decode request: %v", kmsg.NameForKey(req.Key()), v, err)
+		return nil, fmt.Errorf("%s: decode request: %w", name, err)
 	}
-	return b.do(t, got)
+	resp, err := b.try(got)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return resp, nil
 }
 
 // apiCase is one row of an API's table: the state a request meets, the
@@ -169,10 +211,12 @@ func runCases[R kmsg.Response](t *testing.T, groups bool, codes func(R) []int16,
 		}
 		for _, v := range versions {
 			t.Run(fmt.Sprintf("%s/v%d", c.name, v), func(t *testing.T) {
+				t.Parallel() // rows wait mostly on their logs' fsyncs
 				synctest.Test(t, func(t *testing.T) {
 					o := c.scene
 					o.groups = o.groups || groups
 					s := newScene(t, o)
+					s.v = v
 					if c.setup != nil {
 						c.setup(t, s)
 					}
@@ -214,4 +258,6 @@ type groupMember struct {
 	id       string
 	gen      int32   // classic generation, or KIP-848 member epoch
 	instance *string // group.instance.id of a static member
+	// owned are the partitions a KIP-848 member owns: its last assignment.
+	owned []kmsg.ConsumerGroupHeartbeatRequestTopic
 }
