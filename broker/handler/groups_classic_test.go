@@ -42,6 +42,23 @@ func joinRequest(group, member string, instance *string) *kmsg.JoinGroupRequest 
 	return req
 }
 
+// memberJoinRequest is a known member's JoinGroup.
+func memberJoinRequest(group string, m *groupMember) *kmsg.JoinGroupRequest {
+	return joinRequest(group, m.id, m.instance)
+}
+
+// asMember is a row's request of member i of s.members, built by build
+// and changed by mod.
+func asMember[Q kmsg.Request](build func(group string, m *groupMember) Q, i int, mod func(Q)) func(*testing.T, *scene) kmsg.Request {
+	return func(_ *testing.T, s *scene) kmsg.Request {
+		req := build(s.group, s.members[i])
+		if mod != nil {
+			mod(req)
+		}
+		return req
+	}
+}
+
 func instanceID(i int) *string { return kmsg.StringPtr(fmt.Sprintf("i%d", i)) }
 
 // joinAsync starts a new member's join at version v (v4+ dynamic members
@@ -221,34 +238,8 @@ func groupAnd(setups ...func(*testing.T, *scene)) func(*testing.T, *scene) {
 	}
 }
 
-// Error codes of the group APIs.
-var (
-	codeNotCoordinator      = kerr.NotCoordinator.Code
-	codeCoordinatorNA       = kerr.CoordinatorNotAvailable.Code
-	codeInvalidGroupID      = kerr.InvalidGroupID.Code
-	codeUnknownMember       = kerr.UnknownMemberID.Code
-	codeIllegalGeneration   = kerr.IllegalGeneration.Code
-	codeRebalancing         = kerr.RebalanceInProgress.Code
-	codeFencedInstance      = kerr.FencedInstanceID.Code
-	codeInconsistentProto   = kerr.InconsistentGroupProtocol.Code
-	codeGroupNotFound       = kerr.GroupIDNotFound.Code
-	codeNonEmptyGroup       = kerr.NonEmptyGroup.Code
-	codeStaleMemberEpoch    = kerr.StaleMemberEpoch.Code
-	codeFencedMemberEpoch   = kerr.FencedMemberEpoch.Code
-	codeUnsupportedVersion  = kerr.UnsupportedVersion.Code
-	codeSubscribedToTopic   = kerr.GroupSubscribedToTopic.Code
-	codeMetadataTooLarge    = kerr.OffsetMetadataTooLarge.Code
-	codeInvalidSession      = kerr.InvalidSessionTimeout.Code
-	codeGroupMaxSize        = kerr.GroupMaxSizeReached.Code
-	codeMemberIDRequired    = kerr.MemberIDRequired.Code
-	codeUnreleasedInstance  = kerr.UnreleasedInstanceID.Code
-	codeUnsupportedAssignor = kerr.UnsupportedAssignor.Code
-)
-
-func joinCodes(r *kmsg.JoinGroupResponse) []int16 { return []int16{r.ErrorCode} }
-
-// joinAs is the request of a row: a new dynamic member (member id from a
-// setup's pending id at v4+), or the given member of s.members.
+// joinNewMember is a row's JoinGroup of a new dynamic member, changed by
+// mod.
 func joinNewMember(mod func(*kmsg.JoinGroupRequest)) func(*testing.T, *scene) kmsg.Request {
 	return func(_ *testing.T, s *scene) kmsg.Request {
 		req := joinRequest(s.group, "", nil)
@@ -259,19 +250,8 @@ func joinNewMember(mod func(*kmsg.JoinGroupRequest)) func(*testing.T, *scene) km
 	}
 }
 
-func joinAsMember(i int, mod func(*kmsg.JoinGroupRequest)) func(*testing.T, *scene) kmsg.Request {
-	return func(_ *testing.T, s *scene) kmsg.Request {
-		m := s.members[i]
-		req := joinRequest(s.group, m.id, m.instance)
-		if mod != nil {
-			mod(req)
-		}
-		return req
-	}
-}
-
 func TestJoinGroup(t *testing.T) {
-	runCases(t, true, joinCodes, []apiCase[*kmsg.JoinGroupResponse]{
+	runCases(t, true, nil, []apiCase[*kmsg.JoinGroupResponse]{
 		{
 			// v0-v3 join at once; v4+ first get MEMBER_ID_REQUIRED.
 			name: "first member",
@@ -310,7 +290,7 @@ func TestJoinGroup(t *testing.T) {
 			},
 		},
 		{
-			name: "stable follower rejoins unchanged", setup: stable(2), req: joinAsMember(1, nil),
+			name: "stable follower rejoins unchanged", setup: stable(2), req: asMember(memberJoinRequest, 1, nil),
 			check: func(t *testing.T, s *scene, r *kmsg.JoinGroupResponse) {
 				if r.Generation != s.members[1].gen || r.LeaderID != s.members[0].id || len(r.Members) != 0 {
 					t.Fatalf("rejoin answered %+v", r)
@@ -354,39 +334,26 @@ func TestJoinGroup(t *testing.T) {
 				}
 			},
 		},
-		{name: "fenced static member", since: 5, setup: replacedStatic, req: joinAsMember(0, nil), codes: []int16{codeFencedInstance}},
+		{name: "fenced static member", since: 5, setup: replacedStatic, req: asMember(memberJoinRequest, 0, nil), codes: []int16{codeFencedInstance}},
 		{name: "not coordinator", scene: twoBrokers, setup: coordinatedElsewhere, req: joinNewMember(nil), codes: []int16{codeNotCoordinator}},
 		{name: "coordinator shut down", setup: coordinatorClosed, req: joinNewMember(nil), codes: []int16{codeCoordinatorNA}},
 	})
 }
 
-func heartbeatCodes(r *kmsg.HeartbeatResponse) []int16 { return []int16{r.ErrorCode} }
-
-// heartbeatAs is member i's Heartbeat, changed by mod.
-func heartbeatAs(i int, mod func(*kmsg.HeartbeatRequest)) func(*testing.T, *scene) kmsg.Request {
-	return func(_ *testing.T, s *scene) kmsg.Request {
-		req := heartbeatRequest(s.group, s.members[i])
-		if mod != nil {
-			mod(req)
-		}
-		return req
-	}
-}
-
 func TestHeartbeat(t *testing.T) {
-	runCases(t, true, heartbeatCodes, []apiCase[*kmsg.HeartbeatResponse]{
-		{name: "stable member", setup: stable(2), req: heartbeatAs(1, nil)},
-		{name: "awaiting sync", setup: awaitingSync(2), req: heartbeatAs(1, nil)},
-		{name: "static member", since: 3, setup: stableStatic(1), req: heartbeatAs(0, nil)},
-		{name: "rebalance in progress", setup: rebalancing, req: heartbeatAs(0, nil), codes: []int16{codeRebalancing}},
-		{name: "empty group id", setup: stable(1), req: heartbeatAs(0, func(r *kmsg.HeartbeatRequest) { r.Group = "" }), codes: []int16{codeInvalidGroupID}},
-		{name: "unknown group", setup: stable(1), req: heartbeatAs(0, func(r *kmsg.HeartbeatRequest) { r.Group = "nope" }), codes: []int16{codeUnknownMember}},
-		{name: "unknown member", setup: stable(1), req: heartbeatAs(0, func(r *kmsg.HeartbeatRequest) { r.MemberID = "nobody" }), codes: []int16{codeUnknownMember}},
-		{name: "illegal generation", setup: stable(1), req: heartbeatAs(0, func(r *kmsg.HeartbeatRequest) { r.Generation++ }), codes: []int16{codeIllegalGeneration}},
-		{name: "fenced static member", since: 3, setup: replacedStatic, req: heartbeatAs(0, nil), codes: []int16{codeFencedInstance}},
-		{name: "member of a consumer group", setup: consumerGroup(1), req: heartbeatAs(0, nil), codes: []int16{codeUnknownMember}},
-		{name: "not coordinator", scene: twoBrokers, setup: groupAnd(coordinatedElsewhere, stableOn(2)), req: heartbeatAs(0, nil), codes: []int16{codeNotCoordinator}},
-		{name: "coordinator shut down", setup: groupAnd(stable(1), coordinatorClosed), req: heartbeatAs(0, nil), codes: []int16{codeCoordinatorNA}},
+	runCases(t, true, nil, []apiCase[*kmsg.HeartbeatResponse]{
+		{name: "stable member", setup: stable(2), req: asMember(heartbeatRequest, 1, nil)},
+		{name: "awaiting sync", setup: awaitingSync(2), req: asMember(heartbeatRequest, 1, nil)},
+		{name: "static member", since: 3, setup: stableStatic(1), req: asMember(heartbeatRequest, 0, nil)},
+		{name: "rebalance in progress", setup: rebalancing, req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeRebalancing}},
+		{name: "empty group id", setup: stable(1), req: asMember(heartbeatRequest, 0, func(r *kmsg.HeartbeatRequest) { r.Group = "" }), codes: []int16{codeInvalidGroupID}},
+		{name: "unknown group", setup: stable(1), req: asMember(heartbeatRequest, 0, func(r *kmsg.HeartbeatRequest) { r.Group = "nope" }), codes: []int16{codeUnknownMember}},
+		{name: "unknown member", setup: stable(1), req: asMember(heartbeatRequest, 0, func(r *kmsg.HeartbeatRequest) { r.MemberID = "nobody" }), codes: []int16{codeUnknownMember}},
+		{name: "illegal generation", setup: stable(1), req: asMember(heartbeatRequest, 0, func(r *kmsg.HeartbeatRequest) { r.Generation++ }), codes: []int16{codeIllegalGeneration}},
+		{name: "fenced static member", since: 3, setup: replacedStatic, req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeFencedInstance}},
+		{name: "member of a consumer group", setup: consumerGroup(1), req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeUnknownMember}},
+		{name: "not coordinator", scene: twoBrokers, setup: groupAnd(coordinatedElsewhere, stableOn(2)), req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeNotCoordinator}},
+		{name: "coordinator shut down", setup: groupAnd(stable(1), coordinatorClosed), req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeCoordinatorNA}},
 	})
 }
 
@@ -399,15 +366,6 @@ func stableOn(id int32) func(*testing.T, *scene) {
 		stable(1)(t, s)
 		s.b = b
 	}
-}
-
-// leaveCodes lists the top-level code, then each member's (v3+).
-func leaveCodes(r *kmsg.LeaveGroupResponse) []int16 {
-	out := []int16{r.ErrorCode}
-	for _, m := range r.Members {
-		out = append(out, m.ErrorCode)
-	}
-	return out
 }
 
 // leaveAs is the LeaveGroup of s.members[i] (one member: v0-2 name it
@@ -446,7 +404,7 @@ func TestLeaveGroup(t *testing.T) {
 	}
 	// v0-2 answer one code; v3+ one per member.
 	one := func(code int16) []int16 { return []int16{code} }
-	runCases(t, true, leaveCodes, []apiCase[*kmsg.LeaveGroupResponse]{
+	runCases(t, true, nil, []apiCase[*kmsg.LeaveGroupResponse]{
 		{name: "last member leaves", setup: stable(1), req: leaveAs(nil, 0), codes: nil, check: state("Empty")},
 		{name: "a member leaves", setup: stable(2), req: leaveAs(nil, 1), check: state("PreparingRebalance")},
 		{name: "unknown member", versions: []int16{0, 2}, setup: stable(1), req: leaveAs(func(r *kmsg.LeaveGroupRequest) { r.MemberID = "nobody" }, 0), codes: one(codeUnknownMember)},
@@ -479,8 +437,6 @@ func TestLeaveGroup(t *testing.T) {
 	})
 }
 
-func syncCodes(r *kmsg.SyncGroupResponse) []int16 { return []int16{r.ErrorCode} }
-
 // syncAs is member i's SyncGroup (the leader's with an assignment for
 // every member), changed by mod.
 func syncAs(i int, mod func(*kmsg.SyncGroupRequest)) func(*testing.T, *scene) kmsg.Request {
@@ -509,7 +465,7 @@ func TestSyncGroup(t *testing.T) {
 			t.Fatalf("v5 answer %+v", r)
 		}
 	}
-	runCases(t, true, syncCodes, []apiCase[*kmsg.SyncGroupResponse]{
+	runCases(t, true, nil, []apiCase[*kmsg.SyncGroupResponse]{
 		{
 			name: "leader assigns", setup: awaitingSync(1), req: syncAs(0, nil),
 			check: func(t *testing.T, s *scene, r *kmsg.SyncGroupResponse) {

@@ -144,8 +144,6 @@ func (s *scene) formConsumerGroup(t *testing.T, n int, static bool) {
 	s.settle(t)
 }
 
-func cgCodes(r *kmsg.ConsumerGroupHeartbeatResponse) []int16 { return []int16{r.ErrorCode} }
-
 // cgJoinAs is a new member's join (v0: no member id), changed by mod.
 func cgJoinAs(mod func(*kmsg.ConsumerGroupHeartbeatRequest)) func(*testing.T, *scene) kmsg.Request {
 	return func(_ *testing.T, s *scene) kmsg.Request {
@@ -161,21 +159,10 @@ func cgJoinAs(mod func(*kmsg.ConsumerGroupHeartbeatRequest)) func(*testing.T, *s
 	}
 }
 
-// cgAs is member i's regular heartbeat, changed by mod.
-func cgAs(i int, mod func(*kmsg.ConsumerGroupHeartbeatRequest)) func(*testing.T, *scene) kmsg.Request {
-	return func(_ *testing.T, s *scene) kmsg.Request {
-		req := cgHeartbeatRequest(s.group, s.members[i])
-		if mod != nil {
-			mod(req)
-		}
-		return req
-	}
-}
-
 func TestConsumerGroupHeartbeat(t *testing.T) {
 	topic := withPartitions(2)
 	invalid := []int16{codeInvalidRequest}
-	runCases(t, true, cgCodes, []apiCase[*kmsg.ConsumerGroupHeartbeatResponse]{
+	runCases(t, true, nil, []apiCase[*kmsg.ConsumerGroupHeartbeatResponse]{
 		{
 			name: "join", setup: topic, req: cgJoinAs(nil),
 			check: func(t *testing.T, s *scene, r *kmsg.ConsumerGroupHeartbeatResponse) {
@@ -196,7 +183,7 @@ func TestConsumerGroupHeartbeat(t *testing.T) {
 			r.SubscribedTopicNames, r.SubscribedTopicRegex = nil, kmsg.StringPtr("t.*")
 		})},
 		{
-			name: "heartbeat", setup: consumerGroup(2), req: cgAs(1, nil),
+			name: "heartbeat", setup: consumerGroup(2), req: asMember(cgHeartbeatRequest, 1, nil),
 			check: func(t *testing.T, s *scene, r *kmsg.ConsumerGroupHeartbeatResponse) {
 				if r.MemberEpoch != s.members[1].gen || r.Assignment != nil {
 					t.Fatalf("a settled member's heartbeat answered %+v", r)
@@ -221,20 +208,20 @@ func TestConsumerGroupHeartbeat(t *testing.T) {
 		{name: "empty instance id", req: cgJoinAs(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.InstanceID = kmsg.StringPtr("") }), codes: invalid},
 		{name: "empty rack", req: cgJoinAs(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.RackID = kmsg.StringPtr("") }), codes: invalid},
 		{name: "invalid regex", since: 1, req: cgJoinAs(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicRegex = kmsg.StringPtr("(") }), codes: invalid},
-		{name: "epoch below -2", setup: consumerGroup(1), req: cgAs(0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -3 }), codes: invalid},
+		{name: "epoch below -2", setup: consumerGroup(1), req: asMember(cgHeartbeatRequest, 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -3 }), codes: invalid},
 		{
 			name: "unknown assignor", codes: []int16{codeUnsupportedAssignor},
 			req: cgJoinAs(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.ServerAssignor = kmsg.StringPtr("sticky") }),
 		},
-		{name: "unknown member", setup: consumerGroup(1), req: cgAs(0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberID = "nobody" }), codes: []int16{codeUnknownMember}},
-		{name: "unknown group", setup: consumerGroup(1), req: cgAs(0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.Group = "nope" }), codes: []int16{codeUnknownMember}},
-		{name: "epoch ahead", setup: consumerGroup(1), req: cgAs(0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch++ }), codes: []int16{codeFencedMemberEpoch}},
+		{name: "unknown member", setup: consumerGroup(1), req: asMember(cgHeartbeatRequest, 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberID = "nobody" }), codes: []int16{codeUnknownMember}},
+		{name: "unknown group", setup: consumerGroup(1), req: asMember(cgHeartbeatRequest, 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.Group = "nope" }), codes: []int16{codeUnknownMember}},
+		{name: "epoch ahead", setup: consumerGroup(1), req: asMember(cgHeartbeatRequest, 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch++ }), codes: []int16{codeFencedMemberEpoch}},
 		{
 			// One epoch behind is accepted only while the member owns
 			// no more than it is assigned.
 			name: "epoch behind owning too much", setup: revokedOnce,
 			req: func(t *testing.T, s *scene) kmsg.Request {
-				req := cgAs(0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = 1 })(t, s).(*kmsg.ConsumerGroupHeartbeatRequest)
+				req := asMember(cgHeartbeatRequest, 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = 1 })(t, s).(*kmsg.ConsumerGroupHeartbeatRequest)
 				all := kmsg.NewConsumerGroupHeartbeatRequestTopic()
 				all.TopicID, all.Partitions = s.topicID(t, "t"), []int32{0, 1}
 				req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{all}
@@ -244,7 +231,7 @@ func TestConsumerGroupHeartbeat(t *testing.T) {
 		},
 		{
 			name: "epoch behind owning a subset", setup: revokedOnce,
-			req: cgAs(0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = 1 }),
+			req: asMember(cgHeartbeatRequest, 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = 1 }),
 			check: func(t *testing.T, _ *scene, r *kmsg.ConsumerGroupHeartbeatResponse) {
 				if r.MemberEpoch != 2 {
 					t.Fatalf("answered epoch %d, want the current 2", r.MemberEpoch)
@@ -252,7 +239,7 @@ func TestConsumerGroupHeartbeat(t *testing.T) {
 			},
 		},
 		{
-			name: "leave", setup: consumerGroup(1), req: cgAs(0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -1 }),
+			name: "leave", setup: consumerGroup(1), req: asMember(cgHeartbeatRequest, 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -1 }),
 			check: func(t *testing.T, s *scene, r *kmsg.ConsumerGroupHeartbeatResponse) {
 				if r.MemberEpoch != -1 {
 					t.Fatalf("leave answered epoch %d", r.MemberEpoch)
@@ -260,10 +247,10 @@ func TestConsumerGroupHeartbeat(t *testing.T) {
 				wantConsumerGroupState(t, s, "Empty")
 			},
 		},
-		{name: "unknown member leaves", setup: consumerGroup(1), req: cgAs(0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberID, r.MemberEpoch = "nobody", -1 }), codes: []int16{codeUnknownMember}},
+		{name: "unknown member leaves", setup: consumerGroup(1), req: asMember(cgHeartbeatRequest, 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberID, r.MemberEpoch = "nobody", -1 }), codes: []int16{codeUnknownMember}},
 		{
 			name: "static member leaves for a restart", setup: consumerGroupStatic(1),
-			req: cgAs(0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -2 }),
+			req: asMember(cgHeartbeatRequest, 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -2 }),
 			check: func(t *testing.T, s *scene, r *kmsg.ConsumerGroupHeartbeatResponse) {
 				if r.MemberEpoch != -2 {
 					t.Fatalf("temporary leave answered epoch %d", r.MemberEpoch)
@@ -283,12 +270,12 @@ func TestConsumerGroupHeartbeat(t *testing.T) {
 			name: "replaced static member", codes: []int16{codeFencedInstance},
 			setup: groupAnd(consumerGroupStatic(1), func(t *testing.T, s *scene) {
 				m := s.members[0]
-				if r := s.b.send(t, cgAs(0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -2 })(t, s), 1).(*kmsg.ConsumerGroupHeartbeatResponse); r.ErrorCode != 0 {
+				if r := s.b.send(t, asMember(cgHeartbeatRequest, 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -2 })(t, s), 1).(*kmsg.ConsumerGroupHeartbeatResponse); r.ErrorCode != 0 {
 					t.Fatalf("temporary leave: %v", kerr.ErrorForCode(r.ErrorCode))
 				}
 				s.cgJoin(t, "restarted", m.instance)
 			}),
-			req: cgAs(0, nil),
+			req: asMember(cgHeartbeatRequest, 0, nil),
 		},
 		{name: "classic group with members", setup: stable(1), req: cgJoinAs(nil), codes: []int16{codeGroupNotFound}},
 		{
@@ -348,14 +335,6 @@ func wantConsumerGroupState(t *testing.T, s *scene, state string) {
 	}
 }
 
-func cgDescribeCodes(r *kmsg.ConsumerGroupDescribeResponse) []int16 {
-	var out []int16
-	for _, g := range r.Groups {
-		out = append(out, g.ErrorCode)
-	}
-	return out
-}
-
 // cgDescribeReq describes s.group and the named other groups.
 func cgDescribeReq(others ...string) func(*testing.T, *scene) kmsg.Request {
 	return func(_ *testing.T, s *scene) kmsg.Request {
@@ -368,7 +347,7 @@ func cgDescribeReq(others ...string) func(*testing.T, *scene) kmsg.Request {
 
 func TestConsumerGroupDescribe(t *testing.T) {
 	notFound := []int16{codeGroupNotFound}
-	runCases(t, true, cgDescribeCodes, []apiCase[*kmsg.ConsumerGroupDescribeResponse]{
+	runCases(t, true, nil, []apiCase[*kmsg.ConsumerGroupDescribeResponse]{
 		{
 			name: "group", setup: consumerGroup(2), req: cgDescribeReq(),
 			check: func(t *testing.T, s *scene, r *kmsg.ConsumerGroupDescribeResponse) {

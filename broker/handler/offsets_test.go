@@ -52,23 +52,13 @@ func commitAs(i int, mod func(*kmsg.OffsetCommitRequest)) func(*testing.T, *scen
 	}
 }
 
-func commitCodes(r *kmsg.OffsetCommitResponse) []int16 {
-	var out []int16
-	for _, t := range r.Topics {
-		for _, p := range t.Partitions {
-			out = append(out, p.ErrorCode)
-		}
-	}
-	return out
-}
-
 // withOffsets creates topics t and u (two partitions each) and commits
 // t-0, t-1 and u-0 for s.group as simple commits.
 func withOffsets(t *testing.T, s *scene) {
 	withPartitions(2)(t, s)
 	s.b.createTopic(t, "u", 2, nil)
 	for _, req := range []*kmsg.OffsetCommitRequest{commitReq(s.group, nil, "t", 0, 1), commitReq(s.group, nil, "u", 0)} {
-		wantCodes(t, commitCodes(s.b.send(t, req, 9).(*kmsg.OffsetCommitResponse)), nil)
+		wantCodes(t, errorCodes(s.b.send(t, req, 9).(*kmsg.OffsetCommitResponse)), nil)
 	}
 }
 
@@ -121,7 +111,7 @@ func TestOffsetCommit(t *testing.T) {
 	committedAt := func(t *testing.T, s *scene, r *kmsg.OffsetCommitResponse) {
 		wantCommitted(r.Version >= 6, 0, 1)(t, s)
 	}
-	runCases(t, true, commitCodes, []apiCase[*kmsg.OffsetCommitResponse]{
+	runCases(t, true, nil, []apiCase[*kmsg.OffsetCommitResponse]{
 		{name: "simple commit", setup: topic, req: commitAs(-1, nil), codes: both, check: committedAt},
 		{name: "member commit", since: 1, setup: groupAnd(topic, stable(1)), req: commitAs(0, nil), codes: both, check: committedAt},
 		{name: "member commit while preparing a rebalance", since: 1, setup: groupAnd(topic, rebalancing), req: commitAs(0, nil), codes: both},
@@ -366,16 +356,6 @@ func offsetDeleteReq(topic string, partitions ...int32) func(*testing.T, *scene)
 	}
 }
 
-func offsetDeleteCodes(r *kmsg.OffsetDeleteResponse) []int16 {
-	out := []int16{r.ErrorCode}
-	for _, t := range r.Topics {
-		for _, p := range t.Partitions {
-			out = append(out, p.ErrorCode)
-		}
-	}
-	return out
-}
-
 func TestOffsetDelete(t *testing.T) {
 	// memberOffsets has a member subscribing to t (protocol type kind)
 	// join a group with offsets.
@@ -388,7 +368,7 @@ func TestOffsetDelete(t *testing.T) {
 		}
 	}
 	deleted := func(t *testing.T, s *scene, _ *kmsg.OffsetDeleteResponse) { wantCommitted(true, 1)(t, s) }
-	runCases(t, true, offsetDeleteCodes, []apiCase[*kmsg.OffsetDeleteResponse]{
+	runCases(t, true, nil, []apiCase[*kmsg.OffsetDeleteResponse]{
 		{name: "delete", setup: withOffsets, req: offsetDeleteReq("t", 0), codes: []int16{0, 0}, check: deleted},
 		{name: "uncommitted partition", setup: withOffsets, req: offsetDeleteReq("u", 1), codes: []int16{0, 0}},
 		{name: "unknown topic", setup: withOffsets, req: offsetDeleteReq("nope", 0), codes: []int16{0, codeUnknownTopic}},

@@ -36,27 +36,17 @@ func reassignReq(rs ...reassignment) func(*testing.T, *scene) kmsg.Request {
 	}
 }
 
-func reassignCodes(r *kmsg.AlterPartitionAssignmentsResponse) []int16 {
-	out := []int16{r.ErrorCode}
-	for _, t := range r.Topics {
-		for _, p := range t.Partitions {
-			out = append(out, p.ErrorCode)
-		}
-	}
-	return out
-}
-
 // withReassignments creates topic t (one partition on broker 1) and
 // requests rs.
 func withReassignments(rs ...reassignment) func(*testing.T, *scene) {
 	return func(t *testing.T, s *scene) {
 		create := s.b.do(t, createTopicsReq(false, manualTopic("t", []int32{1}))(t, s)).(*kmsg.CreateTopicsResponse)
-		wantCodes(t, createTopicsCodes(create), nil)
+		wantCodes(t, errorCodes(create), nil)
 		if len(rs) == 0 {
 			return
 		}
 		resp := s.b.do(t, reassignReq(rs...)(t, s)).(*kmsg.AlterPartitionAssignmentsResponse)
-		wantCodes(t, reassignCodes(resp), nil)
+		wantCodes(t, errorCodes(resp), nil)
 	}
 }
 
@@ -86,7 +76,7 @@ func TestAlterPartitionReassignments(t *testing.T) {
 		}
 	}
 	noCodes := []int16{0, codeInvalidAssignment}
-	runCases(t, false, reassignCodes, []apiCase[*kmsg.AlterPartitionAssignmentsResponse]{
+	runCases(t, false, nil, []apiCase[*kmsg.AlterPartitionAssignmentsResponse]{
 		{
 			name: "reassign", scene: two, setup: withReassignments(),
 			req: reassignReq(reassignment{"t", 0, []int32{2}}), check: pending([]int32{2}, []int32{1}),
@@ -139,8 +129,6 @@ func listReq(partitions ...int32) func(*testing.T, *scene) kmsg.Request {
 	}
 }
 
-func listCodes(r *kmsg.ListPartitionReassignmentsResponse) []int16 { return []int16{r.ErrorCode} }
-
 // listed checks the answer: t-0 moving from broker 1 to 2, or nothing.
 func listed(moving bool) func(*testing.T, *scene, *kmsg.ListPartitionReassignmentsResponse) {
 	return func(t *testing.T, _ *scene, r *kmsg.ListPartitionReassignmentsResponse) {
@@ -163,7 +151,7 @@ func listed(moving bool) func(*testing.T, *scene, *kmsg.ListPartitionReassignmen
 func TestListPartitionReassignments(t *testing.T) {
 	two := sceneOpts{brokers: 2}
 	moving := withReassignments(reassignment{"t", 0, []int32{2}})
-	runCases(t, false, listCodes, []apiCase[*kmsg.ListPartitionReassignmentsResponse]{
+	runCases(t, false, nil, []apiCase[*kmsg.ListPartitionReassignmentsResponse]{
 		{name: "all", scene: two, setup: moving, req: listReq(), check: listed(true)},
 		{name: "asked for", scene: two, setup: moving, req: listReq(0, 1), check: listed(true)},
 		{name: "none pending", setup: withReassignments(), req: listReq(), check: listed(false)},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"testing"
@@ -195,10 +196,13 @@ type apiCase[R kmsg.Response] struct {
 }
 
 // runCases runs an API's table; codes lists a response's error codes
-// (top level, then per item, as the API has them) and groups says that
-// every scene needs ready group coordinators.
+// (nil: errorCodes) and groups says that every scene needs ready group
+// coordinators.
 func runCases[R kmsg.Response](t *testing.T, groups bool, codes func(R) []int16, cases []apiCase[R]) {
 	t.Helper()
+	if codes == nil {
+		codes = errorCodes[R]
+	}
 	var zero R
 	api, ok := Lookup(zero.Key())
 	if !ok {
@@ -231,6 +235,38 @@ func runCases[R kmsg.Response](t *testing.T, groups bool, codes func(R) []int16,
 	}
 }
 
+// errorCodes lists the ErrorCode fields of a response depth first, in
+// field order: a top-level code (where the API has one) before those of
+// its items, an item's before those of its sub-items.
+func errorCodes[R kmsg.Response](r R) []int16 {
+	var out []int16
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				walk(v.Elem())
+			}
+		case reflect.Slice:
+			for i := range v.Len() {
+				walk(v.Index(i))
+			}
+		case reflect.Struct:
+			for i := range v.NumField() {
+				f := v.Type().Field(i)
+				switch {
+				case f.Name == "ErrorCode" && f.Type.Kind() == reflect.Int16:
+					out = append(out, int16(v.Field(i).Int()))
+				case f.IsExported():
+					walk(v.Field(i))
+				}
+			}
+		}
+	}
+	walk(reflect.ValueOf(r))
+	return out
+}
+
 // wantCodes compares error codes; want nil asks for all zero.
 func wantCodes(t *testing.T, got, want []int16) {
 	t.Helper()
@@ -261,3 +297,35 @@ type groupMember struct {
 	// owned are the partitions a KIP-848 member owns: its last assignment.
 	owned []kmsg.ConsumerGroupHeartbeatRequestTopic
 }
+
+// Error codes the tables expect, by short names.
+var (
+	codeInvalidTopic        = kerr.InvalidTopicException.Code
+	codeInvalidPartitions   = kerr.InvalidPartitions.Code
+	codeInvalidRF           = kerr.InvalidReplicationFactor.Code
+	codeInvalidAssignment   = kerr.InvalidReplicaAssignment.Code
+	codeInvalidConfig       = kerr.InvalidConfig.Code
+	codeInvalidRequest      = kerr.InvalidRequest.Code
+	codeUnknownTopic        = kerr.UnknownTopicOrPartition.Code
+	codeTopicAlreadyExists  = kerr.TopicAlreadyExists.Code
+	codeNotCoordinator      = kerr.NotCoordinator.Code
+	codeCoordinatorNA       = kerr.CoordinatorNotAvailable.Code
+	codeInvalidGroupID      = kerr.InvalidGroupID.Code
+	codeUnknownMember       = kerr.UnknownMemberID.Code
+	codeIllegalGeneration   = kerr.IllegalGeneration.Code
+	codeRebalancing         = kerr.RebalanceInProgress.Code
+	codeFencedInstance      = kerr.FencedInstanceID.Code
+	codeInconsistentProto   = kerr.InconsistentGroupProtocol.Code
+	codeGroupNotFound       = kerr.GroupIDNotFound.Code
+	codeNonEmptyGroup       = kerr.NonEmptyGroup.Code
+	codeStaleMemberEpoch    = kerr.StaleMemberEpoch.Code
+	codeFencedMemberEpoch   = kerr.FencedMemberEpoch.Code
+	codeUnsupportedVersion  = kerr.UnsupportedVersion.Code
+	codeSubscribedToTopic   = kerr.GroupSubscribedToTopic.Code
+	codeMetadataTooLarge    = kerr.OffsetMetadataTooLarge.Code
+	codeInvalidSession      = kerr.InvalidSessionTimeout.Code
+	codeGroupMaxSize        = kerr.GroupMaxSizeReached.Code
+	codeMemberIDRequired    = kerr.MemberIDRequired.Code
+	codeUnreleasedInstance  = kerr.UnreleasedInstanceID.Code
+	codeUnsupportedAssignor = kerr.UnsupportedAssignor.Code
+)

@@ -41,14 +41,6 @@ func createTopicsReq(validateOnly bool, topics ...kmsg.CreateTopicsRequestTopic)
 	}
 }
 
-func createTopicsCodes(r *kmsg.CreateTopicsResponse) []int16 {
-	var out []int16
-	for _, t := range r.Topics {
-		out = append(out, t.ErrorCode)
-	}
-	return out
-}
-
 // withTopics is a setup creating topics of one partition each.
 func withTopics(names ...string) func(*testing.T, *scene) {
 	return func(t *testing.T, s *scene) {
@@ -89,19 +81,8 @@ func wantNoTopic(t *testing.T, s *scene, name string) {
 	}
 }
 
-var (
-	codeInvalidTopic       = kerr.InvalidTopicException.Code
-	codeInvalidPartitions  = kerr.InvalidPartitions.Code
-	codeInvalidRF          = kerr.InvalidReplicationFactor.Code
-	codeInvalidAssignment  = kerr.InvalidReplicaAssignment.Code
-	codeInvalidConfig      = kerr.InvalidConfig.Code
-	codeInvalidRequest     = kerr.InvalidRequest.Code
-	codeUnknownTopic       = kerr.UnknownTopicOrPartition.Code
-	codeTopicAlreadyExists = kerr.TopicAlreadyExists.Code
-)
-
 func TestCreateTopics(t *testing.T) {
-	runCases(t, false, createTopicsCodes, []apiCase[*kmsg.CreateTopicsResponse]{
+	runCases(t, false, nil, []apiCase[*kmsg.CreateTopicsResponse]{
 		{
 			name: "create", req: createTopicsReq(false, newTopic("t", 3, 1, "retention.ms", "1000")),
 			check: func(t *testing.T, s *scene, r *kmsg.CreateTopicsResponse) {
@@ -309,14 +290,6 @@ func deleteTopicsByID(names ...string) func(*testing.T, *scene) kmsg.Request {
 	}
 }
 
-func deleteTopicsCodes(r *kmsg.DeleteTopicsResponse) []int16 {
-	var out []int16
-	for _, t := range r.Topics {
-		out = append(out, t.ErrorCode)
-	}
-	return out
-}
-
 func TestDeleteTopics(t *testing.T) {
 	gone := func(names ...string) func(*testing.T, *scene, *kmsg.DeleteTopicsResponse) {
 		return func(t *testing.T, s *scene, _ *kmsg.DeleteTopicsResponse) {
@@ -325,7 +298,7 @@ func TestDeleteTopics(t *testing.T) {
 			}
 		}
 	}
-	runCases(t, false, deleteTopicsCodes, []apiCase[*kmsg.DeleteTopicsResponse]{
+	runCases(t, false, nil, []apiCase[*kmsg.DeleteTopicsResponse]{
 		{name: "delete", setup: withTopics("t", "u"), req: deleteTopicsReq("t", "u"), check: gone("t", "u")},
 		{name: "unknown topic", setup: withTopics("t"), req: deleteTopicsReq("nope", "t"), codes: []int16{codeUnknownTopic, 0}, check: gone("t")},
 		{
@@ -396,23 +369,15 @@ func createPartitionsReq(validateOnly bool, topics ...kmsg.CreatePartitionsReque
 	}
 }
 
-func createPartitionsCodes(r *kmsg.CreatePartitionsResponse) []int16 {
-	var out []int16
-	for _, t := range r.Topics {
-		out = append(out, t.ErrorCode)
-	}
-	return out
-}
-
 func TestCreatePartitions(t *testing.T) {
 	partitions := func(topic string, n, rf int) func(*testing.T, *scene, *kmsg.CreatePartitionsResponse) {
 		return func(t *testing.T, s *scene, _ *kmsg.CreatePartitionsResponse) { wantTopic(t, s, topic, n, rf) }
 	}
 	twoReplicas := func(t *testing.T, s *scene) {
 		req := createTopicsReq(false, newTopic("t", 1, 2))(t, s)
-		wantCodes(t, createTopicsCodes(s.b.do(t, req).(*kmsg.CreateTopicsResponse)), nil)
+		wantCodes(t, errorCodes(s.b.do(t, req).(*kmsg.CreateTopicsResponse)), nil)
 	}
-	runCases(t, false, createPartitionsCodes, []apiCase[*kmsg.CreatePartitionsResponse]{
+	runCases(t, false, nil, []apiCase[*kmsg.CreatePartitionsResponse]{
 		{name: "grow", setup: withTopics("t"), req: createPartitionsReq(false, newPartitions("t", 3)), check: partitions("t", 3, 1)},
 		{
 			name: "grow replicated", scene: sceneOpts{brokers: 2}, setup: twoReplicas,
