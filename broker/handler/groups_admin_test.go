@@ -148,8 +148,12 @@ func TestDescribeGroups(t *testing.T) {
 			name: "awaiting sync", setup: awaitingSync(1), req: describeGroupsReq(),
 			check: func(t *testing.T, s *scene, r *kmsg.DescribeGroupsResponse) {
 				describedAs("CompletingRebalance", 1)(t, s, r)
-				if m := r.Groups[0].Members[0]; len(m.ProtocolMetadata) != 0 || len(m.MemberAssignment) != 0 {
-					t.Fatalf("metadata shown outside Stable: %+v", m)
+				g := r.Groups[0]
+				if m := g.Members[0]; g.Protocol != "" || len(m.ProtocolMetadata) != 0 || len(m.MemberAssignment) != 0 {
+					t.Fatalf("protocol %q or metadata shown outside Stable: %+v", g.Protocol, m)
+				}
+				if g.ProtocolType != "consumer" {
+					t.Fatalf("protocol type %q", g.ProtocolType)
 				}
 			},
 		},
