@@ -157,7 +157,7 @@ func TestDescribeGroups(t *testing.T) {
 				}
 			},
 		},
-		{name: "empty group", setup: groupAnd(stable(1), leaveGroupOf(0)), req: describeGroupsReq(), check: describedAs("Empty", 0)},
+		{name: "empty group", setup: inOrder(stable(1), leaveGroupOf(0)), req: describeGroupsReq(), check: describedAs("Empty", 0)},
 		{name: "unknown group", req: describeGroupsReq(), check: describedAs("Dead", 0)},
 		{name: "consumer group", setup: consumerGroup(1), req: describeGroupsReq(), check: describedAs("Dead", 0)},
 		{name: "several groups", setup: stable(1), req: describeGroupsReq("nope"), codes: []int16{0, 0}},
@@ -207,7 +207,7 @@ func TestListGroups(t *testing.T) {
 			name  string
 			setup func(*testing.T, *scene)
 		}{
-			{"c", stable(1)}, {"e", groupAnd(stable(1), leaveGroupOf(0))}, {"k", consumerGroup(1)},
+			{"c", stable(1)}, {"e", inOrder(stable(1), leaveGroupOf(0))}, {"k", consumerGroup(1)},
 		} {
 			s.group = f.name
 			f.setup(t, s)
@@ -220,7 +220,7 @@ func TestListGroups(t *testing.T) {
 		{name: "by type", since: 5, setup: groups, req: listGroupsReq(nil, []string{"Consumer"}), check: listedGroups("k/Stable/consumer")},
 		{
 			name: "only the groups coordinated here", scene: twoBrokers, req: listGroupsReq(nil, nil),
-			setup: groupAnd(coordinatedElsewhere, stableOn(2)), check: listedGroups(),
+			setup: inOrder(coordinatedElsewhere, stableOn(2)), check: listedGroups(),
 		},
 	})
 }
@@ -241,16 +241,16 @@ func TestDeleteGroups(t *testing.T) {
 	}
 	runCases(t, true, nil, []apiCase[*kmsg.DeleteGroupsResponse]{
 		{name: "offsets-only group", setup: withOffsets, req: deleteGroupsReq(), check: gone},
-		{name: "emptied group", setup: groupAnd(withOffsets, stable(1), leaveGroupOf(0)), req: deleteGroupsReq(), check: gone},
-		{name: "emptied consumer group", setup: groupAnd(withOffsets, consumerGroup(1), cgLeave(0)), req: deleteGroupsReq(), check: gone},
+		{name: "emptied group", setup: inOrder(withOffsets, stable(1), leaveGroupOf(0)), req: deleteGroupsReq(), check: gone},
+		{name: "emptied consumer group", setup: inOrder(withOffsets, consumerGroup(1), cgLeave(0)), req: deleteGroupsReq(), check: gone},
 		{
-			name: "group with members", setup: groupAnd(withOffsets, stable(1)), req: deleteGroupsReq(), codes: []int16{codeNonEmptyGroup},
+			name: "group with members", setup: inOrder(withOffsets, stable(1)), req: deleteGroupsReq(), codes: []int16{codeNonEmptyGroup},
 			check: func(t *testing.T, s *scene, _ *kmsg.DeleteGroupsResponse) { wantCommitted(true, 0, 1)(t, s) },
 		},
 		{name: "consumer group with members", setup: consumerGroup(1), req: deleteGroupsReq(), codes: []int16{codeNonEmptyGroup}},
 		{name: "unknown group", req: deleteGroupsReq(), codes: []int16{codeGroupNotFound}},
 		{name: "several groups", setup: withOffsets, req: deleteGroupsReq("nope"), codes: []int16{0, codeGroupNotFound}},
-		{name: "not coordinator", scene: twoBrokers, setup: groupAnd(coordinatedElsewhere, stableOn(2)), req: deleteGroupsReq(), codes: []int16{codeNotCoordinator}},
+		{name: "not coordinator", scene: twoBrokers, setup: inOrder(coordinatedElsewhere, stableOn(2)), req: deleteGroupsReq(), codes: []int16{codeNotCoordinator}},
 		{name: "coordinator shut down", setup: coordinatorClosed, req: deleteGroupsReq(), codes: []int16{codeCoordinatorNA}},
 	})
 }

@@ -229,15 +229,6 @@ func coordinatorClosed(t *testing.T, s *scene) {
 	}
 }
 
-// groupAnd runs setups in order.
-func groupAnd(setups ...func(*testing.T, *scene)) func(*testing.T, *scene) {
-	return func(t *testing.T, s *scene) {
-		for _, f := range setups {
-			f(t, s)
-		}
-	}
-}
-
 // joinNewMember is a row's JoinGroup of a new dynamic member, changed by
 // mod.
 func joinNewMember(mod func(*kmsg.JoinGroupRequest)) func(*testing.T, *scene) kmsg.Request {
@@ -253,7 +244,8 @@ func joinNewMember(mod func(*kmsg.JoinGroupRequest)) func(*testing.T, *scene) km
 func TestJoinGroup(t *testing.T) {
 	runCases(t, true, nil, []apiCase[*kmsg.JoinGroupResponse]{
 		{
-			// v0-v3 join at once; v4+ first get MEMBER_ID_REQUIRED.
+			// v0-v3 join without a member id; v4+ first get
+			// MEMBER_ID_REQUIRED and an id to come back with.
 			name: "first member",
 			setup: func(t *testing.T, s *scene) {
 				if s.v >= 4 {
@@ -352,8 +344,8 @@ func TestHeartbeat(t *testing.T) {
 		{name: "illegal generation", setup: stable(1), req: asMember(heartbeatRequest, 0, func(r *kmsg.HeartbeatRequest) { r.Generation++ }), codes: []int16{codeIllegalGeneration}},
 		{name: "fenced static member", since: 3, setup: replacedStatic, req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeFencedInstance}},
 		{name: "member of a consumer group", setup: consumerGroup(1), req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeUnknownMember}},
-		{name: "not coordinator", scene: twoBrokers, setup: groupAnd(coordinatedElsewhere, stableOn(2)), req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeNotCoordinator}},
-		{name: "coordinator shut down", setup: groupAnd(stable(1), coordinatorClosed), req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeCoordinatorNA}},
+		{name: "not coordinator", scene: twoBrokers, setup: inOrder(coordinatedElsewhere, stableOn(2)), req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeNotCoordinator}},
+		{name: "coordinator shut down", setup: inOrder(stable(1), coordinatorClosed), req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeCoordinatorNA}},
 	})
 }
 
@@ -432,8 +424,8 @@ func TestLeaveGroup(t *testing.T) {
 			},
 		},
 		{name: "fenced static member", since: 3, setup: replacedStatic, req: leaveAs(nil, 0), codes: []int16{0, codeFencedInstance}},
-		{name: "not coordinator", scene: twoBrokers, setup: groupAnd(coordinatedElsewhere, stableOn(2)), req: leaveAs(nil, 0), codes: one(codeNotCoordinator)},
-		{name: "coordinator shut down", setup: groupAnd(stable(1), coordinatorClosed), req: leaveAs(nil, 0), codes: one(codeCoordinatorNA)},
+		{name: "not coordinator", scene: twoBrokers, setup: inOrder(coordinatedElsewhere, stableOn(2)), req: leaveAs(nil, 0), codes: one(codeNotCoordinator)},
+		{name: "coordinator shut down", setup: inOrder(stable(1), coordinatorClosed), req: leaveAs(nil, 0), codes: one(codeCoordinatorNA)},
 	})
 }
 
@@ -490,8 +482,8 @@ func TestSyncGroup(t *testing.T) {
 		},
 		{name: "fenced static member", since: 3, setup: replacedStatic, req: syncAs(0, nil), codes: []int16{codeFencedInstance}},
 		{name: "member of a consumer group", setup: consumerGroup(1), req: syncAs(0, nil), codes: []int16{codeUnknownMember}},
-		{name: "not coordinator", scene: twoBrokers, setup: groupAnd(coordinatedElsewhere, stableOn(2)), req: syncAs(0, nil), codes: []int16{codeNotCoordinator}},
-		{name: "coordinator shut down", setup: groupAnd(awaitingSync(1), coordinatorClosed), req: syncAs(0, nil), codes: []int16{codeCoordinatorNA}},
+		{name: "not coordinator", scene: twoBrokers, setup: inOrder(coordinatedElsewhere, stableOn(2)), req: syncAs(0, nil), codes: []int16{codeNotCoordinator}},
+		{name: "coordinator shut down", setup: inOrder(awaitingSync(1), coordinatorClosed), req: syncAs(0, nil), codes: []int16{codeCoordinatorNA}},
 	})
 }
 

@@ -268,7 +268,7 @@ func TestConsumerGroupHeartbeat(t *testing.T) {
 		},
 		{
 			name: "replaced static member", codes: []int16{codeFencedInstance},
-			setup: groupAnd(consumerGroupStatic(1), func(t *testing.T, s *scene) {
+			setup: inOrder(consumerGroupStatic(1), func(t *testing.T, s *scene) {
 				m := s.members[0]
 				if r := s.b.send(t, asMember(cgHeartbeatRequest, 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -2 })(t, s), 1).(*kmsg.ConsumerGroupHeartbeatResponse); r.ErrorCode != 0 {
 					t.Fatalf("temporary leave: %v", kerr.ErrorForCode(r.ErrorCode))
@@ -279,7 +279,7 @@ func TestConsumerGroupHeartbeat(t *testing.T) {
 		},
 		{name: "classic group with members", setup: stable(1), req: cgJoinAs(nil), codes: []int16{codeGroupNotFound}},
 		{
-			name: "empty classic group becomes a consumer group", setup: groupAnd(topic, stable(1), leaveGroupOf(0)), req: cgJoinAs(nil),
+			name: "empty classic group becomes a consumer group", setup: inOrder(topic, stable(1), leaveGroupOf(0)), req: cgJoinAs(nil),
 			check: func(t *testing.T, s *scene, _ *kmsg.ConsumerGroupHeartbeatResponse) {
 				wantConsumerGroupState(t, s, "Stable")
 			},

@@ -113,9 +113,9 @@ func TestOffsetCommit(t *testing.T) {
 	}
 	runCases(t, true, nil, []apiCase[*kmsg.OffsetCommitResponse]{
 		{name: "simple commit", setup: topic, req: commitAs(-1, nil), codes: both, check: committedAt},
-		{name: "member commit", since: 1, setup: groupAnd(topic, stable(1)), req: commitAs(0, nil), codes: both, check: committedAt},
-		{name: "member commit while preparing a rebalance", since: 1, setup: groupAnd(topic, rebalancing), req: commitAs(0, nil), codes: both},
-		{name: "static member commit", since: 7, setup: groupAnd(topic, stableStatic(1)), req: commitAs(0, nil), codes: both},
+		{name: "member commit", since: 1, setup: inOrder(topic, stable(1)), req: commitAs(0, nil), codes: both, check: committedAt},
+		{name: "member commit while preparing a rebalance", since: 1, setup: inOrder(topic, rebalancing), req: commitAs(0, nil), codes: both},
+		{name: "static member commit", since: 7, setup: inOrder(topic, stableStatic(1)), req: commitAs(0, nil), codes: both},
 		{name: "empty group id", setup: topic, req: commitAs(-1, func(r *kmsg.OffsetCommitRequest) { r.Group = "" }), codes: both},
 		{
 			name: "null metadata", setup: topic,
@@ -143,9 +143,9 @@ func TestOffsetCommit(t *testing.T) {
 			}),
 			codes: []int16{0, codeMetadataTooLarge},
 		},
-		{name: "unknown member", since: 1, setup: groupAnd(topic, stable(1)), req: commitAs(0, func(r *kmsg.OffsetCommitRequest) { r.MemberID = "nobody" }), codes: []int16{codeUnknownMember, codeUnknownMember}},
-		{name: "simple commit to an active group", since: 1, setup: groupAnd(topic, stable(1)), req: commitAs(-1, nil), codes: []int16{codeUnknownMember, codeUnknownMember}},
-		{name: "illegal generation", since: 1, setup: groupAnd(topic, stable(1)), req: commitAs(0, func(r *kmsg.OffsetCommitRequest) { r.Generation++ }), codes: []int16{codeIllegalGeneration, codeIllegalGeneration}},
+		{name: "unknown member", since: 1, setup: inOrder(topic, stable(1)), req: commitAs(0, func(r *kmsg.OffsetCommitRequest) { r.MemberID = "nobody" }), codes: []int16{codeUnknownMember, codeUnknownMember}},
+		{name: "simple commit to an active group", since: 1, setup: inOrder(topic, stable(1)), req: commitAs(-1, nil), codes: []int16{codeUnknownMember, codeUnknownMember}},
+		{name: "illegal generation", since: 1, setup: inOrder(topic, stable(1)), req: commitAs(0, func(r *kmsg.OffsetCommitRequest) { r.Generation++ }), codes: []int16{codeIllegalGeneration, codeIllegalGeneration}},
 		{
 			// Kafka answers GROUP_ID_NOT_FOUND from v9 on, ILLEGAL_GENERATION before.
 			name: "generation of a missing group", versions: []int16{1, 8}, setup: topic,
@@ -155,14 +155,14 @@ func TestOffsetCommit(t *testing.T) {
 			name: "generation of a missing group", versions: []int16{9}, setup: topic,
 			req: commitAs(-1, func(r *kmsg.OffsetCommitRequest) { r.MemberID, r.Generation = "nobody", 1 }), codes: []int16{codeGroupNotFound, codeGroupNotFound},
 		},
-		{name: "awaiting the assignment", since: 1, setup: groupAnd(topic, awaitingSync(1)), req: commitAs(0, nil), codes: []int16{codeRebalancing, codeRebalancing}},
-		{name: "fenced static member", since: 7, setup: groupAnd(topic, replacedStatic), req: commitAs(0, nil), codes: []int16{codeFencedInstance, codeFencedInstance}},
+		{name: "awaiting the assignment", since: 1, setup: inOrder(topic, awaitingSync(1)), req: commitAs(0, nil), codes: []int16{codeRebalancing, codeRebalancing}},
+		{name: "fenced static member", since: 7, setup: inOrder(topic, replacedStatic), req: commitAs(0, nil), codes: []int16{codeFencedInstance, codeFencedInstance}},
 		{name: "consumer group member", since: 9, setup: consumerGroup(1), req: commitAs(0, nil), codes: both, check: committedAt},
 		{name: "consumer group member, stale epoch", since: 9, setup: consumerGroup(1), req: commitAs(0, func(r *kmsg.OffsetCommitRequest) { r.Generation-- }), codes: []int16{codeStaleMemberEpoch, codeStaleMemberEpoch}},
 		{name: "consumer group member below v9", versions: []int16{1, 8}, setup: consumerGroup(1), req: commitAs(0, nil), codes: []int16{codeUnsupportedVersion, codeUnsupportedVersion}},
 		{name: "unknown consumer group member", since: 9, setup: consumerGroup(1), req: commitAs(0, func(r *kmsg.OffsetCommitRequest) { r.MemberID = "nobody" }), codes: []int16{codeUnknownMember, codeUnknownMember}},
-		{name: "not coordinator", scene: twoBrokers, setup: groupAnd(coordinatedElsewhere, topic), req: commitAs(-1, nil), codes: []int16{codeNotCoordinator, codeNotCoordinator}},
-		{name: "coordinator shut down", setup: groupAnd(topic, coordinatorClosed), req: commitAs(-1, nil), codes: []int16{codeCoordinatorNA, codeCoordinatorNA}},
+		{name: "not coordinator", scene: twoBrokers, setup: inOrder(coordinatedElsewhere, topic), req: commitAs(-1, nil), codes: []int16{codeNotCoordinator, codeNotCoordinator}},
+		{name: "coordinator shut down", setup: inOrder(topic, coordinatorClosed), req: commitAs(-1, nil), codes: []int16{codeCoordinatorNA, codeCoordinatorNA}},
 	})
 }
 
@@ -312,16 +312,16 @@ func TestOffsetFetch(t *testing.T) {
 				}
 			},
 		},
-		{name: "consumer group member", since: 9, setup: groupAnd(withOffsets, consumerGroup(1)), req: fetchOf(asMember(nil)), check: wantFetched(tOffsets)},
+		{name: "consumer group member", since: 9, setup: inOrder(withOffsets, consumerGroup(1)), req: fetchOf(asMember(nil)), check: wantFetched(tOffsets)},
 		{
-			name: "consumer group member, stale epoch", since: 9, setup: groupAnd(withOffsets, consumerGroup(1)), codes: []int16{codeStaleMemberEpoch},
+			name: "consumer group member, stale epoch", since: 9, setup: inOrder(withOffsets, consumerGroup(1)), codes: []int16{codeStaleMemberEpoch},
 			req: fetchOf(asMember(func(g *kmsg.OffsetFetchRequestGroup) { g.MemberEpoch-- })),
 		},
 		{
-			name: "unknown consumer group member", since: 9, setup: groupAnd(withOffsets, consumerGroup(1)), codes: []int16{codeUnknownMember},
+			name: "unknown consumer group member", since: 9, setup: inOrder(withOffsets, consumerGroup(1)), codes: []int16{codeUnknownMember},
 			req: fetchOf(asMember(func(g *kmsg.OffsetFetchRequestGroup) { g.MemberID = kmsg.StringPtr("nobody") })),
 		},
-		{name: "classic group member", since: 9, setup: groupAnd(withOffsets, stable(1)), req: fetchOf(asMember(nil)), check: wantFetched(tOffsets)},
+		{name: "classic group member", since: 9, setup: inOrder(withOffsets, stable(1)), req: fetchOf(asMember(nil)), check: wantFetched(tOffsets)},
 		// v0-1 answer coordinator errors per partition.
 		{name: "not coordinator", versions: []int16{0, 1}, scene: twoBrokers, setup: coordinatedElsewhere, req: fetchOf(nil), codes: []int16{0, codeNotCoordinator, codeNotCoordinator}},
 		{name: "not coordinator", since: 2, scene: twoBrokers, setup: coordinatedElsewhere, req: fetchOf(nil), codes: []int16{codeNotCoordinator}},
@@ -388,7 +388,7 @@ func TestOffsetDelete(t *testing.T) {
 		},
 		{name: "consumer group not subscribed to the topic", setup: memberOffsets("consumer"), req: offsetDeleteReq("u", 0), codes: []int16{0, 0}},
 		{name: "active group of another protocol", setup: memberOffsets("connect"), req: offsetDeleteReq("u", 0), codes: []int16{codeNonEmptyGroup}},
-		{name: "KIP-848 group subscribed to the topic", setup: groupAnd(withOffsets, consumerGroup(1)), req: offsetDeleteReq("t", 0), codes: []int16{0, codeSubscribedToTopic}},
+		{name: "KIP-848 group subscribed to the topic", setup: inOrder(withOffsets, consumerGroup(1)), req: offsetDeleteReq("t", 0), codes: []int16{0, codeSubscribedToTopic}},
 		{name: "not coordinator", scene: twoBrokers, setup: coordinatedElsewhere, req: offsetDeleteReq("t", 0), codes: []int16{codeNotCoordinator}},
 		{name: "coordinator shut down", setup: coordinatorClosed, req: offsetDeleteReq("t", 0), codes: []int16{codeCoordinatorNA}},
 	})

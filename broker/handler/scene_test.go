@@ -215,7 +215,7 @@ func runCases[R kmsg.Response](t *testing.T, groups bool, codes func(R) []int16,
 		}
 		for _, v := range versions {
 			t.Run(fmt.Sprintf("%s/v%d", c.name, v), func(t *testing.T) {
-				t.Parallel() // rows wait mostly on their logs' fsyncs
+				t.Parallel() // rows spend most of their time in their logs' file I/O
 				synctest.Test(t, func(t *testing.T) {
 					o := c.scene
 					o.groups = o.groups || groups
@@ -287,6 +287,15 @@ func codeNames(codes []int16) []string {
 		}
 	}
 	return out
+}
+
+// inOrder is a setup running setups in order.
+func inOrder(setups ...func(*testing.T, *scene)) func(*testing.T, *scene) {
+	return func(t *testing.T, s *scene) {
+		for _, f := range setups {
+			f(t, s)
+		}
+	}
 }
 
 // groupMember is a group member a row's setup formed.
