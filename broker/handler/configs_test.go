@@ -17,8 +17,8 @@ const (
 )
 
 // withConfiguredTopic creates topic t with overrides (key, value pairs).
-func withConfiguredTopic(configs ...string) func(*testing.T, *scene) {
-	return func(t *testing.T, s *scene) {
+func withConfiguredTopic(configs ...string) func(*testing.T, *cluster) {
+	return func(t *testing.T, s *cluster) {
 		kv := map[string]string{}
 		for i := 0; i+1 < len(configs); i += 2 {
 			kv[configs[i]] = configs[i+1]
@@ -28,7 +28,7 @@ func withConfiguredTopic(configs ...string) func(*testing.T, *scene) {
 }
 
 // wantOverrides checks topic t's stored overrides (nil: none).
-func wantOverrides(t *testing.T, s *scene, want map[string]string) {
+func wantOverrides(t *testing.T, s *cluster, want map[string]string) {
 	t.Helper()
 	topic, ok := s.b.env.Cache.Topic("t")
 	if !ok {
@@ -40,8 +40,8 @@ func wantOverrides(t *testing.T, s *scene, want map[string]string) {
 }
 
 // describeReq asks for one resource; names nil asks for every key.
-func describeReq(typ kmsg.ConfigResourceType, name string, names ...string) func(*testing.T, *scene) kmsg.Request {
-	return func(*testing.T, *scene) kmsg.Request {
+func describeReq(typ kmsg.ConfigResourceType, name string, names ...string) func(*testing.T, *cluster) kmsg.Request {
+	return func(*testing.T, *cluster) kmsg.Request {
 		req := kmsg.NewPtrDescribeConfigsRequest()
 		rr := kmsg.NewDescribeConfigsRequestResource()
 		rr.ResourceType, rr.ResourceName, rr.ConfigNames = typ, name, names
@@ -89,11 +89,11 @@ func wantDescribed(t *testing.T, r *kmsg.DescribeConfigsResponse, key, value str
 }
 
 func TestDescribeConfigs(t *testing.T) {
-	runCases(t, false, nil, []apiCase[*kmsg.DescribeConfigsResponse]{
+	runRows(t, false, nil, []apiRow[*kmsg.DescribeConfigsResponse]{
 		{
 			name: "topic", setup: withConfiguredTopic("retention.ms", "1000"), req: describeReq(topicResource, "t"),
-			scene: sceneOpts{config: map[string]string{"log.segment.bytes": "1048576"}},
-			check: func(t *testing.T, _ *scene, r *kmsg.DescribeConfigsResponse) {
+			cluster: clusterOpts{config: map[string]string{"log.segment.bytes": "1048576"}},
+			check: func(t *testing.T, _ *cluster, r *kmsg.DescribeConfigsResponse) {
 				wantDescribed(t, r, "retention.ms", "1000", kmsg.ConfigSourceDynamicTopicConfig)
 				wantDescribed(t, r, "segment.bytes", "1048576", kmsg.ConfigSourceStaticBrokerConfig)
 				wantDescribed(t, r, "cleanup.policy", "delete", kmsg.ConfigSourceDefaultConfig)
@@ -104,7 +104,7 @@ func TestDescribeConfigs(t *testing.T) {
 		},
 		{
 			name: "topic, some keys", setup: withConfiguredTopic(), req: describeReq(topicResource, "t", "retention.ms", "cleanup.policy", "no.such.key"),
-			check: func(t *testing.T, _ *scene, r *kmsg.DescribeConfigsResponse) {
+			check: func(t *testing.T, _ *cluster, r *kmsg.DescribeConfigsResponse) {
 				if n := len(r.Resources[0].Configs); n != 2 {
 					t.Fatalf("%d keys described, want the 2 known ones asked for", n)
 				}
@@ -113,8 +113,8 @@ func TestDescribeConfigs(t *testing.T) {
 		{name: "unknown topic", req: describeReq(topicResource, "nope"), codes: []int16{codeUnknownTopic}},
 		{
 			name: "broker", req: describeReq(brokerResource, "1"),
-			scene: sceneOpts{config: map[string]string{"log.retention.ms": "5000"}},
-			check: func(t *testing.T, _ *scene, r *kmsg.DescribeConfigsResponse) {
+			cluster: clusterOpts{config: map[string]string{"log.retention.ms": "5000"}},
+			check: func(t *testing.T, _ *cluster, r *kmsg.DescribeConfigsResponse) {
 				c := described(t, r, "log.retention.ms")
 				if c.Value == nil || *c.Value != "5000" || !c.ReadOnly {
 					t.Fatalf("log.retention.ms described as %+v, want 5000 read-only", c)
@@ -129,7 +129,7 @@ func TestDescribeConfigs(t *testing.T) {
 		},
 		{
 			name: "broker default resource", req: describeReq(brokerResource, "", "node.id"),
-			check: func(t *testing.T, _ *scene, r *kmsg.DescribeConfigsResponse) {
+			check: func(t *testing.T, _ *cluster, r *kmsg.DescribeConfigsResponse) {
 				if c := described(t, r, "node.id"); c.Value == nil || *c.Value != "1" {
 					t.Fatalf("node.id = %v", msgString(c.Value))
 				}
@@ -142,8 +142,8 @@ func TestDescribeConfigs(t *testing.T) {
 }
 
 // alterReq replaces one resource's overrides (key, value pairs).
-func alterReq(validateOnly bool, typ kmsg.ConfigResourceType, name string, configs ...string) func(*testing.T, *scene) kmsg.Request {
-	return func(*testing.T, *scene) kmsg.Request {
+func alterReq(validateOnly bool, typ kmsg.ConfigResourceType, name string, configs ...string) func(*testing.T, *cluster) kmsg.Request {
+	return func(*testing.T, *cluster) kmsg.Request {
 		req := kmsg.NewPtrAlterConfigsRequest()
 		req.ValidateOnly = validateOnly
 		rr := kmsg.NewAlterConfigsRequestResource()
@@ -159,16 +159,16 @@ func alterReq(validateOnly bool, typ kmsg.ConfigResourceType, name string, confi
 }
 
 // unchanged is a check that topic t kept retention.ms=1000 alone.
-func unchanged[R kmsg.Response](t *testing.T, s *scene, _ R) {
+func unchanged[R kmsg.Response](t *testing.T, s *cluster, _ R) {
 	wantOverrides(t, s, map[string]string{"retention.ms": "1000"})
 }
 
 func TestAlterConfigs(t *testing.T) {
 	topic := withConfiguredTopic("retention.ms", "1000")
-	runCases(t, false, nil, []apiCase[*kmsg.AlterConfigsResponse]{
+	runRows(t, false, nil, []apiRow[*kmsg.AlterConfigsResponse]{
 		{
 			name: "replace overrides", setup: topic, req: alterReq(false, topicResource, "t", "segment.ms", "60000", "cleanup.policy", "compact"),
-			check: func(t *testing.T, s *scene, _ *kmsg.AlterConfigsResponse) {
+			check: func(t *testing.T, s *cluster, _ *kmsg.AlterConfigsResponse) {
 				wantOverrides(t, s, map[string]string{"segment.ms": "60000", "cleanup.policy": "compact"})
 				p, _ := s.b.env.Partitions.Get("t", 0)
 				if c := p.Config(); c.SegmentMs != 60000 || c.RetentionMs == 1000 {
@@ -178,13 +178,13 @@ func TestAlterConfigs(t *testing.T) {
 		},
 		{
 			name: "clear overrides", setup: topic, req: alterReq(false, topicResource, "t"),
-			check: func(t *testing.T, s *scene, _ *kmsg.AlterConfigsResponse) { wantOverrides(t, s, nil) },
+			check: func(t *testing.T, s *cluster, _ *kmsg.AlterConfigsResponse) { wantOverrides(t, s, nil) },
 		},
 		{name: "unknown topic", req: alterReq(false, topicResource, "nope", "retention.ms", "1"), codes: []int16{codeUnknownTopic}},
 		{
 			name: "unknown key", setup: topic, req: alterReq(false, topicResource, "t", "retention.msx", "1"),
 			codes: []int16{codeInvalidConfig},
-			check: func(t *testing.T, s *scene, r *kmsg.AlterConfigsResponse) {
+			check: func(t *testing.T, s *cluster, r *kmsg.AlterConfigsResponse) {
 				wantMessage(t, true, r.Resources[0].ErrorMessage, "retention.msx")
 				unchanged(t, s, r)
 			},
@@ -197,7 +197,7 @@ func TestAlterConfigs(t *testing.T) {
 		{name: "unsupported resource type", req: alterReq(false, groupResource, "g", "x", "1"), codes: []int16{codeInvalidRequest}},
 		{
 			name: "resource named twice", setup: topic,
-			req: func(t *testing.T, s *scene) kmsg.Request {
+			req: func(t *testing.T, s *cluster) kmsg.Request {
 				req := alterReq(false, topicResource, "t", "segment.ms", "60000")(t, s).(*kmsg.AlterConfigsRequest)
 				req.Resources = append(req.Resources, req.Resources[0])
 				return req
@@ -221,8 +221,8 @@ var (
 	opSubtract = kmsg.IncrementalAlterConfigOpSubtract
 )
 
-func incrementalReq(validateOnly bool, typ kmsg.ConfigResourceType, name string, ops ...configOp) func(*testing.T, *scene) kmsg.Request {
-	return func(*testing.T, *scene) kmsg.Request {
+func incrementalReq(validateOnly bool, typ kmsg.ConfigResourceType, name string, ops ...configOp) func(*testing.T, *cluster) kmsg.Request {
+	return func(*testing.T, *cluster) kmsg.Request {
 		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 		req.ValidateOnly = validateOnly
 		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
@@ -239,8 +239,8 @@ func incrementalReq(validateOnly bool, typ kmsg.ConfigResourceType, name string,
 
 func TestIncrementalAlterConfigs(t *testing.T) {
 	topic := withConfiguredTopic("retention.ms", "1000")
-	overrides := func(kv ...string) func(*testing.T, *scene, *kmsg.IncrementalAlterConfigsResponse) {
-		return func(t *testing.T, s *scene, _ *kmsg.IncrementalAlterConfigsResponse) {
+	overrides := func(kv ...string) func(*testing.T, *cluster, *kmsg.IncrementalAlterConfigsResponse) {
+		return func(t *testing.T, s *cluster, _ *kmsg.IncrementalAlterConfigsResponse) {
 			want := map[string]string{}
 			for i := 0; i+1 < len(kv); i += 2 {
 				want[kv[i]] = kv[i+1]
@@ -248,10 +248,10 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 			wantOverrides(t, s, want)
 		}
 	}
-	runCases(t, false, nil, []apiCase[*kmsg.IncrementalAlterConfigsResponse]{
+	runRows(t, false, nil, []apiRow[*kmsg.IncrementalAlterConfigsResponse]{
 		{
 			name: "set keeps the others", setup: topic, req: incrementalReq(false, topicResource, "t", configOp{opSet, "segment.ms", "60000"}),
-			check: func(t *testing.T, s *scene, r *kmsg.IncrementalAlterConfigsResponse) {
+			check: func(t *testing.T, s *cluster, r *kmsg.IncrementalAlterConfigsResponse) {
 				overrides("retention.ms", "1000", "segment.ms", "60000")(t, s, r)
 				if p, _ := s.b.env.Partitions.Get("t", 0); p.Config().SegmentMs != 60000 {
 					t.Fatalf("live partition has segment.ms %d", p.Config().SegmentMs)
@@ -279,7 +279,7 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 		{
 			name: "unknown key", setup: topic, req: incrementalReq(false, topicResource, "t", configOp{opSet, "retention.msx", "1"}),
 			codes: []int16{codeInvalidConfig},
-			check: func(t *testing.T, s *scene, r *kmsg.IncrementalAlterConfigsResponse) {
+			check: func(t *testing.T, s *cluster, r *kmsg.IncrementalAlterConfigsResponse) {
 				wantMessage(t, true, r.Resources[0].ErrorMessage, "retention.msx")
 				overrides("retention.ms", "1000")(t, s, r)
 			},
@@ -303,7 +303,7 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 		{name: "other broker", req: incrementalReq(false, brokerResource, "2", configOp{opSet, "log.retention.ms", "1"}), codes: []int16{codeInvalidRequest}},
 		{
 			name: "resource named twice", setup: topic,
-			req: func(t *testing.T, s *scene) kmsg.Request {
+			req: func(t *testing.T, s *cluster) kmsg.Request {
 				req := incrementalReq(false, topicResource, "t", configOp{opSet, "segment.ms", "60000"})(t, s).(*kmsg.IncrementalAlterConfigsRequest)
 				req.Resources = append(req.Resources, req.Resources[0])
 				return req

@@ -49,8 +49,8 @@ func memberJoinRequest(group string, m *groupMember) *kmsg.JoinGroupRequest {
 
 // asMember is a row's request of member i of s.members, built by build
 // and changed by mod.
-func asMember[Q kmsg.Request](build func(group string, m *groupMember) Q, i int, mod func(Q)) func(*testing.T, *scene) kmsg.Request {
-	return func(_ *testing.T, s *scene) kmsg.Request {
+func asMember[Q kmsg.Request](build func(group string, m *groupMember) Q, i int, mod func(Q)) func(*testing.T, *cluster) kmsg.Request {
+	return func(_ *testing.T, s *cluster) kmsg.Request {
 		req := build(s.group, s.members[i])
 		if mod != nil {
 			mod(req)
@@ -64,7 +64,7 @@ func instanceID(i int) *string { return kmsg.StringPtr(fmt.Sprintf("i%d", i)) }
 // joinAsync starts a new member's join at version v (v4+ dynamic members
 // first fetch their member id) and returns the channel of its parked
 // JoinGroup, once it is parked.
-func (s *scene) joinAsync(t *testing.T, v int16, req *kmsg.JoinGroupRequest) <-chan kmsg.Response {
+func (s *cluster) joinAsync(t *testing.T, v int16, req *kmsg.JoinGroupRequest) <-chan kmsg.Response {
 	t.Helper()
 	if v >= 4 && req.MemberID == "" && req.InstanceID == nil {
 		first := s.b.send(t, req, v).(*kmsg.JoinGroupResponse)
@@ -91,7 +91,7 @@ func joined(t *testing.T, ch <-chan kmsg.Response) *kmsg.JoinGroupResponse {
 // joinGroup has n new members join s.group at version v, one after the
 // other (the first is the leader), and returns their answers once the
 // join phase ended; static members have instance ids i0, i1, ….
-func (s *scene) joinGroup(t *testing.T, v int16, n int, static bool) []*kmsg.JoinGroupResponse {
+func (s *cluster) joinGroup(t *testing.T, v int16, n int, static bool) []*kmsg.JoinGroupResponse {
 	t.Helper()
 	var chans []<-chan kmsg.Response
 	for i := range n {
@@ -137,7 +137,7 @@ func assignmentOf(id string) []byte { return []byte("assign-" + id) }
 // syncGroup has s.members sync at version v, followers first; the leader
 // (the first) assigns each member assignmentOf itself, and every member
 // must get its own.
-func (s *scene) syncGroup(t *testing.T, v int16) {
+func (s *cluster) syncGroup(t *testing.T, v int16) {
 	t.Helper()
 	assign := map[string][]byte{}
 	for _, m := range s.members {
@@ -168,7 +168,7 @@ func heartbeatRequest(group string, m *groupMember) *kmsg.HeartbeatRequest {
 }
 
 // heartbeat sends m's Heartbeat at version v and returns its error code.
-func (s *scene) heartbeat(t *testing.T, v int16, m *groupMember) int16 {
+func (s *cluster) heartbeat(t *testing.T, v int16, m *groupMember) int16 {
 	t.Helper()
 	return s.b.send(t, heartbeatRequest(s.group, m), v).(*kmsg.HeartbeatResponse).ErrorCode
 }
@@ -176,16 +176,16 @@ func (s *scene) heartbeat(t *testing.T, v int16, m *groupMember) int16 {
 // Setups of the group tables.
 
 // stable forms a Stable group of n dynamic members.
-func stable(n int) func(*testing.T, *scene) {
-	return func(t *testing.T, s *scene) {
+func stable(n int) func(*testing.T, *cluster) {
+	return func(t *testing.T, s *cluster) {
 		s.joinGroup(t, 9, n, false)
 		s.syncGroup(t, 5)
 	}
 }
 
 // stableStatic forms a Stable group of n static members.
-func stableStatic(n int) func(*testing.T, *scene) {
-	return func(t *testing.T, s *scene) {
+func stableStatic(n int) func(*testing.T, *cluster) {
+	return func(t *testing.T, s *cluster) {
 		s.joinGroup(t, 9, n, true)
 		s.syncGroup(t, 5)
 	}
@@ -193,20 +193,20 @@ func stableStatic(n int) func(*testing.T, *scene) {
 
 // awaitingSync leaves a group of n members after its join phase
 // (CompletingRebalance).
-func awaitingSync(n int) func(*testing.T, *scene) {
-	return func(t *testing.T, s *scene) { s.joinGroup(t, 9, n, false) }
+func awaitingSync(n int) func(*testing.T, *cluster) {
+	return func(t *testing.T, s *cluster) { s.joinGroup(t, 9, n, false) }
 }
 
 // rebalancing forms a Stable group of one member and has a second one
 // join, which sends the group to PreparingRebalance (the join waits).
-func rebalancing(t *testing.T, s *scene) {
+func rebalancing(t *testing.T, s *cluster) {
 	stable(1)(t, s)
 	s.joinAsync(t, 9, joinRequest(s.group, "", nil))
 }
 
 // replacedStatic forms a Stable group of static member i0 and restarts
 // it: s.members[0] is the old member id, s.members[1] the new one.
-func replacedStatic(t *testing.T, s *scene) {
+func replacedStatic(t *testing.T, s *cluster) {
 	stableStatic(1)(t, s)
 	r := s.b.send(t, joinRequest(s.group, "", instanceID(0)), 9).(*kmsg.JoinGroupResponse)
 	if r.ErrorCode != 0 || r.MemberID == s.members[0].id {
@@ -215,15 +215,15 @@ func replacedStatic(t *testing.T, s *scene) {
 	s.members = append(s.members, &groupMember{id: r.MemberID, gen: r.Generation, instance: instanceID(0)})
 }
 
-// twoBrokers is the scene of rows whose group another broker coordinates.
-var twoBrokers = sceneOpts{brokers: 2}
+// twoBrokers is the cluster of rows whose group another broker coordinates.
+var twoBrokers = clusterOpts{brokers: 2}
 
 // coordinatedElsewhere makes s.group a group broker 2 coordinates.
-func coordinatedElsewhere(t *testing.T, s *scene) { s.group = s.groupLedBy(t, 2) }
+func coordinatedElsewhere(t *testing.T, s *cluster) { s.group = s.groupLedBy(t, 2) }
 
 // coordinatorClosed shuts the group coordinator down, as a stopping
 // broker does.
-func coordinatorClosed(t *testing.T, s *scene) {
+func coordinatorClosed(t *testing.T, s *cluster) {
 	if err := s.b.env.Groups.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -231,8 +231,8 @@ func coordinatorClosed(t *testing.T, s *scene) {
 
 // joinNewMember is a row's JoinGroup of a new dynamic member, changed by
 // mod.
-func joinNewMember(mod func(*kmsg.JoinGroupRequest)) func(*testing.T, *scene) kmsg.Request {
-	return func(_ *testing.T, s *scene) kmsg.Request {
+func joinNewMember(mod func(*kmsg.JoinGroupRequest)) func(*testing.T, *cluster) kmsg.Request {
+	return func(_ *testing.T, s *cluster) kmsg.Request {
 		req := joinRequest(s.group, "", nil)
 		if mod != nil {
 			mod(req)
@@ -242,12 +242,12 @@ func joinNewMember(mod func(*kmsg.JoinGroupRequest)) func(*testing.T, *scene) km
 }
 
 func TestJoinGroup(t *testing.T) {
-	runCases(t, true, nil, []apiCase[*kmsg.JoinGroupResponse]{
+	runRows(t, true, nil, []apiRow[*kmsg.JoinGroupResponse]{
 		{
 			// v0-v3 join without a member id; v4+ first get
 			// MEMBER_ID_REQUIRED and an id to come back with.
 			name: "first member",
-			setup: func(t *testing.T, s *scene) {
+			setup: func(t *testing.T, s *cluster) {
 				if s.v >= 4 {
 					r := s.b.send(t, joinRequest(s.group, "", nil), s.v).(*kmsg.JoinGroupResponse)
 					if r.ErrorCode != codeMemberIDRequired || r.MemberID == "" {
@@ -256,14 +256,14 @@ func TestJoinGroup(t *testing.T) {
 					s.members = []*groupMember{{id: r.MemberID}}
 				}
 			},
-			req: func(_ *testing.T, s *scene) kmsg.Request {
+			req: func(_ *testing.T, s *cluster) kmsg.Request {
 				req := joinRequest(s.group, "", nil)
 				if len(s.members) > 0 {
 					req.MemberID = s.members[0].id
 				}
 				return req
 			},
-			check: func(t *testing.T, _ *scene, r *kmsg.JoinGroupResponse) {
+			check: func(t *testing.T, _ *cluster, r *kmsg.JoinGroupResponse) {
 				if r.Generation != 1 || r.LeaderID != r.MemberID || r.MemberID == "" || len(r.Members) != 1 ||
 					r.Protocol == nil || *r.Protocol != "range" || string(r.Members[0].ProtocolMetadata) != string(consumerMetadata("t")) {
 					t.Fatalf("joined %+v", r)
@@ -275,7 +275,7 @@ func TestJoinGroup(t *testing.T) {
 		},
 		{
 			name: "new member gets an id", since: 4, req: joinNewMember(nil), codes: []int16{codeMemberIDRequired},
-			check: func(t *testing.T, _ *scene, r *kmsg.JoinGroupResponse) {
+			check: func(t *testing.T, _ *cluster, r *kmsg.JoinGroupResponse) {
 				if r.MemberID == "" || r.Generation != -1 {
 					t.Fatalf("answered member id %q, generation %d", r.MemberID, r.Generation)
 				}
@@ -283,7 +283,7 @@ func TestJoinGroup(t *testing.T) {
 		},
 		{
 			name: "stable follower rejoins unchanged", setup: stable(2), req: asMember(memberJoinRequest, 1, nil),
-			check: func(t *testing.T, s *scene, r *kmsg.JoinGroupResponse) {
+			check: func(t *testing.T, s *cluster, r *kmsg.JoinGroupResponse) {
 				if r.Generation != s.members[1].gen || r.LeaderID != s.members[0].id || len(r.Members) != 0 {
 					t.Fatalf("rejoin answered %+v", r)
 				}
@@ -303,13 +303,13 @@ func TestJoinGroup(t *testing.T) {
 		},
 		{name: "consumer group with members", setup: consumerGroup(1), req: joinNewMember(nil), codes: []int16{codeInconsistentProto}},
 		{
-			name: "group full", scene: sceneOpts{config: map[string]string{"group.max.size": "1"}}, setup: stable(1),
+			name: "group full", cluster: clusterOpts{config: map[string]string{"group.max.size": "1"}}, setup: stable(1),
 			req: joinNewMember(nil), codes: []int16{codeGroupMaxSize},
 		},
 		{
 			name: "static member restarts without a rebalance", since: 5, setup: stableStatic(2),
-			req: func(_ *testing.T, s *scene) kmsg.Request { return joinRequest(s.group, "", instanceID(0)) },
-			check: func(t *testing.T, s *scene, r *kmsg.JoinGroupResponse) {
+			req: func(_ *testing.T, s *cluster) kmsg.Request { return joinRequest(s.group, "", instanceID(0)) },
+			check: func(t *testing.T, s *cluster, r *kmsg.JoinGroupResponse) {
 				if r.MemberID == s.members[0].id || r.Generation != s.members[0].gen {
 					t.Fatalf("restart answered %+v", r)
 				}
@@ -327,13 +327,13 @@ func TestJoinGroup(t *testing.T) {
 			},
 		},
 		{name: "fenced static member", since: 5, setup: replacedStatic, req: asMember(memberJoinRequest, 0, nil), codes: []int16{codeFencedInstance}},
-		{name: "not coordinator", scene: twoBrokers, setup: coordinatedElsewhere, req: joinNewMember(nil), codes: []int16{codeNotCoordinator}},
+		{name: "not coordinator", cluster: twoBrokers, setup: coordinatedElsewhere, req: joinNewMember(nil), codes: []int16{codeNotCoordinator}},
 		{name: "coordinator shut down", setup: coordinatorClosed, req: joinNewMember(nil), codes: []int16{codeCoordinatorNA}},
 	})
 }
 
 func TestHeartbeat(t *testing.T) {
-	runCases(t, true, nil, []apiCase[*kmsg.HeartbeatResponse]{
+	runRows(t, true, nil, []apiRow[*kmsg.HeartbeatResponse]{
 		{name: "stable member", setup: stable(2), req: asMember(heartbeatRequest, 1, nil)},
 		{name: "awaiting sync", setup: awaitingSync(2), req: asMember(heartbeatRequest, 1, nil)},
 		{name: "static member", since: 3, setup: stableStatic(1), req: asMember(heartbeatRequest, 0, nil)},
@@ -344,15 +344,15 @@ func TestHeartbeat(t *testing.T) {
 		{name: "illegal generation", setup: stable(1), req: asMember(heartbeatRequest, 0, func(r *kmsg.HeartbeatRequest) { r.Generation++ }), codes: []int16{codeIllegalGeneration}},
 		{name: "fenced static member", since: 3, setup: replacedStatic, req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeFencedInstance}},
 		{name: "member of a consumer group", setup: consumerGroup(1), req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeUnknownMember}},
-		{name: "not coordinator", scene: twoBrokers, setup: inOrder(coordinatedElsewhere, stableOn(2)), req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeNotCoordinator}},
+		{name: "not coordinator", cluster: twoBrokers, setup: inOrder(coordinatedElsewhere, stableOn(2)), req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeNotCoordinator}},
 		{name: "coordinator shut down", setup: inOrder(stable(1), coordinatorClosed), req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeCoordinatorNA}},
 	})
 }
 
 // stableOn forms a Stable group of one member on broker id (the
-// coordinator of s.group) and leaves the scene's requests on s.b.
-func stableOn(id int32) func(*testing.T, *scene) {
-	return func(t *testing.T, s *scene) {
+// coordinator of s.group) and leaves the cluster's requests on s.b.
+func stableOn(id int32) func(*testing.T, *cluster) {
+	return func(t *testing.T, s *cluster) {
 		b := s.b
 		s.b = s.brokers[id-1]
 		stable(1)(t, s)
@@ -362,8 +362,8 @@ func stableOn(id int32) func(*testing.T, *scene) {
 
 // leaveAs is the LeaveGroup of s.members[i] (one member: v0-2 name it
 // once, v3+ in the list), changed by mod.
-func leaveAs(mod func(*kmsg.LeaveGroupRequest), members ...int) func(*testing.T, *scene) kmsg.Request {
-	return func(_ *testing.T, s *scene) kmsg.Request {
+func leaveAs(mod func(*kmsg.LeaveGroupRequest), members ...int) func(*testing.T, *cluster) kmsg.Request {
+	return func(_ *testing.T, s *cluster) kmsg.Request {
 		req := kmsg.NewPtrLeaveGroupRequest()
 		req.Group = s.group
 		for _, i := range members {
@@ -380,7 +380,7 @@ func leaveAs(mod func(*kmsg.LeaveGroupRequest), members ...int) func(*testing.T,
 }
 
 // wantState checks the state DescribeGroups shows for s.group.
-func wantState(t *testing.T, s *scene, state string) {
+func wantState(t *testing.T, s *cluster, state string) {
 	t.Helper()
 	req := kmsg.NewPtrDescribeGroupsRequest()
 	req.Groups = []string{s.group}
@@ -391,12 +391,12 @@ func wantState(t *testing.T, s *scene, state string) {
 }
 
 func TestLeaveGroup(t *testing.T) {
-	state := func(st string) func(*testing.T, *scene, *kmsg.LeaveGroupResponse) {
-		return func(t *testing.T, s *scene, _ *kmsg.LeaveGroupResponse) { wantState(t, s, st) }
+	state := func(st string) func(*testing.T, *cluster, *kmsg.LeaveGroupResponse) {
+		return func(t *testing.T, s *cluster, _ *kmsg.LeaveGroupResponse) { wantState(t, s, st) }
 	}
 	// v0-2 answer one code; v3+ one per member.
 	one := func(code int16) []int16 { return []int16{code} }
-	runCases(t, true, nil, []apiCase[*kmsg.LeaveGroupResponse]{
+	runRows(t, true, nil, []apiRow[*kmsg.LeaveGroupResponse]{
 		{name: "last member leaves", setup: stable(1), req: leaveAs(nil, 0), codes: nil, check: state("Empty")},
 		{name: "a member leaves", setup: stable(2), req: leaveAs(nil, 1), check: state("PreparingRebalance")},
 		{name: "unknown member", versions: []int16{0, 2}, setup: stable(1), req: leaveAs(func(r *kmsg.LeaveGroupRequest) { r.MemberID = "nobody" }, 0), codes: one(codeUnknownMember)},
@@ -416,7 +416,7 @@ func TestLeaveGroup(t *testing.T) {
 		{
 			name: "static member by instance id", since: 3, setup: stableStatic(1),
 			req: leaveAs(func(r *kmsg.LeaveGroupRequest) { r.Members[0].MemberID = "" }, 0),
-			check: func(t *testing.T, s *scene, r *kmsg.LeaveGroupResponse) {
+			check: func(t *testing.T, s *cluster, r *kmsg.LeaveGroupResponse) {
 				if r.Members[0].MemberID != s.members[0].id {
 					t.Fatalf("answered member id %q, want %q", r.Members[0].MemberID, s.members[0].id)
 				}
@@ -424,15 +424,15 @@ func TestLeaveGroup(t *testing.T) {
 			},
 		},
 		{name: "fenced static member", since: 3, setup: replacedStatic, req: leaveAs(nil, 0), codes: []int16{0, codeFencedInstance}},
-		{name: "not coordinator", scene: twoBrokers, setup: inOrder(coordinatedElsewhere, stableOn(2)), req: leaveAs(nil, 0), codes: one(codeNotCoordinator)},
+		{name: "not coordinator", cluster: twoBrokers, setup: inOrder(coordinatedElsewhere, stableOn(2)), req: leaveAs(nil, 0), codes: one(codeNotCoordinator)},
 		{name: "coordinator shut down", setup: inOrder(stable(1), coordinatorClosed), req: leaveAs(nil, 0), codes: one(codeCoordinatorNA)},
 	})
 }
 
 // syncAs is member i's SyncGroup (the leader's with an assignment for
 // every member), changed by mod.
-func syncAs(i int, mod func(*kmsg.SyncGroupRequest)) func(*testing.T, *scene) kmsg.Request {
-	return func(_ *testing.T, s *scene) kmsg.Request {
+func syncAs(i int, mod func(*kmsg.SyncGroupRequest)) func(*testing.T, *cluster) kmsg.Request {
+	return func(_ *testing.T, s *cluster) kmsg.Request {
 		var assign map[string][]byte
 		if i == 0 {
 			assign = map[string][]byte{}
@@ -449,7 +449,7 @@ func syncAs(i int, mod func(*kmsg.SyncGroupRequest)) func(*testing.T, *scene) km
 }
 
 func TestSyncGroup(t *testing.T) {
-	assigned := func(t *testing.T, s *scene, r *kmsg.SyncGroupResponse) {
+	assigned := func(t *testing.T, s *cluster, r *kmsg.SyncGroupResponse) {
 		if string(r.MemberAssignment) != string(assignmentOf(s.members[0].id)) {
 			t.Fatalf("assignment %q", r.MemberAssignment)
 		}
@@ -457,10 +457,10 @@ func TestSyncGroup(t *testing.T) {
 			t.Fatalf("v5 answer %+v", r)
 		}
 	}
-	runCases(t, true, nil, []apiCase[*kmsg.SyncGroupResponse]{
+	runRows(t, true, nil, []apiRow[*kmsg.SyncGroupResponse]{
 		{
 			name: "leader assigns", setup: awaitingSync(1), req: syncAs(0, nil),
-			check: func(t *testing.T, s *scene, r *kmsg.SyncGroupResponse) {
+			check: func(t *testing.T, s *cluster, r *kmsg.SyncGroupResponse) {
 				assigned(t, s, r)
 				wantState(t, s, "Stable")
 			},
@@ -482,7 +482,7 @@ func TestSyncGroup(t *testing.T) {
 		},
 		{name: "fenced static member", since: 3, setup: replacedStatic, req: syncAs(0, nil), codes: []int16{codeFencedInstance}},
 		{name: "member of a consumer group", setup: consumerGroup(1), req: syncAs(0, nil), codes: []int16{codeUnknownMember}},
-		{name: "not coordinator", scene: twoBrokers, setup: inOrder(coordinatedElsewhere, stableOn(2)), req: syncAs(0, nil), codes: []int16{codeNotCoordinator}},
+		{name: "not coordinator", cluster: twoBrokers, setup: inOrder(coordinatedElsewhere, stableOn(2)), req: syncAs(0, nil), codes: []int16{codeNotCoordinator}},
 		{name: "coordinator shut down", setup: inOrder(awaitingSync(1), coordinatorClosed), req: syncAs(0, nil), codes: []int16{codeCoordinatorNA}},
 	})
 }
@@ -498,26 +498,26 @@ var classicClients = []struct {
 	{"highest", classicVersions{9, 5, 4, 5}},
 }
 
-// flow runs f in a synctest bubble over a ready scene, once per client
+// flow runs f in a synctest bubble over a ready cluster, once per client
 // generation (the lowest and highest versions served).
-func flow(t *testing.T, f func(t *testing.T, s *scene, v classicVersions)) {
+func flow(t *testing.T, f func(t *testing.T, s *cluster, v classicVersions)) {
 	for _, c := range classicClients {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				f(t, newScene(t, sceneOpts{groups: true}), c.v)
+				f(t, newCluster(t, clusterOpts{groups: true}), c.v)
 			})
 		})
 	}
 }
 
 // rejoinAsync has a known member rejoin (it waits in the join phase).
-func (s *scene) rejoinAsync(t *testing.T, v int16, m *groupMember) <-chan kmsg.Response {
+func (s *cluster) rejoinAsync(t *testing.T, v int16, m *groupMember) <-chan kmsg.Response {
 	t.Helper()
 	return s.joinAsync(t, v, joinRequest(s.group, m.id, m.instance))
 }
 
 // wantHeartbeats checks each member's heartbeat code.
-func (s *scene) wantHeartbeats(t *testing.T, v int16, code int16, members ...*groupMember) {
+func (s *cluster) wantHeartbeats(t *testing.T, v int16, code int16, members ...*groupMember) {
 	t.Helper()
 	for _, m := range members {
 		if got := s.heartbeat(t, v, m); got != code {
@@ -531,7 +531,7 @@ func (s *scene) wantHeartbeats(t *testing.T, v int16, code int16, members ...*gr
 // rejoin, and the leader's new assignment (leaving the newcomer out)
 // reaches every member; a leaving member starts the next rebalance.
 func TestClassicRebalance(t *testing.T) {
-	flow(t, func(t *testing.T, s *scene, v classicVersions) {
+	flow(t, func(t *testing.T, s *cluster, v classicVersions) {
 		s.joinGroup(t, v.join, 2, false)
 		s.syncGroup(t, v.sync)
 		a, b := s.members[0], s.members[1]
@@ -582,7 +582,7 @@ func TestClassicRebalance(t *testing.T) {
 // once its session times out; the one that kept heartbeating is told to
 // rejoin and forms the next generation alone.
 func TestClassicSessionTimeout(t *testing.T) {
-	flow(t, func(t *testing.T, s *scene, v classicVersions) {
+	flow(t, func(t *testing.T, s *cluster, v classicVersions) {
 		s.joinGroup(t, v.join, 2, false)
 		s.syncGroup(t, v.sync)
 		a, b := s.members[0], s.members[1]
@@ -601,7 +601,7 @@ func TestClassicSessionTimeout(t *testing.T) {
 // TestClassicRebalanceTimeout: a member that does not rejoin within the
 // rebalance timeout is dropped from the next generation.
 func TestClassicRebalanceTimeout(t *testing.T) {
-	flow(t, func(t *testing.T, s *scene, v classicVersions) {
+	flow(t, func(t *testing.T, s *cluster, v classicVersions) {
 		s.joinGroup(t, v.join, 2, false)
 		s.syncGroup(t, v.sync)
 		a, b := s.members[0], s.members[1]
@@ -621,7 +621,7 @@ func TestClassicRebalanceTimeout(t *testing.T) {
 // place and assignment without a rebalance; its old member id is fenced.
 func TestStaticMemberRestart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := newScene(t, sceneOpts{groups: true})
+		s := newCluster(t, clusterOpts{groups: true})
 		stableStatic(2)(t, s)
 		old, other := s.members[0], s.members[1]
 		r := s.b.send(t, joinRequest(s.group, "", old.instance), 9).(*kmsg.JoinGroupResponse)
@@ -639,7 +639,7 @@ func TestStaticMemberRestart(t *testing.T) {
 }
 
 // sleep lets d pass on the bubble's clock and the timers due run.
-func (s *scene) sleep(d time.Duration) {
+func (s *cluster) sleep(d time.Duration) {
 	time.Sleep(d)
 	synctest.Wait()
 }

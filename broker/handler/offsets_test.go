@@ -38,8 +38,8 @@ func commitReq(group string, m *groupMember, topic string, partitions ...int32) 
 
 // commitAs is a row's OffsetCommit of t-0 and t-1 as member i (-1: a
 // simple commit), changed by mod.
-func commitAs(i int, mod func(*kmsg.OffsetCommitRequest)) func(*testing.T, *scene) kmsg.Request {
-	return func(_ *testing.T, s *scene) kmsg.Request {
+func commitAs(i int, mod func(*kmsg.OffsetCommitRequest)) func(*testing.T, *cluster) kmsg.Request {
+	return func(_ *testing.T, s *cluster) kmsg.Request {
 		var m *groupMember
 		if i >= 0 {
 			m = s.members[i]
@@ -54,7 +54,7 @@ func commitAs(i int, mod func(*kmsg.OffsetCommitRequest)) func(*testing.T, *scen
 
 // withOffsets creates topics t and u (two partitions each) and commits
 // t-0, t-1 and u-0 for s.group as simple commits.
-func withOffsets(t *testing.T, s *scene) {
+func withOffsets(t *testing.T, s *cluster) {
 	withPartitions(2)(t, s)
 	s.b.createTopic(t, "u", 2, nil)
 	for _, req := range []*kmsg.OffsetCommitRequest{commitReq(s.group, nil, "t", 0, 1), commitReq(s.group, nil, "u", 0)} {
@@ -64,9 +64,9 @@ func withOffsets(t *testing.T, s *scene) {
 
 // fetchOffset reads back one partition's commit (admin OffsetFetch):
 // offset -1 when there is none.
-func (s *scene) fetchOffset(t *testing.T, topic string, p int32) kmsg.OffsetFetchResponseGroupTopicPartition {
+func (s *cluster) fetchOffset(t *testing.T, topic string, p int32) kmsg.OffsetFetchResponseGroupTopicPartition {
 	t.Helper()
-	req := fetchReq([]string{s.group}, map[string][]int32{topic: {p}})
+	req := offsetFetchReq([]string{s.group}, map[string][]int32{topic: {p}})
 	r := s.b.send(t, req, 9).(*kmsg.OffsetFetchResponse)
 	if g := r.Groups[0]; g.ErrorCode != 0 || len(g.Topics) != 1 || len(g.Topics[0].Partitions) != 1 {
 		t.Fatalf("fetch %s-%d: %+v", topic, p, g)
@@ -76,8 +76,8 @@ func (s *scene) fetchOffset(t *testing.T, topic string, p int32) kmsg.OffsetFetc
 
 // wantCommitted checks which partitions of t hold committed(p), the
 // others nothing.
-func wantCommitted(withEpoch bool, partitions ...int32) func(*testing.T, *scene) {
-	return func(t *testing.T, s *scene) {
+func wantCommitted(withEpoch bool, partitions ...int32) func(*testing.T, *cluster) {
+	return func(t *testing.T, s *cluster) {
 		t.Helper()
 		for p := range int32(2) {
 			got := s.fetchOffset(t, "t", p)
@@ -108,10 +108,10 @@ func TestOffsetCommit(t *testing.T) {
 	both := []int16{0, 0}
 	// committedAt checks t-0 and t-1 hold their commits; leader epochs
 	// are kept from v6 on.
-	committedAt := func(t *testing.T, s *scene, r *kmsg.OffsetCommitResponse) {
+	committedAt := func(t *testing.T, s *cluster, r *kmsg.OffsetCommitResponse) {
 		wantCommitted(r.Version >= 6, 0, 1)(t, s)
 	}
-	runCases(t, true, nil, []apiCase[*kmsg.OffsetCommitResponse]{
+	runRows(t, true, nil, []apiRow[*kmsg.OffsetCommitResponse]{
 		{name: "simple commit", setup: topic, req: commitAs(-1, nil), codes: both, check: committedAt},
 		{name: "member commit", since: 1, setup: inOrder(topic, stable(1)), req: commitAs(0, nil), codes: both, check: committedAt},
 		{name: "member commit while preparing a rebalance", since: 1, setup: inOrder(topic, rebalancing), req: commitAs(0, nil), codes: both},
@@ -124,7 +124,7 @@ func TestOffsetCommit(t *testing.T) {
 				r.Topics[0].Partitions[0].Metadata = nil
 			}),
 			codes: []int16{0},
-			check: func(t *testing.T, s *scene, _ *kmsg.OffsetCommitResponse) {
+			check: func(t *testing.T, s *cluster, _ *kmsg.OffsetCommitResponse) {
 				if got := s.fetchOffset(t, "t", 0); got.Metadata == nil || *got.Metadata != "" {
 					t.Fatalf("null metadata read back as %v, want \"\"", msgString(got.Metadata))
 				}
@@ -134,10 +134,10 @@ func TestOffsetCommit(t *testing.T) {
 		{
 			name: "unknown partition", setup: topic, req: commitAs(-1, func(r *kmsg.OffsetCommitRequest) { r.Topics[0].Partitions[1].Partition = 7 }),
 			codes: []int16{0, codeUnknownTopic},
-			check: func(t *testing.T, s *scene, r *kmsg.OffsetCommitResponse) { wantCommitted(r.Version >= 6, 0)(t, s) },
+			check: func(t *testing.T, s *cluster, r *kmsg.OffsetCommitResponse) { wantCommitted(r.Version >= 6, 0)(t, s) },
 		},
 		{
-			name: "metadata too large", scene: sceneOpts{config: map[string]string{"offset.metadata.max.bytes": "8"}}, setup: topic,
+			name: "metadata too large", cluster: clusterOpts{config: map[string]string{"offset.metadata.max.bytes": "8"}}, setup: topic,
 			req: commitAs(-1, func(r *kmsg.OffsetCommitRequest) {
 				r.Topics[0].Partitions[1].Metadata = kmsg.StringPtr(strings.Repeat("x", 9))
 			}),
@@ -161,14 +161,14 @@ func TestOffsetCommit(t *testing.T) {
 		{name: "consumer group member, stale epoch", since: 9, setup: consumerGroup(1), req: commitAs(0, func(r *kmsg.OffsetCommitRequest) { r.Generation-- }), codes: []int16{codeStaleMemberEpoch, codeStaleMemberEpoch}},
 		{name: "consumer group member below v9", versions: []int16{1, 8}, setup: consumerGroup(1), req: commitAs(0, nil), codes: []int16{codeUnsupportedVersion, codeUnsupportedVersion}},
 		{name: "unknown consumer group member", since: 9, setup: consumerGroup(1), req: commitAs(0, func(r *kmsg.OffsetCommitRequest) { r.MemberID = "nobody" }), codes: []int16{codeUnknownMember, codeUnknownMember}},
-		{name: "not coordinator", scene: twoBrokers, setup: inOrder(coordinatedElsewhere, topic), req: commitAs(-1, nil), codes: []int16{codeNotCoordinator, codeNotCoordinator}},
+		{name: "not coordinator", cluster: twoBrokers, setup: inOrder(coordinatedElsewhere, topic), req: commitAs(-1, nil), codes: []int16{codeNotCoordinator, codeNotCoordinator}},
 		{name: "coordinator shut down", setup: inOrder(topic, coordinatorClosed), req: commitAs(-1, nil), codes: []int16{codeCoordinatorNA, codeCoordinatorNA}},
 	})
 }
 
-// fetchReq asks for the offsets of groups (v8+; v0-7 the first),
+// offsetFetchReq asks for the offsets of groups (v8+; v0-7 the first),
 // topics nil asking for all.
-func fetchReq(groups []string, topics map[string][]int32) *kmsg.OffsetFetchRequest {
+func offsetFetchReq(groups []string, topics map[string][]int32) *kmsg.OffsetFetchRequest {
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Group = groups[0]
 	for name, ps := range topics {
@@ -193,9 +193,9 @@ func fetchReq(groups []string, topics map[string][]int32) *kmsg.OffsetFetchReque
 }
 
 // fetchOf is a row's OffsetFetch of t-0 and t-1, changed by mod.
-func fetchOf(mod func(*testing.T, *scene, *kmsg.OffsetFetchRequest)) func(*testing.T, *scene) kmsg.Request {
-	return func(t *testing.T, s *scene) kmsg.Request {
-		req := fetchReq([]string{s.group}, map[string][]int32{"t": {0, 1}})
+func fetchOf(mod func(*testing.T, *cluster, *kmsg.OffsetFetchRequest)) func(*testing.T, *cluster) kmsg.Request {
+	return func(t *testing.T, s *cluster) kmsg.Request {
+		req := offsetFetchReq([]string{s.group}, map[string][]int32{"t": {0, 1}})
 		if mod != nil {
 			mod(t, s, req)
 		}
@@ -238,10 +238,10 @@ func fetchCodes(r *kmsg.OffsetFetchResponse) []int16 {
 	return out
 }
 
-// wantFetched checks the first group's answer: topic → partition →
+// wantOffsetsFetched checks the first group's answer: topic → partition →
 // offset (-1: none).
-func wantFetched(want map[string]map[int32]int64) func(*testing.T, *scene, *kmsg.OffsetFetchResponse) {
-	return func(t *testing.T, _ *scene, r *kmsg.OffsetFetchResponse) {
+func wantOffsetsFetched(want map[string]map[int32]int64) func(*testing.T, *cluster, *kmsg.OffsetFetchResponse) {
+	return func(t *testing.T, _ *cluster, r *kmsg.OffsetFetchResponse) {
 		t.Helper()
 		got := map[string]map[int32]int64{}
 		g := fetched(r)[0]
@@ -278,41 +278,41 @@ func TestOffsetFetch(t *testing.T) {
 	tOffsets := map[string]map[int32]int64{"t": {0: 10, 1: 11}}
 	none := map[string]map[int32]int64{"t": {0: -1, 1: -1}}
 	// asMember has the fetch name member 0 at its epoch (v9).
-	asMember := func(mod func(*kmsg.OffsetFetchRequestGroup)) func(*testing.T, *scene, *kmsg.OffsetFetchRequest) {
-		return func(_ *testing.T, s *scene, r *kmsg.OffsetFetchRequest) {
+	asMember := func(mod func(*kmsg.OffsetFetchRequestGroup)) func(*testing.T, *cluster, *kmsg.OffsetFetchRequest) {
+		return func(_ *testing.T, s *cluster, r *kmsg.OffsetFetchRequest) {
 			r.Groups[0].MemberID, r.Groups[0].MemberEpoch = kmsg.StringPtr(s.members[0].id), s.members[0].gen
 			if mod != nil {
 				mod(&r.Groups[0])
 			}
 		}
 	}
-	runCases(t, true, fetchCodes, []apiCase[*kmsg.OffsetFetchResponse]{
-		{name: "committed", setup: withOffsets, req: fetchOf(nil), check: wantFetched(tOffsets)},
+	runRows(t, true, fetchCodes, []apiRow[*kmsg.OffsetFetchResponse]{
+		{name: "committed", setup: withOffsets, req: fetchOf(nil), check: wantOffsetsFetched(tOffsets)},
 		{
 			name: "partly committed", setup: withOffsets,
-			req:   fetchOf(func(_ *testing.T, _ *scene, r *kmsg.OffsetFetchRequest) { setFetchPartitions(r, 1, 5) }),
-			check: wantFetched(map[string]map[int32]int64{"t": {1: 11, 5: -1}}),
+			req:   fetchOf(func(_ *testing.T, _ *cluster, r *kmsg.OffsetFetchRequest) { setFetchPartitions(r, 1, 5) }),
+			check: wantOffsetsFetched(map[string]map[int32]int64{"t": {1: 11, 5: -1}}),
 		},
-		{name: "unknown group", req: fetchOf(nil), check: wantFetched(none)},
-		{name: "empty group id", req: fetchOf(func(_ *testing.T, _ *scene, r *kmsg.OffsetFetchRequest) { setFetchGroup(r, "") }), check: wantFetched(none)},
+		{name: "unknown group", req: fetchOf(nil), check: wantOffsetsFetched(none)},
+		{name: "empty group id", req: fetchOf(func(_ *testing.T, _ *cluster, r *kmsg.OffsetFetchRequest) { setFetchGroup(r, "") }), check: wantOffsetsFetched(none)},
 		{
 			name: "all topics", since: 2, setup: withOffsets,
-			req:   func(_ *testing.T, s *scene) kmsg.Request { return fetchReq([]string{s.group}, nil) },
-			check: wantFetched(map[string]map[int32]int64{"t": {0: 10, 1: 11}, "u": {0: 10}}),
+			req:   func(_ *testing.T, s *cluster) kmsg.Request { return offsetFetchReq([]string{s.group}, nil) },
+			check: wantOffsetsFetched(map[string]map[int32]int64{"t": {0: 10, 1: 11}, "u": {0: 10}}),
 		},
 		{
 			name: "several groups", since: 8, setup: withOffsets,
-			req: func(_ *testing.T, s *scene) kmsg.Request {
-				return fetchReq([]string{s.group, "other"}, map[string][]int32{"t": {0, 1}})
+			req: func(_ *testing.T, s *cluster) kmsg.Request {
+				return offsetFetchReq([]string{s.group, "other"}, map[string][]int32{"t": {0, 1}})
 			},
-			check: func(t *testing.T, s *scene, r *kmsg.OffsetFetchResponse) {
-				wantFetched(tOffsets)(t, s, r)
+			check: func(t *testing.T, s *cluster, r *kmsg.OffsetFetchResponse) {
+				wantOffsetsFetched(tOffsets)(t, s, r)
 				if g := r.Groups[1]; g.Group != "other" || g.Topics[0].Partitions[0].Offset != -1 {
 					t.Fatalf("second group fetched %+v", g)
 				}
 			},
 		},
-		{name: "consumer group member", since: 9, setup: inOrder(withOffsets, consumerGroup(1)), req: fetchOf(asMember(nil)), check: wantFetched(tOffsets)},
+		{name: "consumer group member", since: 9, setup: inOrder(withOffsets, consumerGroup(1)), req: fetchOf(asMember(nil)), check: wantOffsetsFetched(tOffsets)},
 		{
 			name: "consumer group member, stale epoch", since: 9, setup: inOrder(withOffsets, consumerGroup(1)), codes: []int16{codeStaleMemberEpoch},
 			req: fetchOf(asMember(func(g *kmsg.OffsetFetchRequestGroup) { g.MemberEpoch-- })),
@@ -321,10 +321,10 @@ func TestOffsetFetch(t *testing.T) {
 			name: "unknown consumer group member", since: 9, setup: inOrder(withOffsets, consumerGroup(1)), codes: []int16{codeUnknownMember},
 			req: fetchOf(asMember(func(g *kmsg.OffsetFetchRequestGroup) { g.MemberID = kmsg.StringPtr("nobody") })),
 		},
-		{name: "classic group member", since: 9, setup: inOrder(withOffsets, stable(1)), req: fetchOf(asMember(nil)), check: wantFetched(tOffsets)},
+		{name: "classic group member", since: 9, setup: inOrder(withOffsets, stable(1)), req: fetchOf(asMember(nil)), check: wantOffsetsFetched(tOffsets)},
 		// v0-1 answer coordinator errors per partition.
-		{name: "not coordinator", versions: []int16{0, 1}, scene: twoBrokers, setup: coordinatedElsewhere, req: fetchOf(nil), codes: []int16{0, codeNotCoordinator, codeNotCoordinator}},
-		{name: "not coordinator", since: 2, scene: twoBrokers, setup: coordinatedElsewhere, req: fetchOf(nil), codes: []int16{codeNotCoordinator}},
+		{name: "not coordinator", versions: []int16{0, 1}, cluster: twoBrokers, setup: coordinatedElsewhere, req: fetchOf(nil), codes: []int16{0, codeNotCoordinator, codeNotCoordinator}},
+		{name: "not coordinator", since: 2, cluster: twoBrokers, setup: coordinatedElsewhere, req: fetchOf(nil), codes: []int16{codeNotCoordinator}},
 		{name: "coordinator shut down", since: 2, setup: coordinatorClosed, req: fetchOf(nil), codes: []int16{codeCoordinatorNA}},
 	})
 }
@@ -340,8 +340,8 @@ func setFetchPartitions(r *kmsg.OffsetFetchRequest, ps ...int32) {
 }
 
 // offsetDeleteReq deletes the offsets of partitions of topic.
-func offsetDeleteReq(topic string, partitions ...int32) func(*testing.T, *scene) kmsg.Request {
-	return func(_ *testing.T, s *scene) kmsg.Request {
+func offsetDeleteReq(topic string, partitions ...int32) func(*testing.T, *cluster) kmsg.Request {
+	return func(_ *testing.T, s *cluster) kmsg.Request {
 		req := kmsg.NewPtrOffsetDeleteRequest()
 		req.Group = s.group
 		rt := kmsg.NewOffsetDeleteRequestTopic()
@@ -359,23 +359,23 @@ func offsetDeleteReq(topic string, partitions ...int32) func(*testing.T, *scene)
 func TestOffsetDelete(t *testing.T) {
 	// memberOffsets has a member subscribing to t (protocol type kind)
 	// join a group with offsets.
-	memberOffsets := func(kind string) func(*testing.T, *scene) {
-		return func(t *testing.T, s *scene) {
+	memberOffsets := func(kind string) func(*testing.T, *cluster) {
+		return func(t *testing.T, s *cluster) {
 			withOffsets(t, s)
 			req := joinRequest(s.group, "", nil)
 			req.ProtocolType = kind
 			s.members = []*groupMember{{id: joined(t, s.joinAsync(t, 9, req)).MemberID, gen: 1}}
 		}
 	}
-	deleted := func(t *testing.T, s *scene, _ *kmsg.OffsetDeleteResponse) { wantCommitted(true, 1)(t, s) }
-	runCases(t, true, nil, []apiCase[*kmsg.OffsetDeleteResponse]{
+	deleted := func(t *testing.T, s *cluster, _ *kmsg.OffsetDeleteResponse) { wantCommitted(true, 1)(t, s) }
+	runRows(t, true, nil, []apiRow[*kmsg.OffsetDeleteResponse]{
 		{name: "delete", setup: withOffsets, req: offsetDeleteReq("t", 0), codes: []int16{0, 0}, check: deleted},
 		{name: "uncommitted partition", setup: withOffsets, req: offsetDeleteReq("u", 1), codes: []int16{0, 0}},
 		{name: "unknown topic", setup: withOffsets, req: offsetDeleteReq("nope", 0), codes: []int16{0, codeUnknownTopic}},
 		{name: "unknown group", setup: withPartitions(2), req: offsetDeleteReq("t", 0), codes: []int16{codeGroupNotFound}},
 		{
 			name: "empty group id", setup: withOffsets, codes: []int16{codeInvalidGroupID},
-			req: func(t *testing.T, s *scene) kmsg.Request {
+			req: func(t *testing.T, s *cluster) kmsg.Request {
 				req := offsetDeleteReq("t", 0)(t, s).(*kmsg.OffsetDeleteRequest)
 				req.Group = ""
 				return req
@@ -389,7 +389,7 @@ func TestOffsetDelete(t *testing.T) {
 		{name: "consumer group not subscribed to the topic", setup: memberOffsets("consumer"), req: offsetDeleteReq("u", 0), codes: []int16{0, 0}},
 		{name: "active group of another protocol", setup: memberOffsets("connect"), req: offsetDeleteReq("u", 0), codes: []int16{codeNonEmptyGroup}},
 		{name: "KIP-848 group subscribed to the topic", setup: inOrder(withOffsets, consumerGroup(1)), req: offsetDeleteReq("t", 0), codes: []int16{0, codeSubscribedToTopic}},
-		{name: "not coordinator", scene: twoBrokers, setup: coordinatedElsewhere, req: offsetDeleteReq("t", 0), codes: []int16{codeNotCoordinator}},
+		{name: "not coordinator", cluster: twoBrokers, setup: coordinatedElsewhere, req: offsetDeleteReq("t", 0), codes: []int16{codeNotCoordinator}},
 		{name: "coordinator shut down", setup: coordinatorClosed, req: offsetDeleteReq("t", 0), codes: []int16{codeCoordinatorNA}},
 	})
 }

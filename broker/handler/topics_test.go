@@ -33,8 +33,8 @@ func manualTopic(name string, replicas ...[]int32) kmsg.CreateTopicsRequestTopic
 	return rt
 }
 
-func createTopicsReq(validateOnly bool, topics ...kmsg.CreateTopicsRequestTopic) func(*testing.T, *scene) kmsg.Request {
-	return func(*testing.T, *scene) kmsg.Request {
+func createTopicsReq(validateOnly bool, topics ...kmsg.CreateTopicsRequestTopic) func(*testing.T, *cluster) kmsg.Request {
+	return func(*testing.T, *cluster) kmsg.Request {
 		req := kmsg.NewPtrCreateTopicsRequest()
 		req.TimeoutMillis, req.ValidateOnly, req.Topics = 5000, validateOnly, topics
 		return req
@@ -42,17 +42,17 @@ func createTopicsReq(validateOnly bool, topics ...kmsg.CreateTopicsRequestTopic)
 }
 
 // withTopics is a setup creating topics of one partition each.
-func withTopics(names ...string) func(*testing.T, *scene) {
-	return func(t *testing.T, s *scene) {
+func withTopics(names ...string) func(*testing.T, *cluster) {
+	return func(t *testing.T, s *cluster) {
 		for _, n := range names {
 			s.b.createTopic(t, n, 1, nil)
 		}
 	}
 }
 
-// wantTopic checks that topic exists with that many partitions of rf
+// wantTopicServed checks that topic exists with that many partitions of rf
 // replicas each and that the broker serves its replicas.
-func wantTopic(t *testing.T, s *scene, name string, partitions, rf int) {
+func wantTopicServed(t *testing.T, s *cluster, name string, partitions, rf int) {
 	t.Helper()
 	topic, ok := s.b.env.Cache.Topic(name)
 	if !ok {
@@ -71,7 +71,7 @@ func wantTopic(t *testing.T, s *scene, name string, partitions, rf int) {
 	}
 }
 
-func wantNoTopic(t *testing.T, s *scene, name string) {
+func wantTopicGone(t *testing.T, s *cluster, name string) {
 	t.Helper()
 	if _, ok := s.b.env.Cache.Topic(name); ok {
 		t.Fatalf("topic %s exists", name)
@@ -82,11 +82,11 @@ func wantNoTopic(t *testing.T, s *scene, name string) {
 }
 
 func TestCreateTopics(t *testing.T) {
-	runCases(t, false, nil, []apiCase[*kmsg.CreateTopicsResponse]{
+	runRows(t, false, nil, []apiRow[*kmsg.CreateTopicsResponse]{
 		{
 			name: "create", req: createTopicsReq(false, newTopic("t", 3, 1, "retention.ms", "1000")),
-			check: func(t *testing.T, s *scene, r *kmsg.CreateTopicsResponse) {
-				wantTopic(t, s, "t", 3, 1)
+			check: func(t *testing.T, s *cluster, r *kmsg.CreateTopicsResponse) {
+				wantTopicServed(t, s, "t", 3, 1)
 				if r.Version < 5 {
 					return
 				}
@@ -110,23 +110,23 @@ func TestCreateTopics(t *testing.T) {
 		},
 		{
 			name: "defaults", since: 4, req: createTopicsReq(false, newTopic("t", -1, -1)),
-			scene: sceneOpts{config: map[string]string{"num.partitions": "2"}},
-			check: func(t *testing.T, s *scene, r *kmsg.CreateTopicsResponse) {
-				wantTopic(t, s, "t", 2, 1)
+			cluster: clusterOpts{config: map[string]string{"num.partitions": "2"}},
+			check: func(t *testing.T, s *cluster, r *kmsg.CreateTopicsResponse) {
+				wantTopicServed(t, s, "t", 2, 1)
 				if r.Version >= 5 && (r.Topics[0].NumPartitions != 2 || r.Topics[0].ReplicationFactor != 1) {
 					t.Fatalf("answered %+v", r.Topics[0])
 				}
 			},
 		},
 		{
-			name: "replicated", scene: sceneOpts{brokers: 2}, req: createTopicsReq(false, newTopic("t", 4, 2)),
-			check: func(t *testing.T, s *scene, _ *kmsg.CreateTopicsResponse) { wantTopic(t, s, "t", 4, 2) },
+			name: "replicated", cluster: clusterOpts{brokers: 2}, req: createTopicsReq(false, newTopic("t", 4, 2)),
+			check: func(t *testing.T, s *cluster, _ *kmsg.CreateTopicsResponse) { wantTopicServed(t, s, "t", 4, 2) },
 		},
 		{
-			name: "manual assignment", scene: sceneOpts{brokers: 2},
+			name: "manual assignment", cluster: clusterOpts{brokers: 2},
 			req: createTopicsReq(false, manualTopic("t", []int32{2, 1}, []int32{1, 2})),
-			check: func(t *testing.T, s *scene, _ *kmsg.CreateTopicsResponse) {
-				wantTopic(t, s, "t", 2, 2)
+			check: func(t *testing.T, s *cluster, _ *kmsg.CreateTopicsResponse) {
+				wantTopicServed(t, s, "t", 2, 2)
 				if st, _ := s.b.env.Cache.Partition("t", 0); st.Leader != 2 {
 					t.Fatalf("t-0 led by %d, want the first replica 2", st.Leader)
 				}
@@ -139,15 +139,15 @@ func TestCreateTopics(t *testing.T) {
 		{name: "name too long", req: createTopicsReq(false, newTopic(strings.Repeat("x", 250), 1, 1)), codes: []int16{codeInvalidTopic}},
 		{
 			name: "name of 249 characters", req: createTopicsReq(false, newTopic(strings.Repeat("x", 249), 1, 1)),
-			check: func(t *testing.T, s *scene, _ *kmsg.CreateTopicsResponse) {
-				wantTopic(t, s, strings.Repeat("x", 249), 1, 1)
+			check: func(t *testing.T, s *cluster, _ *kmsg.CreateTopicsResponse) {
+				wantTopicServed(t, s, strings.Repeat("x", 249), 1, 1)
 			},
 		},
 		{
 			// Kafka: '.' and '_' collide in metric names.
 			name: "colliding name", setup: withTopics("a_b"), req: createTopicsReq(false, newTopic("a.b", 1, 1)),
 			codes: []int16{codeInvalidTopic},
-			check: func(t *testing.T, s *scene, _ *kmsg.CreateTopicsResponse) { wantNoTopic(t, s, "a.b") },
+			check: func(t *testing.T, s *cluster, _ *kmsg.CreateTopicsResponse) { wantTopicGone(t, s, "a.b") },
 		},
 		{name: "existing topic", setup: withTopics("t"), req: createTopicsReq(false, newTopic("t", 1, 1)), codes: []int16{codeTopicAlreadyExists}},
 		{name: "zero partitions", req: createTopicsReq(false, newTopic("t", 0, 1)), codes: []int16{codeInvalidPartitions}},
@@ -157,21 +157,21 @@ func TestCreateTopics(t *testing.T) {
 		{
 			name: "unknown config", req: createTopicsReq(false, newTopic("t", 1, 1, "retention.msx", "1")),
 			codes: []int16{codeInvalidConfig},
-			check: func(t *testing.T, s *scene, r *kmsg.CreateTopicsResponse) {
+			check: func(t *testing.T, s *cluster, r *kmsg.CreateTopicsResponse) {
 				wantMessage(t, r.Version >= 1, r.Topics[0].ErrorMessage, "retention.msx")
-				wantNoTopic(t, s, "t")
+				wantTopicGone(t, s, "t")
 			},
 		},
 		{
 			name: "invalid config value", req: createTopicsReq(false, newTopic("t", 1, 1, "segment.bytes", "13")),
 			codes: []int16{codeInvalidConfig},
-			check: func(t *testing.T, _ *scene, r *kmsg.CreateTopicsResponse) {
+			check: func(t *testing.T, _ *cluster, r *kmsg.CreateTopicsResponse) {
 				wantMessage(t, r.Version >= 1, r.Topics[0].ErrorMessage, "segment.bytes")
 			},
 		},
 		{
 			name: "null config value", since: 1,
-			req: func(t *testing.T, s *scene) kmsg.Request {
+			req: func(t *testing.T, s *cluster) kmsg.Request {
 				rt := newTopic("t", 1, 1)
 				c := kmsg.NewCreateTopicsRequestTopicConfig()
 				c.Name = "retention.ms"
@@ -183,15 +183,15 @@ func TestCreateTopics(t *testing.T) {
 		{
 			name: "named twice", req: createTopicsReq(false, newTopic("t", 1, 1), newTopic("t", 2, 1), newTopic("u", 1, 1)),
 			codes: []int16{codeInvalidRequest, codeInvalidRequest, 0},
-			check: func(t *testing.T, s *scene, _ *kmsg.CreateTopicsResponse) {
-				wantNoTopic(t, s, "t")
-				wantTopic(t, s, "u", 1, 1)
+			check: func(t *testing.T, s *cluster, _ *kmsg.CreateTopicsResponse) {
+				wantTopicGone(t, s, "t")
+				wantTopicServed(t, s, "u", 1, 1)
 			},
 		},
 		{
 			name: "validate only", since: 1, req: createTopicsReq(true, newTopic("t", 3, 1)),
-			check: func(t *testing.T, s *scene, r *kmsg.CreateTopicsResponse) {
-				wantNoTopic(t, s, "t")
+			check: func(t *testing.T, s *cluster, r *kmsg.CreateTopicsResponse) {
+				wantTopicGone(t, s, "t")
 				if r.Version >= 5 && r.Topics[0].NumPartitions != 3 {
 					t.Fatalf("validation answered %d partitions", r.Topics[0].NumPartitions)
 				}
@@ -202,7 +202,7 @@ func TestCreateTopics(t *testing.T) {
 		{name: "validate only, bad replication factor", since: 1, req: createTopicsReq(true, newTopic("t", 1, 3)), codes: []int16{codeInvalidRF}},
 		{
 			name: "assignment with a partition count",
-			req: func(t *testing.T, s *scene) kmsg.Request {
+			req: func(t *testing.T, s *cluster) kmsg.Request {
 				rt := manualTopic("t", []int32{1})
 				rt.NumPartitions = 1
 				return createTopicsReq(false, rt)(t, s)
@@ -212,16 +212,16 @@ func TestCreateTopics(t *testing.T) {
 		{name: "assignment to an unknown broker", req: createTopicsReq(false, manualTopic("t", []int32{9})), codes: []int16{codeInvalidAssignment}},
 		{name: "assignment with an empty replica list", req: createTopicsReq(false, manualTopic("t", []int32{})), codes: []int16{codeInvalidAssignment}},
 		{
-			name: "assignment naming a broker twice", scene: sceneOpts{brokers: 2},
+			name: "assignment naming a broker twice", cluster: clusterOpts{brokers: 2},
 			req: createTopicsReq(false, manualTopic("t", []int32{1, 1})), codes: []int16{codeInvalidAssignment},
 		},
 		{
-			name: "assignment of uneven replication", scene: sceneOpts{brokers: 2},
+			name: "assignment of uneven replication", cluster: clusterOpts{brokers: 2},
 			req: createTopicsReq(false, manualTopic("t", []int32{1, 2}, []int32{1})), codes: []int16{codeInvalidAssignment},
 		},
 		{
 			name: "assignment with a gap",
-			req: func(t *testing.T, s *scene) kmsg.Request {
+			req: func(t *testing.T, s *cluster) kmsg.Request {
 				rt := manualTopic("t", []int32{1}, []int32{1})
 				rt.ReplicaAssignment[1].Partition = 2
 				return createTopicsReq(false, rt)(t, s)
@@ -230,7 +230,7 @@ func TestCreateTopics(t *testing.T) {
 		},
 		{
 			name: "assignment naming a partition twice",
-			req: func(t *testing.T, s *scene) kmsg.Request {
+			req: func(t *testing.T, s *cluster) kmsg.Request {
 				rt := manualTopic("t", []int32{1}, []int32{1})
 				rt.ReplicaAssignment[1].Partition = 0
 				return createTopicsReq(false, rt)(t, s)
@@ -257,8 +257,8 @@ func msgString(msg *string) string {
 }
 
 // deleteTopicsReq names topics by name (v0-5 TopicNames, v6+ Topics).
-func deleteTopicsReq(names ...string) func(*testing.T, *scene) kmsg.Request {
-	return func(*testing.T, *scene) kmsg.Request {
+func deleteTopicsReq(names ...string) func(*testing.T, *cluster) kmsg.Request {
+	return func(*testing.T, *cluster) kmsg.Request {
 		req := kmsg.NewPtrDeleteTopicsRequest()
 		req.TimeoutMillis = 5000
 		req.TopicNames = names
@@ -273,8 +273,8 @@ func deleteTopicsReq(names ...string) func(*testing.T, *scene) kmsg.Request {
 
 // deleteTopicsByID names topics by id (v6+); id names the topic whose id
 // to send, or is a made-up id when no such topic exists.
-func deleteTopicsByID(names ...string) func(*testing.T, *scene) kmsg.Request {
-	return func(t *testing.T, s *scene) kmsg.Request {
+func deleteTopicsByID(names ...string) func(*testing.T, *cluster) kmsg.Request {
+	return func(t *testing.T, s *cluster) kmsg.Request {
 		req := kmsg.NewPtrDeleteTopicsRequest()
 		req.TimeoutMillis = 5000
 		for _, n := range names {
@@ -291,39 +291,39 @@ func deleteTopicsByID(names ...string) func(*testing.T, *scene) kmsg.Request {
 }
 
 func TestDeleteTopics(t *testing.T) {
-	gone := func(names ...string) func(*testing.T, *scene, *kmsg.DeleteTopicsResponse) {
-		return func(t *testing.T, s *scene, _ *kmsg.DeleteTopicsResponse) {
+	gone := func(names ...string) func(*testing.T, *cluster, *kmsg.DeleteTopicsResponse) {
+		return func(t *testing.T, s *cluster, _ *kmsg.DeleteTopicsResponse) {
 			for _, n := range names {
-				wantNoTopic(t, s, n)
+				wantTopicGone(t, s, n)
 			}
 		}
 	}
-	runCases(t, false, nil, []apiCase[*kmsg.DeleteTopicsResponse]{
+	runRows(t, false, nil, []apiRow[*kmsg.DeleteTopicsResponse]{
 		{name: "delete", setup: withTopics("t", "u"), req: deleteTopicsReq("t", "u"), check: gone("t", "u")},
 		{name: "unknown topic", setup: withTopics("t"), req: deleteTopicsReq("nope", "t"), codes: []int16{codeUnknownTopic, 0}, check: gone("t")},
 		{
 			name: "by id", since: 6, setup: withTopics("t"), req: deleteTopicsByID("t"),
-			check: func(t *testing.T, s *scene, r *kmsg.DeleteTopicsResponse) {
+			check: func(t *testing.T, s *cluster, r *kmsg.DeleteTopicsResponse) {
 				if r.Topics[0].Topic == nil || *r.Topics[0].Topic != "t" {
 					t.Fatalf("answered topic %v, want its name t", msgString(r.Topics[0].Topic))
 				}
-				wantNoTopic(t, s, "t")
+				wantTopicGone(t, s, "t")
 			},
 		},
 		{name: "unknown id", since: 6, req: deleteTopicsByID("nope"), codes: []int16{kerr.UnknownTopicID.Code}},
 		{
 			name: "name and id", since: 6, setup: withTopics("t"),
-			req: func(t *testing.T, s *scene) kmsg.Request {
+			req: func(t *testing.T, s *cluster) kmsg.Request {
 				req := deleteTopicsReq("t")(t, s).(*kmsg.DeleteTopicsRequest)
 				req.Topics[0].TopicID = s.topicID(t, "t")
 				return req
 			},
 			codes: []int16{codeInvalidRequest},
-			check: func(t *testing.T, s *scene, _ *kmsg.DeleteTopicsResponse) { wantTopic(t, s, "t", 1, 1) },
+			check: func(t *testing.T, s *cluster, _ *kmsg.DeleteTopicsResponse) { wantTopicServed(t, s, "t", 1, 1) },
 		},
 		{
 			name: "neither name nor id", since: 6,
-			req: func(*testing.T, *scene) kmsg.Request {
+			req: func(*testing.T, *cluster) kmsg.Request {
 				req := kmsg.NewPtrDeleteTopicsRequest()
 				req.Topics = append(req.Topics, kmsg.NewDeleteTopicsRequestTopic())
 				return req
@@ -333,16 +333,16 @@ func TestDeleteTopics(t *testing.T) {
 		{
 			name: "named twice", setup: withTopics("t", "u"), req: deleteTopicsReq("t", "t", "u"),
 			codes: []int16{codeInvalidRequest, codeInvalidRequest, 0},
-			check: func(t *testing.T, s *scene, _ *kmsg.DeleteTopicsResponse) {
-				wantTopic(t, s, "t", 1, 1)
-				wantNoTopic(t, s, "u")
+			check: func(t *testing.T, s *cluster, _ *kmsg.DeleteTopicsResponse) {
+				wantTopicServed(t, s, "t", 1, 1)
+				wantTopicGone(t, s, "u")
 			},
 		},
 		{
 			name: "recreate after delete", setup: withTopics("t"), req: deleteTopicsReq("t"),
-			check: func(t *testing.T, s *scene, _ *kmsg.DeleteTopicsResponse) {
+			check: func(t *testing.T, s *cluster, _ *kmsg.DeleteTopicsResponse) {
 				s.b.createTopic(t, "t", 2, nil)
-				wantTopic(t, s, "t", 2, 1)
+				wantTopicServed(t, s, "t", 2, 1)
 			},
 		},
 	})
@@ -361,8 +361,8 @@ func newPartitions(topic string, count int32, assignment ...[]int32) kmsg.Create
 	return rt
 }
 
-func createPartitionsReq(validateOnly bool, topics ...kmsg.CreatePartitionsRequestTopic) func(*testing.T, *scene) kmsg.Request {
-	return func(*testing.T, *scene) kmsg.Request {
+func createPartitionsReq(validateOnly bool, topics ...kmsg.CreatePartitionsRequestTopic) func(*testing.T, *cluster) kmsg.Request {
+	return func(*testing.T, *cluster) kmsg.Request {
 		req := kmsg.NewPtrCreatePartitionsRequest()
 		req.TimeoutMillis, req.ValidateOnly, req.Topics = 5000, validateOnly, topics
 		return req
@@ -370,24 +370,24 @@ func createPartitionsReq(validateOnly bool, topics ...kmsg.CreatePartitionsReque
 }
 
 func TestCreatePartitions(t *testing.T) {
-	partitions := func(topic string, n, rf int) func(*testing.T, *scene, *kmsg.CreatePartitionsResponse) {
-		return func(t *testing.T, s *scene, _ *kmsg.CreatePartitionsResponse) { wantTopic(t, s, topic, n, rf) }
+	partitions := func(topic string, n, rf int) func(*testing.T, *cluster, *kmsg.CreatePartitionsResponse) {
+		return func(t *testing.T, s *cluster, _ *kmsg.CreatePartitionsResponse) { wantTopicServed(t, s, topic, n, rf) }
 	}
-	twoReplicas := func(t *testing.T, s *scene) {
+	twoReplicas := func(t *testing.T, s *cluster) {
 		req := createTopicsReq(false, newTopic("t", 1, 2))(t, s)
 		wantCodes(t, errorCodes(s.b.do(t, req).(*kmsg.CreateTopicsResponse)), nil)
 	}
-	runCases(t, false, nil, []apiCase[*kmsg.CreatePartitionsResponse]{
+	runRows(t, false, nil, []apiRow[*kmsg.CreatePartitionsResponse]{
 		{name: "grow", setup: withTopics("t"), req: createPartitionsReq(false, newPartitions("t", 3)), check: partitions("t", 3, 1)},
 		{
-			name: "grow replicated", scene: sceneOpts{brokers: 2}, setup: twoReplicas,
+			name: "grow replicated", cluster: clusterOpts{brokers: 2}, setup: twoReplicas,
 			req: createPartitionsReq(false, newPartitions("t", 4)), check: partitions("t", 4, 2),
 		},
 		{
-			name: "manual assignment", scene: sceneOpts{brokers: 2}, setup: twoReplicas,
+			name: "manual assignment", cluster: clusterOpts{brokers: 2}, setup: twoReplicas,
 			req: createPartitionsReq(false, newPartitions("t", 3, []int32{2, 1}, []int32{1, 2})),
-			check: func(t *testing.T, s *scene, _ *kmsg.CreatePartitionsResponse) {
-				wantTopic(t, s, "t", 3, 2)
+			check: func(t *testing.T, s *cluster, _ *kmsg.CreatePartitionsResponse) {
+				wantTopicServed(t, s, "t", 3, 2)
 				if st, _ := s.b.env.Cache.Partition("t", 1); st.Leader != 2 {
 					t.Fatalf("t-1 led by %d, want 2", st.Leader)
 				}
@@ -396,7 +396,7 @@ func TestCreatePartitions(t *testing.T) {
 		{name: "unknown topic", req: createPartitionsReq(false, newPartitions("nope", 2)), codes: []int16{codeUnknownTopic}},
 		{name: "same count", setup: withTopics("t"), req: createPartitionsReq(false, newPartitions("t", 1)), codes: []int16{codeInvalidPartitions}},
 		{
-			name: "fewer", setup: func(t *testing.T, s *scene) { s.b.createTopic(t, "t", 3, nil) },
+			name: "fewer", setup: func(t *testing.T, s *cluster) { s.b.createTopic(t, "t", 3, nil) },
 			req: createPartitionsReq(false, newPartitions("t", 2)), codes: []int16{codeInvalidPartitions},
 			check: partitions("t", 3, 1),
 		},
@@ -418,21 +418,21 @@ func TestCreatePartitions(t *testing.T) {
 			req: createPartitionsReq(false, newPartitions("t", 2, []int32{9})), codes: []int16{codeInvalidAssignment},
 		},
 		{
-			name: "assignment of another replication factor", scene: sceneOpts{brokers: 2}, setup: withTopics("t"),
+			name: "assignment of another replication factor", cluster: clusterOpts{brokers: 2}, setup: withTopics("t"),
 			req: createPartitionsReq(false, newPartitions("t", 2, []int32{1, 2})), codes: []int16{codeInvalidAssignment},
 			check: partitions("t", 1, 1),
 		},
 		{
-			name: "assignment naming a broker twice", scene: sceneOpts{brokers: 2}, setup: twoReplicas,
+			name: "assignment naming a broker twice", cluster: clusterOpts{brokers: 2}, setup: twoReplicas,
 			req: createPartitionsReq(false, newPartitions("t", 2, []int32{1, 1})), codes: []int16{codeInvalidAssignment},
 		},
 		{
 			name: "named twice", setup: withTopics("t", "u"),
 			req:   createPartitionsReq(false, newPartitions("t", 2), newPartitions("t", 3), newPartitions("u", 2)),
 			codes: []int16{codeInvalidRequest, codeInvalidRequest, 0},
-			check: func(t *testing.T, s *scene, _ *kmsg.CreatePartitionsResponse) {
-				wantTopic(t, s, "t", 1, 1)
-				wantTopic(t, s, "u", 2, 1)
+			check: func(t *testing.T, s *cluster, _ *kmsg.CreatePartitionsResponse) {
+				wantTopicServed(t, s, "t", 1, 1)
+				wantTopicServed(t, s, "u", 2, 1)
 			},
 		},
 	})

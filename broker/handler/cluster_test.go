@@ -18,10 +18,10 @@ import (
 	"github.com/strata-broker/strata/metadata/memstore"
 )
 
-// scene is what one row of an API's test table runs against: brokers in
+// cluster is what one row of an API's test table runs against: brokers in
 // process on one metadata backend (b is the one requests go to) and what
 // the row's setup made, for its request to name.
-type scene struct {
+type cluster struct {
 	b       *testBroker
 	brokers []*testBroker // b first
 	backend *memstore.Backend
@@ -30,23 +30,23 @@ type scene struct {
 	members []*groupMember // formed by setup, in join order
 }
 
-// sceneOpts shape a scene: how many brokers, their configuration, and
+// clusterOpts shape a cluster: how many brokers, their configuration, and
 // whether the group coordinators are ready (__consumer_offsets created
 // and loaded) before the row's setup runs.
-type sceneOpts struct {
+type clusterOpts struct {
 	brokers int               // 0: 1
 	config  map[string]string // broker keys of every broker
 	groups  bool
 }
 
-// newScene starts the brokers 1..n of o on a fresh backend. With groups,
+// newCluster starts the brokers 1..n of o on a fresh backend. With groups,
 // __consumer_offsets gets one partition per broker (offsets.topic.num.
 // partitions, unless o.config says otherwise) and every coordinator has
 // loaded the partitions it leads.
-func newScene(t *testing.T, o sceneOpts) *scene {
+func newCluster(t *testing.T, o clusterOpts) *cluster {
 	t.Helper()
 	n := max(o.brokers, 1)
-	s := &scene{backend: memstore.NewBackend(), group: "g"}
+	s := &cluster{backend: memstore.NewBackend(), group: "g"}
 	for id := range int32(n) {
 		cfg := map[string]string{"offsets.topic.num.partitions": strconv.Itoa(n), "log.dirs": logDir(t)}
 		maps.Copy(cfg, o.config)
@@ -74,7 +74,7 @@ func logDir(t *testing.T) string {
 // awaitCoordinators creates __consumer_offsets (through FindCoordinator)
 // and waits until every broker has loaded the partitions it leads. It
 // runs in a synctest bubble, where the waits cost no real time.
-func (s *scene) awaitCoordinators(t *testing.T) {
+func (s *cluster) awaitCoordinators(t *testing.T) {
 	t.Helper()
 	req := kmsg.NewPtrFindCoordinatorRequest()
 	req.CoordinatorKey = "any"
@@ -92,7 +92,7 @@ func (s *scene) awaitCoordinators(t *testing.T) {
 	}
 }
 
-func (s *scene) coordinatorsLoaded() bool {
+func (s *cluster) coordinatorsLoaded() bool {
 	topic, ok := s.b.env.Cache.Topic(group.TopicName)
 	if !ok {
 		return false
@@ -109,7 +109,7 @@ func (s *scene) coordinatorsLoaded() bool {
 
 // groupLedBy returns a group id whose __consumer_offsets partition broker
 // id leads.
-func (s *scene) groupLedBy(t *testing.T, id int32) string {
+func (s *cluster) groupLedBy(t *testing.T, id int32) string {
 	t.Helper()
 	topic, ok := s.b.env.Cache.Topic(group.TopicName)
 	if !ok {
@@ -126,7 +126,7 @@ func (s *scene) groupLedBy(t *testing.T, id int32) string {
 }
 
 // topicID is the id of an existing topic.
-func (s *scene) topicID(t *testing.T, name string) [16]byte {
+func (s *cluster) topicID(t *testing.T, name string) [16]byte {
 	t.Helper()
 	topic, ok := s.b.env.Cache.Topic(name)
 	if !ok {
@@ -177,28 +177,28 @@ func (b *testBroker) trySend(req kmsg.Request, v int16) (kmsg.Response, error) {
 	return resp, nil
 }
 
-// apiCase is one row of an API's table: the state a request meets, the
-// request, and what it must answer. Each row runs on a fresh scene in a
+// apiRow is one row of an API's table: the state a request meets, the
+// request, and what it must answer. Each row runs on a fresh cluster in a
 // synctest bubble (timeouts pass instantly), once per version: the
 // lowest and the highest served, or from since on, or exactly versions.
 // Security and transaction rows are appended to the same tables.
-type apiCase[R kmsg.Response] struct {
+type apiRow[R kmsg.Response] struct {
 	name     string
-	scene    sceneOpts // groups is set by the table's runner where needed
-	since    int16     // lowest version the row applies to
-	versions []int16   // when set, exactly these
-	setup    func(t *testing.T, s *scene)
-	req      func(t *testing.T, s *scene) kmsg.Request
+	cluster  clusterOpts // groups is set by the table's runner where needed
+	since    int16       // lowest version the row applies to
+	versions []int16     // when set, exactly these
+	setup    func(t *testing.T, s *cluster)
+	req      func(t *testing.T, s *cluster) kmsg.Request
 	// codes are the response's error codes in the order the table's
 	// codes function lists them; nil: every one is 0.
 	codes []int16
-	check func(t *testing.T, s *scene, resp R)
+	check func(t *testing.T, s *cluster, resp R)
 }
 
-// runCases runs an API's table; codes lists a response's error codes
-// (nil: errorCodes) and groups says that every scene needs ready group
+// runRows runs an API's table; codes lists a response's error codes
+// (nil: errorCodes) and groups says that every cluster needs ready group
 // coordinators.
-func runCases[R kmsg.Response](t *testing.T, groups bool, codes func(R) []int16, cases []apiCase[R]) {
+func runRows[R kmsg.Response](t *testing.T, groups bool, codes func(R) []int16, cases []apiRow[R]) {
 	t.Helper()
 	if codes == nil {
 		codes = errorCodes[R]
@@ -217,9 +217,9 @@ func runCases[R kmsg.Response](t *testing.T, groups bool, codes func(R) []int16,
 			t.Run(fmt.Sprintf("%s/v%d", c.name, v), func(t *testing.T) {
 				t.Parallel() // rows spend most of their time in their logs' file I/O
 				synctest.Test(t, func(t *testing.T) {
-					o := c.scene
+					o := c.cluster
 					o.groups = o.groups || groups
-					s := newScene(t, o)
+					s := newCluster(t, o)
 					s.v = v
 					if c.setup != nil {
 						c.setup(t, s)
@@ -290,8 +290,8 @@ func codeNames(codes []int16) []string {
 }
 
 // inOrder is a setup running setups in order.
-func inOrder(setups ...func(*testing.T, *scene)) func(*testing.T, *scene) {
-	return func(t *testing.T, s *scene) {
+func inOrder(setups ...func(*testing.T, *cluster)) func(*testing.T, *cluster) {
+	return func(t *testing.T, s *cluster) {
 		for _, f := range setups {
 			f(t, s)
 		}
