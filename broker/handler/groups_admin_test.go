@@ -100,14 +100,19 @@ func TestFindCoordinator(t *testing.T) {
 	})
 }
 
+// namingGroups is a row's request naming s.group and the other groups,
+// as build makes it.
+func namingGroups(build func(groups []string) kmsg.Request, others ...string) func(*testing.T, *cluster) kmsg.Request {
+	return func(_ *testing.T, s *cluster) kmsg.Request { return build(append([]string{s.group}, others...)) }
+}
+
 // describeGroupsReq describes s.group and the named other groups.
 func describeGroupsReq(others ...string) func(*testing.T, *cluster) kmsg.Request {
-	return func(_ *testing.T, s *cluster) kmsg.Request {
+	return namingGroups(func(groups []string) kmsg.Request {
 		req := kmsg.NewPtrDescribeGroupsRequest()
-		req.Groups = append([]string{s.group}, others...)
-		req.IncludeAuthorizedOperations = true
+		req.Groups, req.IncludeAuthorizedOperations = groups, true
 		return req
-	}
+	}, others...)
 }
 
 // describedAs checks the first group's state and member count.
@@ -227,11 +232,11 @@ func TestListGroups(t *testing.T) {
 
 // deleteGroupsReq deletes s.group and the named other groups.
 func deleteGroupsReq(others ...string) func(*testing.T, *cluster) kmsg.Request {
-	return func(_ *testing.T, s *cluster) kmsg.Request {
+	return namingGroups(func(groups []string) kmsg.Request {
 		req := kmsg.NewPtrDeleteGroupsRequest()
-		req.Groups = append([]string{s.group}, others...)
+		req.Groups = groups
 		return req
-	}
+	}, others...)
 }
 
 func TestDeleteGroups(t *testing.T) {

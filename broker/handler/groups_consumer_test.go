@@ -337,12 +337,11 @@ func wantConsumerGroupState(t *testing.T, s *cluster, state string) {
 
 // cgDescribeReq describes s.group and the named other groups.
 func cgDescribeReq(others ...string) func(*testing.T, *cluster) kmsg.Request {
-	return func(_ *testing.T, s *cluster) kmsg.Request {
+	return namingGroups(func(groups []string) kmsg.Request {
 		req := kmsg.NewPtrConsumerGroupDescribeRequest()
-		req.Groups = append([]string{s.group}, others...)
-		req.IncludeAuthorizedOperations = true
+		req.Groups, req.IncludeAuthorizedOperations = groups, true
 		return req
-	}
+	}, others...)
 }
 
 func TestConsumerGroupDescribe(t *testing.T) {
