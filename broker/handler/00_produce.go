@@ -29,8 +29,9 @@ import (
 //   refreshes its metadata; acks other than -1, 0, 1 is
 //   INVALID_REQUIRED_ACKS.
 // * Kafka's internal topics (__consumer_offsets, …) are
-//   INVALID_TOPIC_EXCEPTION, unless the client id is Kafka's admin tools'
-//   (__admin_client).
+//   INVALID_TOPIC_EXCEPTION ("Cannot append to internal topic …", Kafka's
+//   exception text, sent as the v8+ error message), unless the client id
+//   is Kafka's admin tools' (__admin_client).
 // * acks=all needs min.insync.replicas in the ISR (NOT_ENOUGH_REPLICAS,
 //   nothing appended) and completes once the high watermark passes the
 //   batch, i.e. every ISR member has it; past the timeout it is
@@ -71,6 +72,7 @@ func handleProduce(_ context.Context, env *Env, req *Request) (Result, error) {
 			p, epoch, code := env.leaderPartition(t, tok, rp.Partition, byID)
 			if internal && code != kerr.UnknownTopicOrPartition.Code {
 				code = kerr.InvalidTopicException.Code
+				sp.ErrorMessage = kmsg.StringPtr("Cannot append to internal topic " + t.Name)
 			}
 			if code != 0 {
 				sp.ErrorCode = code

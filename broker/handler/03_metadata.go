@@ -17,6 +17,8 @@ import (
 // * A null topic list (v1+; an empty one in v0) asks for every topic.
 // * Unknown topics are created when auto.create.topics.enable is set and
 //   the request allows it (always for v0-3); else UNKNOWN_TOPIC_OR_PARTITION.
+//   __consumer_offsets is created as FindCoordinator creates it (its own
+//   partition count and configs); other internal topics are not created.
 // * v12+ topics may be asked for by id; unknown ids get UNKNOWN_TOPIC_ID.
 //   A v10-11 request naming a topic by id (or by a null name) is answered
 //   as Kafka does: INVALID_REQUEST for every topic asked for, and nothing

@@ -23,6 +23,11 @@ import (
 //   bad value is INVALID_CONFIG with a message naming the key; so is a null
 //   value.
 // * A topic named twice in one request is INVALID_REQUEST for both.
+// * Kafka's internal topics (__consumer_offsets, __transaction_state,
+//   __share_group_state) are the broker's: it creates them itself, with
+//   their own configuration (FindCoordinator, or Metadata asking for
+//   them); a client's request for one is INVALID_REQUEST, as Kafka's
+//   controller answers for its metadata topic.
 // * v1+ ValidateOnly checks without creating.
 // * v5+ answers the partitions, replication factor and effective configs;
 //   v7+ the topic id.
@@ -71,12 +76,16 @@ func handleCreateTopics(ctx context.Context, env *Env, req *Request) (Result, er
 }
 
 // createSpec reads one topic of the request, refusing what Kafka refuses
-// before placement: null config values (INVALID_CONFIG), a manual
+// before placement: internal topics (INVALID_REQUEST), null config
+// values (INVALID_CONFIG), a manual
 // assignment together with a count or replication factor
 // (INVALID_REQUEST), a partition assigned twice
 // (INVALID_REPLICA_ASSIGNMENT).
 func createSpec(rt kmsg.CreateTopicsRequestTopic) (topicSpec, error) {
 	spec := topicSpec{name: rt.Topic, partitions: rt.NumPartitions, rf: rt.ReplicationFactor, configs: map[string]string{}}
+	if isInternalTopic(rt.Topic) {
+		return spec, fmt.Errorf("%w: Creation of internal topic %s is prohibited: the broker creates it", errInvalidRequest, rt.Topic)
+	}
 	for _, c := range rt.Configs {
 		if c.Value == nil {
 			return spec, fmt.Errorf("%w: null value not supported for topic config %s", config.ErrInvalidValue, c.Name)

@@ -242,7 +242,13 @@ func produceCases() []produceCase {
 			req: func(s *scene) *kmsg.ProduceRequest {
 				return produceReq(s, 1, group.TopicName, 0, keyedBatch("k", "v"))
 			},
-			want: checks(wantProduced(kerr.InvalidTopicException.Code, -1), wantLogEnd[*kmsg.ProduceResponse](group.TopicName, 0, 0)),
+			want: checks(wantProduced(kerr.InvalidTopicException.Code, -1), wantLogEnd[*kmsg.ProduceResponse](group.TopicName, 0, 0),
+				func(t *testing.T, s *scene, resp *kmsg.ProduceResponse) {
+					// Kafka's InvalidTopicException text (ReplicaManager.appendToLocalLog).
+					if msg := producePart(t, resp).ErrorMessage; s.version >= 8 && (msg == nil || *msg != "Cannot append to internal topic "+group.TopicName) {
+						t.Errorf("error message %v, want Kafka's", msgString(msg))
+					}
+				}),
 		},
 		{
 			// Kafka's exception for its own admin tools (AdminUtils.ADMIN_CLIENT_ID).

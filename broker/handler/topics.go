@@ -144,8 +144,12 @@ func newPartitionState(replicas []int32) metadata.PartitionState {
 	}
 }
 
-// autoCreate creates a topic with broker defaults if auto.create.topics.enable.
+// autoCreate creates a topic with broker defaults if auto.create.topics.enable;
+// an internal topic is created as the broker creates it (internalTopic).
 func (e *Env) autoCreate(ctx context.Context, name string) (metadata.Topic, error) {
+	if isInternalTopic(name) {
+		return e.internalTopic(ctx, name)
+	}
 	t, err := e.createTopic(ctx, topicSpec{name: name, partitions: -1, rf: -1}, false)
 	if errors.Is(err, metadata.ErrTopicExists) {
 		if t, ok := e.Cache.Topic(name); ok {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/broker/group"
 )
 
 // Tables of the topic APIs: CreateTopics, DeleteTopics, CreatePartitions.
@@ -150,6 +152,24 @@ func TestCreateTopics(t *testing.T) {
 			check: func(t *testing.T, s *cluster, _ *kmsg.CreateTopicsResponse) { wantTopicGone(t, s, "a.b") },
 		},
 		{name: "existing topic", setup: withTopics("t"), req: createTopicsReq(false, newTopic("t", 1, 1)), codes: []int16{codeTopicAlreadyExists}},
+		{
+			// Internal topics are the broker's (FindCoordinator creates
+			// __consumer_offsets with its own configuration).
+			name: "internal topic", req: createTopicsReq(false, newTopic(group.TopicName, 1, 1, "cleanup.policy", "delete")),
+			codes: []int16{codeInvalidRequest},
+			check: func(t *testing.T, s *cluster, r *kmsg.CreateTopicsResponse) {
+				wantMessage(t, r.Version >= 1, r.Topics[0].ErrorMessage, "internal topic "+group.TopicName)
+				wantTopicGone(t, s, group.TopicName)
+			},
+		},
+		{
+			name: "transaction state topic", req: createTopicsReq(false, newTopic("__transaction_state", 1, 1)),
+			codes: []int16{codeInvalidRequest},
+			check: func(t *testing.T, s *cluster, _ *kmsg.CreateTopicsResponse) {
+				wantTopicGone(t, s, "__transaction_state")
+			},
+		},
+		{name: "internal topic, validate only", since: 1, req: createTopicsReq(true, newTopic(group.TopicName, 1, 1)), codes: []int16{codeInvalidRequest}},
 		{name: "zero partitions", req: createTopicsReq(false, newTopic("t", 0, 1)), codes: []int16{codeInvalidPartitions}},
 		{name: "negative partitions", req: createTopicsReq(false, newTopic("t", -2, 1)), codes: []int16{codeInvalidPartitions}},
 		{name: "replication factor zero", req: createTopicsReq(false, newTopic("t", 1, 0)), codes: []int16{codeInvalidRF}},
@@ -301,6 +321,11 @@ func TestDeleteTopics(t *testing.T) {
 	runRows(t, false, nil, []apiRow[*kmsg.DeleteTopicsResponse]{
 		{name: "delete", setup: withTopics("t", "u"), req: deleteTopicsReq("t", "u"), check: gone("t", "u")},
 		{name: "unknown topic", setup: withTopics("t"), req: deleteTopicsReq("nope", "t"), codes: []int16{codeUnknownTopic, 0}, check: gone("t")},
+		{
+			// Kafka deletes an internal topic too (with DELETE on it);
+			// the broker creates it again on the next FindCoordinator.
+			name: "internal topic", cluster: clusterOpts{groups: true}, req: deleteTopicsReq(group.TopicName), check: gone(group.TopicName),
+		},
 		{
 			name: "by id", since: 6, setup: withTopics("t"), req: deleteTopicsByID("t"),
 			check: func(t *testing.T, s *cluster, r *kmsg.DeleteTopicsResponse) {
