@@ -13,8 +13,14 @@ import (
 //
 // Behavior:
 // * NumPartitions/ReplicationFactor -1 take num.partitions and
-//   default.replication.factor; more replicas than live brokers is
-//   INVALID_REPLICATION_FACTOR; manual assignments must give every
+//   default.replication.factor; other values below 1 are
+//   INVALID_REPLICATION_FACTOR and INVALID_PARTITIONS, with Kafka's
+//   messages; more replicas than live brokers is
+//   INVALID_REPLICATION_FACTOR; more than 10,000 partitions
+//   (metadata.MaxPartitionsPerWrite: one atomic metadata write) is
+//   POLICY_VIOLATION, as Kafka's controller answers an operation of more
+//   than 10,000 records; a metadata store out of space is
+//   KAFKA_STORAGE_ERROR. Manual assignments must give every
 //   partition from 0 on once, the same number of distinct live brokers
 //   each (INVALID_REPLICA_ASSIGNMENT otherwise).
 // * A name differing from an existing topic's only in '.' against '_' is

@@ -47,6 +47,13 @@ func errorCode(err error) int16 {
 		return kerr.InvalidPartitions.Code
 	case errors.Is(err, metadata.ErrInvalidTopic):
 		return kerr.InvalidTopicException.Code
+	case errors.Is(err, metadata.ErrTooLarge):
+		// Kafka's controller: "Unable to perform excessively large batch
+		// operation".
+		return kerr.PolicyViolation.Code
+	case errors.Is(err, metadata.ErrNoSpace):
+		// Retriable: the store takes writes again once space is freed.
+		return kerr.KafkaStorageError.Code
 	case errors.Is(err, errInvalidReplicationFactor):
 		return kerr.InvalidReplicationFactor.Code
 	case errors.Is(err, errInvalidReplicaAssignment):

@@ -172,8 +172,34 @@ func TestCreateTopics(t *testing.T) {
 		{name: "internal topic, validate only", since: 1, req: createTopicsReq(true, newTopic(group.TopicName, 1, 1)), codes: []int16{codeInvalidRequest}},
 		{name: "zero partitions", req: createTopicsReq(false, newTopic("t", 0, 1)), codes: []int16{codeInvalidPartitions}},
 		{name: "negative partitions", req: createTopicsReq(false, newTopic("t", -2, 1)), codes: []int16{codeInvalidPartitions}},
-		{name: "replication factor zero", req: createTopicsReq(false, newTopic("t", 1, 0)), codes: []int16{codeInvalidRF}},
-		{name: "more replicas than brokers", req: createTopicsReq(false, newTopic("t", 1, 2)), codes: []int16{codeInvalidRF}},
+		{
+			name: "replication factor zero", req: createTopicsReq(false, newTopic("t", 1, 0)), codes: []int16{codeInvalidRF},
+			check: func(t *testing.T, _ *cluster, r *kmsg.CreateTopicsResponse) {
+				wantMessage(t, r.Version >= 1, r.Topics[0].ErrorMessage, "Replication factor must be larger than 0, or -1 to use the default value")
+			},
+		},
+		{
+			name: "replication factor below -1", req: createTopicsReq(false, newTopic("t", 1, -2)), codes: []int16{codeInvalidRF},
+			check: func(t *testing.T, _ *cluster, r *kmsg.CreateTopicsResponse) {
+				wantMessage(t, r.Version >= 1, r.Topics[0].ErrorMessage, "must be larger than 0")
+			},
+		},
+		{
+			name: "more replicas than brokers", req: createTopicsReq(false, newTopic("t", 1, 2)), codes: []int16{codeInvalidRF},
+			check: func(t *testing.T, _ *cluster, r *kmsg.CreateTopicsResponse) {
+				wantMessage(t, r.Version >= 1, r.Topics[0].ErrorMessage, "replication factor 2 is larger than the number of live brokers (1)")
+			},
+		},
+		{
+			// One topic is one atomic metadata write; Kafka's controller
+			// refuses more than 10,000 records in one operation.
+			name: "too many partitions", req: createTopicsReq(false, newTopic("t", 100_000, 1)), codes: []int16{kerr.PolicyViolation.Code},
+			check: func(t *testing.T, s *cluster, r *kmsg.CreateTopicsResponse) {
+				wantMessage(t, r.Version >= 1, r.Topics[0].ErrorMessage, "at most 10000")
+				wantTopicGone(t, s, "t")
+			},
+		},
+		{name: "too many partitions, validate only", since: 1, req: createTopicsReq(true, newTopic("t", 10_001, 1)), codes: []int16{kerr.PolicyViolation.Code}},
 		{
 			name: "unknown config", req: createTopicsReq(false, newTopic("t", 1, 1, "retention.msx", "1")),
 			codes: []int16{codeInvalidConfig},
@@ -420,6 +446,10 @@ func TestCreatePartitions(t *testing.T) {
 		},
 		{name: "unknown topic", req: createPartitionsReq(false, newPartitions("nope", 2)), codes: []int16{codeUnknownTopic}},
 		{name: "same count", setup: withTopics("t"), req: createPartitionsReq(false, newPartitions("t", 1)), codes: []int16{codeInvalidPartitions}},
+		{
+			name: "too many new partitions", setup: withTopics("t"), req: createPartitionsReq(false, newPartitions("t", 10_002)),
+			codes: []int16{kerr.PolicyViolation.Code}, check: partitions("t", 1, 1),
+		},
 		{
 			name: "fewer", setup: func(t *testing.T, s *cluster) { s.b.createTopic(t, "t", 3, nil) },
 			req: createPartitionsReq(false, newPartitions("t", 2)), codes: []int16{codeInvalidPartitions},
