@@ -38,6 +38,9 @@ import (
 //   REQUEST_TIMED_OUT, and NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR
 //   shrank below the minimum meanwhile. Waiting happens off the
 //   connection's reading goroutine, so pipelined produces keep flowing.
+// * A log that cannot be written is KAFKA_STORAGE_ERROR (retriable), as
+//   in Kafka; a full disk leaves the log readable and unchanged, and
+//   appends succeed again once space is freed, without a restart.
 // * The append carries the leader epoch the leadership check saw; when the
 //   partition changed leader or epoch in between, it is
 //   NOT_LEADER_OR_FOLLOWER and nothing is appended (Kafka checks and

@@ -35,6 +35,10 @@ func errorCode(err error) int16 {
 		return kerr.OffsetOutOfRange.Code
 	case errors.Is(err, partition.ErrNotLeaderOrFollower):
 		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, local.ErrStorage):
+		// Retriable, as Kafka answers for a log it cannot write; a full
+		// disk takes appends again once space is freed.
+		return kerr.KafkaStorageError.Code
 	case errors.Is(err, remote.ErrMetadataUnavailable):
 		// Kafka's answer while a partition's remote metadata is not ready
 		// (RemotePartitionMetadataStore): retriable.

@@ -15,6 +15,11 @@ var (
 	// ErrUnexpectedOffset: a follower batch whose offsets do not follow the
 	// log end (Kafka's UnexpectedAppendOffsetException).
 	ErrUnexpectedOffset = errors.New("local: batch offset does not follow the log end")
+	// ErrStorage: the log's files could not be written, synced or
+	// truncated (Kafka's KafkaStorageException). It wraps the OS error;
+	// with segment.ErrNoSpace the log is unchanged and usable (see the
+	// package doc), otherwise the log is failed until reopened.
+	ErrStorage = errors.New("local: storage error")
 )
 
 // Defaults applied to zero Config fields (Kafka's broker defaults).
