@@ -2,6 +2,7 @@ package etcdstore
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -18,6 +19,11 @@ var benignWarnings = map[string]bool{
 	"check file permission":                        true,
 	"simple token is not cryptographically signed": true,
 }
+
+// maxFieldBytes caps a string field of an etcd log entry: etcd logs a
+// slow request whole, which for a topic of thousands of partitions is
+// megabytes.
+const maxFieldBytes = 1024
 
 // newZapLogger returns a zap logger (what etcd's server and client want)
 // that forwards entries at or above min to log. While mute is set (it may
@@ -72,7 +78,11 @@ func (c *slogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 		attrs = append(attrs, slog.String("logger", e.LoggerName))
 	}
 	for _, k := range slices.Sorted(maps.Keys(enc.Fields)) {
-		attrs = append(attrs, slog.Any(k, enc.Fields[k]))
+		v := enc.Fields[k]
+		if str, ok := v.(string); ok && len(str) > maxFieldBytes {
+			v = fmt.Sprintf("%s… (%d bytes)", str[:maxFieldBytes], len(str))
+		}
+		attrs = append(attrs, slog.Any(k, v))
 	}
 	c.log.LogAttrs(ctx, level, e.Message, attrs...)
 	return nil
