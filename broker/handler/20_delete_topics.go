@@ -25,7 +25,9 @@ import (
 // * Internal topics may be deleted, as in Kafka; the broker creates
 //   __consumer_offsets again when a group next needs it.
 // * A deletion works while the metadata store is out of space (etcd
-//   still takes deletions then), so deleting topics frees it.
+//   still takes deletions then), so deleting topics frees space; only a
+//   tiered topic's, which also records a marker, is then
+//   KAFKA_STORAGE_ERROR.
 
 func handleDeleteTopics(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.DeleteTopicsRequest)

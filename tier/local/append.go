@@ -88,6 +88,9 @@ func (l *Log) AppendAsLeader(batches []record.Batch, o AppendOptions) (AppendRes
 		}
 		next += count
 	}
+	if err := l.checkSpace(batches); err != nil {
+		return AppendResult{}, err
+	}
 	// The state itself is updated batch by batch, so that a roll in the
 	// middle of the append snapshots exactly the batches below it.
 	for i, b := range batches {
@@ -128,6 +131,9 @@ func (l *Log) AppendAsFollower(batches []record.Batch) error {
 		}
 		next = b.LastOffset() + 1
 	}
+	if err := l.checkSpace(batches); err != nil {
+		return err
+	}
 	now := time.Now().UnixMilli()
 	for _, b := range batches {
 		if err := l.appendLocked(b, now, l.cfg.FollowerPageCacheWindow); err != nil {
@@ -138,6 +144,22 @@ func (l *Log) AppendAsFollower(batches []record.Batch) error {
 		}
 	}
 	return l.maybeFlush(now)
+}
+
+// checkSpace asks Config.SpaceCheck whether the batches may be written.
+// Caller holds mu.
+func (l *Log) checkSpace(batches []record.Batch) error {
+	if l.cfg.SpaceCheck == nil {
+		return nil
+	}
+	var n int64
+	for _, b := range batches {
+		n += int64(len(b))
+	}
+	if err := l.cfg.SpaceCheck(n); err != nil {
+		return fmt.Errorf("local: log %s: %w: %w: %w", l.dir, ErrStorage, segment.ErrNoSpace, err)
+	}
+	return nil
 }
 
 // checkBatch verifies what the log relies on: one whole v2 batch with a

@@ -63,6 +63,11 @@ type Config struct {
 	// older than this are forgotten when a segment rolls
 	// (producer.id.expiration.ms).
 	ProducerIDExpirationMs int64
+	// SpaceCheck, when set, is asked before an append writes n bytes; an
+	// error refuses the append as a full disk would (ErrStorage and
+	// segment.ErrNoSpace, nothing written). The broker keeps the last free
+	// space of the embedded metadata store's disk this way.
+	SpaceCheck func(n int64) error
 }
 
 // withDefaults returns c with zero fields replaced by the defaults.

@@ -125,3 +125,40 @@ func checkWholeBatches(t *testing.T, l *Log) {
 		}
 	}
 }
+
+// TestSpaceCheck: an append asks Config.SpaceCheck for its bytes first; a
+// refusal fails it as a full disk would, with nothing written, for
+// leader and follower appends alike.
+func TestSpaceCheck(t *testing.T) {
+	var asked int64
+	var refuse error
+	cfg := Config{SpaceCheck: func(n int64) error {
+		asked += n
+		return refuse
+	}}
+	l := openLog(t, t.TempDir(), cfg)
+	b := plain(3, 1000)
+	if _, err := l.AppendAsLeader([]record.Batch{b}, AppendOptions{LeaderEpoch: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if asked != int64(len(b)) {
+		t.Fatalf("asked for %d bytes, the batch has %d", asked, len(b))
+	}
+	refuse = errors.New("kept for the metadata store")
+	_, err := l.AppendAsLeader([]record.Batch{plain(1, 2000)}, AppendOptions{LeaderEpoch: 1})
+	if !errors.Is(err, ErrStorage) || !errors.Is(err, segment.ErrNoSpace) || !errors.Is(err, refuse) {
+		t.Fatalf("refused append: %v", err)
+	}
+	f := plain(1, 3000)
+	f.SetBaseOffset(l.LogEndOffset())
+	if err := l.AppendAsFollower([]record.Batch{f}); !errors.Is(err, refuse) {
+		t.Fatalf("refused follower append: %v", err)
+	}
+	if l.LogEndOffset() != 3 {
+		t.Fatalf("log end %d after refused appends, want 3", l.LogEndOffset())
+	}
+	refuse = nil
+	if _, err := l.AppendAsLeader([]record.Batch{plain(1, 4000)}, AppendOptions{LeaderEpoch: 1}); err != nil {
+		t.Fatalf("append once allowed again: %v", err)
+	}
+}
