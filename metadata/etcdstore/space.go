@@ -21,14 +21,17 @@ import (
 // refuses writes that would grow its database (the NOSPACE alarm), while
 // reads, deletions, compaction and lease renewals go on. So:
 //
-//   - Disk: every CheckInterval the guard measures the free space of the
-//     data directory's filesystem. Below ReserveBytes it raises etcd's
-//     NOSPACE alarm itself, so metadata writes fail cleanly instead of
-//     crashing etcd, and AllowWrite refuses the broker's writes to that
-//     disk (appends to logs there), which are charged against the free
-//     space above the reserve measured at the last check, so they cannot
-//     eat into it between two checks either. The reserve is what etcd may
-//     still use for deletions, compaction and its next WAL segment.
+//   - Disk: AllowWrite charges the broker's writes to that disk (appends
+//     to logs there) against the free space above ReserveBytes measured
+//     at the last check, so they cannot eat into the reserve even between
+//     two checks. Every CheckInterval the guard measures the free space
+//     of the data directory's filesystem; when it is below the reserve,
+//     or near it (within an eighth) and AllowWrite refused a write since
+//     the last check (the disk is full for data), it raises etcd's NOSPACE alarm itself, so metadata
+//     writes fail cleanly instead of crashing etcd (and creating a topic
+//     whose logs cannot be written is refused too). The reserve is what
+//     etcd may still use for deletions, compaction and its next WAL
+//     segment.
 //   - Quota: at 80% of it the guard warns.
 //   - Recovery: once the disk is above the reserve again (with an eighth
 //     of it to spare, against flapping) and the database is below 90% of
@@ -59,7 +62,9 @@ type spaceGuard struct {
 	// budget is the free space above the reserve at the last check, less
 	// what AllowWrite handed out since; 0 while the disk is below it.
 	budget atomic.Int64
-	stats  atomic.Pointer[SpaceStats]
+	// refused: AllowWrite refused a write since the last check.
+	refused atomic.Bool
+	stats   atomic.Pointer[SpaceStats]
 
 	// The guard goroutine's own state.
 	low, lowSoon, quotaWarned, liveWarned, statFailed bool
@@ -80,7 +85,8 @@ type SpaceStats struct {
 	// NoSpace: etcd's NOSPACE alarm is raised; writes that would grow
 	// the database are refused.
 	NoSpace bool
-	// DiskLow: the disk has less free space than the reserve.
+	// DiskLow: the disk has less free space than the reserve, or is full
+	// for the broker's own writes (AllowWrite refused one).
 	DiskLow bool
 }
 
@@ -155,10 +161,13 @@ func (g *spaceGuard) checkDisk(avail int64) {
 	if g.reserve == 0 {
 		return
 	}
-	low := avail < g.reserve || g.low && avail < g.reserve+g.reserve/8
+	// A refusal counts only near the reserve: once space was freed, the
+	// refusals of a budget not yet renewed must not hold the disk low.
+	refused, near := g.refused.Swap(false), avail < g.reserve+g.reserve/8
+	low := avail < g.reserve || near && (refused || g.low)
 	switch {
 	case low && !g.low:
-		g.log.Warn("the metadata store's disk is below its reserve: metadata writes and appends to logs on this disk are refused until space is freed (delete topics or records, or grow the disk)",
+		g.log.Warn("the metadata store's disk is full down to its reserve: metadata writes and appends to logs on this disk are refused until space is freed (delete topics or records, or grow the disk)",
 			"dir", g.dir, "available_bytes", avail, "metadata.etcd.reserve.bytes", g.reserve)
 	case !low && g.low:
 		g.log.Info("the metadata store's disk is above its reserve again: writes resume", "dir", g.dir, "available_bytes", avail)
@@ -272,9 +281,9 @@ func (g *spaceGuard) allow(n int64) error {
 		return nil
 	}
 	g.budget.Add(n) // refused: nothing is written
-	st := g.stats.Load()
-	return fmt.Errorf("%w: its disk (%s) had %d bytes free, and %d are kept for it (metadata.etcd.reserve.bytes)",
-		errBelowReserve, g.dir, st.DiskAvailableBytes, g.reserve)
+	g.refused.Store(true)
+	return fmt.Errorf("%w: its disk (%s) is full down to the %d bytes kept for it (metadata.etcd.reserve.bytes)",
+		errBelowReserve, g.dir, g.reserve)
 }
 
 // AllowWrite charges n bytes the broker is about to write to the disk of

@@ -180,3 +180,31 @@ func TestWriteLimits(t *testing.T) {
 		t.Fatal("topic ops was created")
 	}
 }
+
+// TestDiskStates: the disk is low below the reserve, or near it once
+// AllowWrite refused a write (full for data); it stays low until an
+// eighth of the reserve is free above it, and refusals far from the
+// reserve (a budget not yet renewed after space was freed) do not count.
+func TestDiskStates(t *testing.T) {
+	g := &spaceGuard{dir: "/d", reserve: 800, log: testLogger()}
+	for i, c := range []struct {
+		avail   int64
+		refused bool
+		low     bool
+		budget  int64
+	}{
+		{5000, false, false, 4200},
+		{850, false, false, 50},
+		{850, true, true, 0},
+		{890, false, true, 0},
+		{900, false, false, 100},
+		{5000, true, false, 4200},
+		{799, false, true, 0},
+	} {
+		g.refused.Store(c.refused)
+		g.checkDisk(c.avail)
+		if g.low != c.low || g.budget.Load() != c.budget {
+			t.Fatalf("step %d (%d free, refused %v): low %v, budget %d; want %v, %d", i, c.avail, c.refused, g.low, g.budget.Load(), c.low, c.budget)
+		}
+	}
+}
