@@ -7,7 +7,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/strata-broker/strata/broker/partition"
 	"github.com/strata-broker/strata/metadata"
-	"github.com/strata-broker/strata/metadata/etcdstore"
 )
 
 // partitionCollector reports partition and segment counts at scrape time,
@@ -127,18 +126,25 @@ func (c *remoteCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// metadataSpaceCollector reports the embedded etcd's space guard's last
-// measurement: the database against its quota, the disk against the
-// reserve, and whether etcd refuses writes that would grow it.
+// metadataSpace is what metadataSpaceCollector reports: the embedded
+// etcd space guard's last measurement (etcdstore.SpaceStats).
+type metadataSpace struct {
+	backend, inUse, quota, avail, reserve int64
+	noSpace                               bool
+}
+
+// metadataSpaceCollector reports the embedded etcd's database against
+// its quota, its disk against the reserve, and whether etcd refuses
+// writes that would grow it.
 type metadataSpaceCollector struct {
-	emb                                   *etcdstore.Embedded
+	stats                                 func() metadataSpace
 	backend, inUse, quota, avail, reserve *prometheus.Desc
 	noSpace                               *prometheus.Desc
 }
 
-func newMetadataSpaceCollector(emb *etcdstore.Embedded) *metadataSpaceCollector {
+func newMetadataSpaceCollector(stats func() metadataSpace) *metadataSpaceCollector {
 	return &metadataSpaceCollector{
-		emb:     emb,
+		stats:   stats,
 		backend: prometheus.NewDesc("strata_metadata_backend_bytes", "Size of the embedded etcd's database file (etcd_mvcc_db_total_size_in_bytes).", nil, nil),
 		inUse:   prometheus.NewDesc("strata_metadata_backend_in_use_bytes", "Part of the embedded etcd's database holding live data; defragmentation reclaims the rest (etcd_mvcc_db_total_size_in_use_in_bytes).", nil, nil),
 		quota:   prometheus.NewDesc("strata_metadata_quota_bytes", "Database size past which the embedded etcd refuses writes that would grow it (metadata.etcd.quota.backend.bytes, etcd_server_quota_backend_bytes).", nil, nil),
@@ -157,14 +163,14 @@ func (c *metadataSpaceCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *metadataSpaceCollector) Collect(ch chan<- prometheus.Metric) {
-	st := c.emb.SpaceStats()
+	st := c.stats()
 	noSpace := 0.0
-	if st.NoSpace {
+	if st.noSpace {
 		noSpace = 1
 	}
 	for d, v := range map[*prometheus.Desc]float64{
-		c.backend: float64(st.BackendBytes), c.inUse: float64(st.BackendInUseBytes), c.quota: float64(st.QuotaBytes),
-		c.avail: float64(st.DiskAvailableBytes), c.reserve: float64(st.ReserveBytes), c.noSpace: noSpace,
+		c.backend: float64(st.backend), c.inUse: float64(st.inUse), c.quota: float64(st.quota),
+		c.avail: float64(st.avail), c.reserve: float64(st.reserve), c.noSpace: noSpace,
 	} {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/strata-broker/strata/compaction"
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/metadata/controller"
-	"github.com/strata-broker/strata/metadata/etcdstore"
 )
 
 // node holds the parts of one Run of the broker, filled in as they start
@@ -28,8 +27,8 @@ type node struct {
 	kafkaLn, metricsLn net.Listener
 
 	logDir    *logDir
-	emb       *etcdstore.Embedded // the embedded etcd; nil with an external one
-	closeEtcd func()              // stops the embedded etcd; nil with an external one
+	emb       embeddedSpace // the embedded etcd's space guard; nil with an external etcd
+	closeEtcd func()        // stops the embedded etcd; nil with an external one
 	endpoints []string
 	store     metadata.Store
 	self      metadata.Broker

@@ -112,8 +112,23 @@ func (s *Server) startEtcd(n *node) error {
 		return err
 	}
 	n.emb, n.closeEtcd, n.endpoints = emb, emb.Close, emb.Endpoints()
-	n.metrics.MustRegister(newMetadataSpaceCollector(emb))
+	n.metrics.MustRegister(newMetadataSpaceCollector(func() metadataSpace {
+		st := emb.SpaceStats()
+		return metadataSpace{backend: st.BackendBytes, inUse: st.BackendInUseBytes, quota: st.QuotaBytes,
+			avail: st.DiskAvailableBytes, reserve: st.ReserveBytes, noSpace: st.NoSpace}
+	}))
 	return nil
+}
+
+// embeddedSpace is the embedded etcd's space guard as the broker's parts
+// use it (etcdstore.Embedded; only this file knows etcdstore).
+type embeddedSpace interface {
+	// Guard enforces the reserve until ctx ends.
+	Guard(ctx context.Context)
+	// AllowWrite charges n bytes to be written to etcd's disk.
+	AllowWrite(n int64) error
+	// Dir is etcd's data directory.
+	Dir() string
 }
 
 // spaceCheck is what the logs ask before an append: the embedded etcd's
