@@ -17,9 +17,10 @@ import (
 // embedded etcd under it, on a small tmpfs and produces until the disk is
 // full: the produce is KAFKA_STORAGE_ERROR (not UNKNOWN_SERVER_ERROR),
 // what was acknowledged stays readable, a metadata write is a clear
-// KAFKA_STORAGE_ERROR rather than a dead broker, a deletion still works,
-// and once it freed space produces and metadata writes work again without
-// a restart. The broker then stops cleanly (the harness checks its exit).
+// KAFKA_STORAGE_ERROR rather than a dead broker, the broker stops and
+// starts again on the full disk, a deletion still works, and once it
+// freed space produces and metadata writes work again without a restart.
+// Every stop is clean (the harness checks the exit status).
 func TestDiskFull(t *testing.T) {
 	// etcd preallocates two WAL segments of 64 MB; about 120 MB remain.
 	mnt := tmpfs.Mount(t, 256<<20)
@@ -67,6 +68,15 @@ func TestDiskFull(t *testing.T) {
 	}
 	if !p.Running() {
 		t.Fatal("the broker exited on a full disk")
+	}
+	// It stops cleanly and starts again on the full disk (etcd's reserve
+	// holds its start and the broker's registration).
+	p.Restart()
+	if sp := harness.ProduceRaw(t, cl, "full", fullID, 0, batch); sp.ErrorCode != kerr.KafkaStorageError.Code {
+		t.Fatalf("produce after a restart on a full disk: %v", kerr.ErrorForCode(sp.ErrorCode))
+	}
+	if got := len(harness.ReadAll(t, p.Addr(), "full")[0]); got != acked {
+		t.Fatalf("read %d records back after the restart, %d were acknowledged", got, acked)
 	}
 
 	if _, err := adm.DeleteTopic(testCtx(t), "filler"); err != nil {

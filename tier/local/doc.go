@@ -87,5 +87,7 @@
 // on, later appends fail the same way while the disk is full and succeed
 // once space is freed, at the same offset. Kafka instead takes the whole
 // log directory offline; keeping the partition readable is friendlier and
-// safe, since nothing of the failed append remains.
+// safe, since nothing of the failed append remains. Config.SpaceCheck,
+// asked before every append, refuses appends the same way before the disk
+// is full (the broker keeps the embedded etcd's reserve with it).
 package local
