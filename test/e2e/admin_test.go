@@ -125,6 +125,15 @@ func TestAutoCreateTopics(t *testing.T) {
 		t.Fatalf("kcat -L on the created topic: %d partitions led here, error %q; want 3", parts, errStr)
 	}
 
+	harness.KcatStdin(t, "a\nb\n", "-b", b.Addr(), "-P", "-t", "auto-on-kcat-produce")
+	total := 0
+	for _, recs := range harness.ReadAll(t, b.Addr(), "auto-on-kcat-produce") {
+		total += len(recs)
+	}
+	if total != 2 {
+		t.Fatalf("kcat -P to a new topic: %d records read back, want 2", total)
+	}
+
 	// kafka-python retries LEADER_NOT_AVAILABLE until the producer
 	// sees the partitions.
 	if out := strings.Fields(harness.Python(t, pythonAutoCreate, b.Addr(), "auto-on-python")); len(out) != 3 || out[0] != "3" || out[2] != "0" {
