@@ -94,6 +94,23 @@ func metadataCases() []metadataCase {
 			want:     checks(wantTopicNames("t", "new"), wantTopic("t", 0, []int32{0}), wantAutoCreated("new", 1)),
 		},
 		{
+			// kafka-go's TestConn deletes a topic, reads it with Metadata
+			// v1 or v6 (auto-creation allowed) and expects no partitions.
+			name:     "a topic asked for right after its deletion is created again without partitions",
+			versions: []int16{1, 6},
+			setup: steps(withTopic("t", 1, nil), func(t *testing.T, s *scene) {
+				req := kmsg.NewPtrDeleteTopicsRequest()
+				req.SetVersion(4)
+				req.TimeoutMillis = 5000
+				req.TopicNames = []string{"t"}
+				if code := s.do(t, req).(*kmsg.DeleteTopicsResponse).Topics[0].ErrorCode; code != 0 {
+					t.Fatalf("delete topic: error %d", code)
+				}
+			}),
+			req:  func(s *scene) *kmsg.MetadataRequest { return metadataReq([]string{"t"}) },
+			want: wantAutoCreated("t", 1),
+		},
+		{
 			name:     "a produce to an unknown topic creates nothing",
 			versions: []int16{12},
 			opts:     threePartitions,
