@@ -22,22 +22,67 @@
 // preferred-leader rebalance; the only other write is a leader's ISR
 // change (broker/partition), by compare-and-set on the partition epoch.
 //
-// Stopping (ctx done, e.g. SIGTERM) is a controlled shutdown: the broker
-// stops following, flags its registration as shutting down and waits
-// (bounded) until the controller has moved the partitions it leads to
-// live ISR members (shutdown.go), then closes connections, flushes its
-// logs with a clean-shutdown marker and revokes its lease.
+// # Lifecycle
+//
+// Run starts the broker's parts from one declared list (components.go),
+// in order, and stops the started ones in reverse (lifecycle.go). Each
+// part may have a start, a run loop (own goroutine and context, cancelled
+// at the part's turn to stop) and a stop. The order:
+//
+//	start ↓                     stop ↑ (reverse)
+//	kafka listener              bind first: a bad address fails before anything starts
+//	metrics listener            bind
+//	log dir                     lock; released last
+//	embedded etcd               single-node mode only
+//	metadata store              closed after everything that uses it
+//	registration                the lease; revoked after the logs are flushed
+//	partition manager
+//	remote tier                 chunk cache dropped after the logs closed
+//	partitions                  open the logs; flushed with a clean-shutdown marker
+//	replica fetcher             stops before the logs close
+//	partition sync              metadata → partitions, ISR shrink, HW checkpoints
+//	group coordinator           closes before the logs close
+//	controller                  campaign; steps down at stop
+//	controller observer
+//	log cleaner                 retention and compaction
+//	remote tier tasks           copies, remote expiry, deleted topics' sweep
+//	metrics server              /metrics, admin endpoints, pprof
+//	peer client                 connections to other brokers (forwarding to the controller)
+//	kafka server                accepts clients only now; at stop, connections drain
+//	controlled shutdown         runs first at stop, while the broker still serves
+//
+// A step that fails to start stops the steps before it, and Run returns
+// an error naming it; nothing is left running or open. Stopping (ctx done,
+// e.g. SIGTERM) and a failure of a running part (the registration lease
+// lost, the Kafka listener failing to accept) go through the same ordered
+// stop; a failure is Run's error. The controlled shutdown stops following,
+// flags the registration as shutting down and waits (bounded) until the
+// controller has moved the partitions this broker leads to live ISR
+// members (shutdown.go); after a lost lease it is skipped, as the
+// controller already moves them. When serving ends the group coordinator
+// resigns at once, so requests waiting on a rebalance answer
+// NOT_COORDINATOR instead of holding the connections' drain.
+//
+// A partition that cannot open at start-up is logged, counted
+// (strata_partition_open_errors_total) and stays offline on this broker
+// (strata_offline_replicas) while the others are served; every metadata
+// change retries it, and stray directories are not removed after such a
+// sync, so its data stays.
 //
 // A request's path: conn.go reads a frame (wire), finds the API in the
 // handler table, runs the handler, and queues the encoded response; a
 // writer goroutine per connection writes responses strictly in request
 // order, with record bytes sent from segment files by sendfile.
 //
-// Concurrency: per connection, one reading goroutine decodes requests and
-// runs handlers in order (so a producer's pipelined batches append in
-// order); long-polling handlers (Fetch) run on their own goroutine; one
-// writing goroutine waits on each queued response in turn. A panic in a
-// handler closes only its connection. Server-wide state lives in
+// Concurrency: Run's goroutine starts and stops the parts; each part's
+// run loop has one goroutine of its own (it may start more, and joins
+// them before it returns), and a part's stop runs only after its loop
+// returned. node's fields are written by the start steps, before the
+// steps that read them begin. Per connection, one reading goroutine
+// decodes requests and runs handlers in order (so a producer's pipelined
+// batches append in order); long-polling handlers (Fetch) run on their
+// own goroutine; one writing goroutine waits on each queued response in
+// turn. A panic in a handler closes only its connection. Server-wide state lives in
 // handler.Env and is safe for concurrent use.
 //
 // Lock order (whole broker): partition.Manager.mu → partition.Partition.roleMu

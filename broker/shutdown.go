@@ -93,18 +93,3 @@ func toMove(cache *metadata.Cache, self int32) int {
 	}
 	return n
 }
-
-// stopWhenDone runs the controlled shutdown once stopping ends, then
-// cancels the broker's own context (cancel), which stops everything else.
-// It returns at once if ctx ends first (the registration was lost).
-func (s *Server) stopWhenDone(stopping, ctx context.Context, cancel context.CancelFunc, reg metadata.Registration, cache *metadata.Cache, stopFollowing func()) {
-	select {
-	case <-stopping.Done():
-		// A leaving broker stops fetching first; its flag keeps leaders
-		// from taking it back into an ISR while its leaderships move away.
-		stopFollowing()
-		controlledShutdown(reg, cache, s.cfg.NodeID, s.log)
-		cancel()
-	case <-ctx.Done():
-	}
-}

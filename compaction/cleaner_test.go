@@ -220,6 +220,9 @@ func checkCleaned(t *testing.T, p *part, m *model, st Stats, now, drm int64) {
 			t.Fatalf("key %s: %q, want %q", k, got[k], v)
 		}
 	}
+	if e := emptyBatches(t, p.l); len(e) != 0 {
+		t.Fatalf("after pass %+v: %d empty batches, first at %d", st, len(e), e[0].BaseOffset())
+	}
 	lastBelowEnd := m.lastOffsets(st.End)
 	for _, r := range recs {
 		if !bytes.Equal(r.key, m.keys[r.offset]) || !bytes.Equal(r.value, m.values[r.offset]) || (r.value == nil) != (m.values[r.offset] == nil) {
@@ -540,6 +543,10 @@ func TestIdempotentProducerLastBatchKept(t *testing.T) {
 		if len(batches) < 3 || batches[0].BaseOffset() != 2 || batches[0].NumRecords() != 0 || batches[0].ProducerID() != 5 || batches[0].BaseSequence() != 2 {
 			t.Fatalf("%d batches; first at %d with %d records, producer %d seq %d",
 				len(batches), batches[0].BaseOffset(), batches[0].NumRecords(), batches[0].ProducerID(), batches[0].BaseSequence())
+		}
+		// It is the only empty batch left.
+		if e := emptyBatches(t, p.l); len(e) != 1 {
+			t.Fatalf("%d empty batches", len(e))
 		}
 	})
 }
