@@ -54,7 +54,7 @@ func testRegisterBrokerAndClose(t *testing.T, cl Cluster) {
 		t.Fatalf("second Close: %v", err)
 	}
 	waitFor(t, watcher.Cache(), "broker withdrawn", func() bool { return len(watcher.Cache().Brokers()) == 0 })
-	if isClosed(reg.Lost()) {
+	if metadata.IsClosed(reg.Lost()) {
 		t.Fatal("Lost closed by a deliberate Close")
 	}
 	// The id is free again.
@@ -84,12 +84,12 @@ func testRegistrationExpiry(t *testing.T, cl Cluster) {
 		t.Fatal(err)
 	}
 	cl.ExpireRegistration(t, reg)
-	waitClosed(t, reg.Lost(), "Lost after the lease expired")
+	WaitClosed(t, reg.Lost(), "Lost after the lease expired")
 	waitFor(t, watcher.Cache(), "expired broker gone", func() bool {
 		_, ok := watcher.Cache().Broker(1)
 		return !ok
 	})
-	if _, ok := watcher.Cache().Broker(2); !ok || isClosed(other.Lost()) {
+	if _, ok := watcher.Cache().Broker(2); !ok || metadata.IsClosed(other.Lost()) {
 		t.Fatal("the other registration went too")
 	}
 	// Closing a lost registration is harmless, and the id is free.
@@ -125,7 +125,7 @@ func testRegisterTakesOverOwnIncarnation(t *testing.T, cl Cluster) {
 	if _, err := restarted.RegisterBroker(ctx, b, regTTL); err != nil {
 		t.Fatalf("same incarnation: %v", err)
 	}
-	waitClosed(t, old.Lost(), "the predecessor's registration lost")
+	WaitClosed(t, old.Lost(), "the predecessor's registration lost")
 	if got, ok := restarted.Cache().Broker(3); !ok || got != b {
 		t.Fatalf("broker = %+v, %v", got, ok)
 	}
@@ -162,7 +162,7 @@ func testRequestShutdown(t *testing.T, cl Cluster) {
 	}
 	// The rewritten record still lives on the registration's lease.
 	cl.ExpireRegistration(t, reg)
-	waitClosed(t, reg.Lost(), "Lost after the lease expired")
+	WaitClosed(t, reg.Lost(), "Lost after the lease expired")
 	waitFor(t, watcher.Cache(), "shutting-down broker gone", func() bool {
 		_, ok := watcher.Cache().Broker(5)
 		return !ok
@@ -206,14 +206,14 @@ func testStoreCloseWithdraws(t *testing.T, cl Cluster) {
 		t.Fatalf("Close: %v", err)
 	}
 	waitFor(t, watcher.Cache(), "broker withdrawn", func() bool { return len(watcher.Cache().Brokers()) == 0 })
-	if isClosed(reg.Lost()) {
+	if metadata.IsClosed(reg.Lost()) {
 		t.Fatal("Lost closed by the store's Close")
 	}
-	waitClosed(t, term.Done(), "term over after the store closed")
+	WaitClosed(t, term.Done(), "term over after the store closed")
 	if !errors.Is(term.Err(), metadata.ErrSessionLost) {
 		t.Fatalf("term.Err = %v, want ErrSessionLost", term.Err())
 	}
-	if _, err := term.CompareAndSetPartition(ctx, "t", 0, 0, part(1)); !errors.Is(err, metadata.ErrFenced) {
+	if _, err := term.CompareAndSetPartition(ctx, "t", 0, 0, Part(1)); !errors.Is(err, metadata.ErrFenced) {
 		t.Fatalf("write of an ended term: %v, want ErrFenced", err)
 	}
 }
