@@ -40,11 +40,7 @@ func roll(t *testing.T, p *part) {
 func TestCleanKeepsLatestPerKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := newPart(t, 1024, compactCfg())
-		for round := range 20 {
-			for k := range 10 {
-				appendKV(t, p.l, record.None, kv{key: key(k), value: fmt.Appendf(nil, "v%d-%d", k, round), ts: nowMs()})
-			}
-		}
+		overwrite(t, p, 20)
 		roll(t, p)
 		before := readLog(t, p.l)
 		c := NewCleaner(settings(), source(p))
@@ -409,10 +405,7 @@ func TestCleanDirtiestPicksDirtiest(t *testing.T) {
 		// a is partly clean, b wholly dirty: b goes first, then a; plain never.
 		var order []string
 		for {
-			st, ok, err := c.CleanDirtiest(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			st, ok := cleanDirtiest(t, c)
 			if !ok {
 				break
 			}
@@ -487,10 +480,7 @@ func TestSmallDedupeBufferTakesSeveralPasses(t *testing.T) {
 		}
 		passes := 0
 		for {
-			st, ok, err := c.CleanDirtiest(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			st, ok := cleanDirtiest(t, c)
 			if !ok {
 				break
 			}

@@ -253,18 +253,8 @@ func TestRollFlusherAdvancesRecoveryPoint(t *testing.T) {
 
 func TestFollowerAppend(t *testing.T) {
 	l := openLog(t, t.TempDir(), Config{SegmentBytes: 1024})
-	var batches []record.Batch
-	next := int64(0)
-	for i := range 30 {
-		b := plain(2, int64(i))
-		if i == 10 {
-			next += 5 // a gap, as after compaction on the leader
-		}
-		b.SetBaseOffset(next)
-		b.SetPartitionLeaderEpoch(4)
-		batches = append(batches, b)
-		next = b.LastOffset() + 1
-	}
+	batches := followerBatches(30, 10) // a gap before index 10
+	next := batches[29].LastOffset() + 1
 	if err := l.AppendAsFollower(batches); err != nil {
 		t.Fatal(err)
 	}
@@ -295,18 +285,7 @@ func TestOnOlderSegment(t *testing.T) {
 	// One batch per segment, with gaps (as after compaction on the
 	// leader) before the batches at index 10 and 29, the last.
 	l := openLog(t, t.TempDir(), Config{SegmentBytes: int64(len(plain(2, 100))) * 3 / 2})
-	var batches []record.Batch
-	next := int64(0)
-	for i := range 30 {
-		b := plain(2, int64(i))
-		if i == 10 || i == 29 {
-			next += 5
-		}
-		b.SetBaseOffset(next)
-		b.SetPartitionLeaderEpoch(4)
-		batches = append(batches, b)
-		next = b.LastOffset() + 1
-	}
+	batches := followerBatches(30, 10, 29)
 	if err := l.AppendAsFollower(batches); err != nil {
 		t.Fatal(err)
 	}
