@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"github.com/strata-broker/strata/broker/wire"
 )
@@ -32,6 +33,9 @@ type responder struct {
 	log    *slog.Logger
 	slots  chan struct{}  // one token per unanswered request, at most maxInFlight
 	open   sync.WaitGroup // unanswered requests
+	// answered counts the responses written or dropped, for the idle
+	// check: a connection that answered lately is not idle.
+	answered atomic.Uint64
 
 	mu      sync.Mutex
 	queue   []*pending // unanswered requests in request order; guarded by mu
@@ -77,6 +81,7 @@ func (r *responder) complete(p *pending) {
 		failed := r.failed
 		r.mu.Unlock()
 		failed = r.write(head, failed)
+		r.answered.Add(1)
 		<-r.slots
 		r.open.Done()
 		r.mu.Lock()
@@ -108,6 +113,9 @@ func (r *responder) write(p *pending, failed bool) bool {
 	}
 	return false
 }
+
+// unanswered is the number of requests read and not yet answered.
+func (r *responder) unanswered() int { return len(r.slots) }
 
 // wait returns once every queued request has been answered or dropped.
 func (r *responder) wait() { r.open.Wait() }
