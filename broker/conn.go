@@ -78,19 +78,16 @@ func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients) {
 	}()
 
 	br := bufio.NewReaderSize(c, 64<<10)
-	budget := &connBudget{mem: cl.mem, ctx: reading, paused: func() {
-		if cl.idle >= 0 {
-			dl.set(time.Now().Add(cl.idle))
-		}
-	}}
+	budget := &connBudget{mem: cl.mem, ctx: reading}
 	// spare is a frame buffer free for reuse: the frame of a request whose
 	// handler ran here and whose table row says it releases the frame
 	// (handler.API.ReleasesFrame).
 	var spare []byte
 	for {
-		err := awaitRequest(br, dl, resp, cl.idle)
+		deadline, err := awaitRequest(br, dl, resp, cl.idle)
 		var frame []byte
 		if err == nil {
+			budget.deadline = deadline
 			frame, err = wire.ReadFrameWithin(br, s.cfg.SocketRequestMaxBytes, spare, budget)
 		}
 		spare = nil
@@ -135,37 +132,40 @@ func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients) {
 	_ = c.Close() // before release frees its place under max.connections
 }
 
-// awaitRequest waits for the first byte of the next request and sets the
-// deadline by which the request must have arrived whole: idle from that
-// byte. A connection is idle, and awaitRequest returns errIdle, when idle
-// passed with no byte received, no request being answered and no response
-// written, as Kafka counts idleness from a connection's last activity. A
-// negative idle is no timeout.
-func awaitRequest(br *bufio.Reader, dl *readDeadline, resp *responder, idle time.Duration) error {
+// awaitRequest waits for the first byte of the next request and returns
+// the deadline by which the request must have arrived whole, idle from
+// that byte, which it sets as the read deadline. A connection is idle,
+// and awaitRequest returns errIdle, when idle passed with no byte
+// received, no request being answered and no response written, as Kafka
+// counts idleness from a connection's last activity. A negative idle is
+// no timeout (a zero deadline).
+func awaitRequest(br *bufio.Reader, dl *readDeadline, resp *responder, idle time.Duration) (time.Time, error) {
 	if idle < 0 {
 		_, err := br.Peek(1)
-		return err
+		return time.Time{}, err
 	}
 	if n := br.Buffered(); n > 0 {
 		if b, _ := br.Peek(min(n, 4)); len(b) == 4 && int64(int32(binary.BigEndian.Uint32(b)))+4 <= int64(n) {
-			return nil // the whole frame is here: no read left to bound
+			return time.Time{}, nil // the whole frame is here: nothing left to wait for
 		}
-		dl.set(time.Now().Add(idle))
-		return nil
+		deadline := time.Now().Add(idle)
+		dl.set(deadline)
+		return deadline, nil
 	}
 	for {
 		answered := resp.answered.Load()
 		dl.set(time.Now().Add(idle))
 		_, err := br.Peek(1)
 		if err == nil {
-			dl.set(time.Now().Add(idle))
-			return nil
+			deadline := time.Now().Add(idle)
+			dl.set(deadline)
+			return deadline, nil
 		}
 		if !errors.Is(err, os.ErrDeadlineExceeded) || dl.draining() {
-			return err
+			return time.Time{}, err
 		}
 		if resp.unanswered() == 0 && resp.answered.Load() == answered {
-			return errIdle
+			return time.Time{}, errIdle
 		}
 	}
 }
