@@ -45,7 +45,8 @@ var errIdle = errors.New("idle for connections.max.idle.ms")
 // which they do not retry.
 //
 // A request frame must arrive whole within connections.max.idle.ms of its
-// first byte (awaitRequest); its bytes count in queued.max.request.bytes
+// first byte (awaitRequest), and a response be taken by the client within
+// it (at least half of it, responder.write); a request's bytes count in queued.max.request.bytes
 // from their reading until its handler is done with them (dispatch).
 func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients) {
 	addr := remoteAddr(c)
@@ -56,6 +57,9 @@ func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients) {
 	reading, stopReading := context.WithCancel(ctx)
 	log := cl.log.With("remote", c.RemoteAddr().String())
 	resp := newResponder(c, cancel, log)
+	if cl.idle > 0 {
+		resp.writeTimeout = cl.idle
+	}
 	dl := &readDeadline{c: c}
 	var served atomic.Bool // a request other than ApiVersions was read
 	stopDrain := context.AfterFunc(serving, func() {

@@ -3,6 +3,7 @@ package broker
 import (
 	"encoding/binary"
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"strings"
@@ -306,5 +307,39 @@ func TestBadConnectionsCannotFloodTheLog(t *testing.T) {
 	t.Logf("%d of %d warnings logged in %v", len(logged), conns, time.Since(start))
 	if len(logged) > allowed || len(logged) < connLogBurst {
 		t.Fatalf("%d of %d bad connections logged, want between %d and %d", len(logged), conns, connLogBurst, allowed)
+	}
+}
+
+// TestUnreadResponsesClosed: a client that keeps sending requests and
+// never reads the responses fills the socket buffers; the broker's write
+// then stalls, and the connection is closed within
+// connections.max.idle.ms instead of being held for ever.
+func TestUnreadResponsesClosed(t *testing.T) {
+	const idle = 400 * time.Millisecond
+	var rec recordLog
+	r := serve(t, map[string]string{"connections.max.idle.ms": fmt.Sprint(idle.Milliseconds())}, &rec)
+	k := dial(t, r.s.Addr(), "")
+	_ = k.c.(*net.TCPConn).SetReadBuffer(4 << 10)
+	k.ping() // accepted and counted
+	req := kmsg.NewPtrDescribeConfigsRequest() // every broker key with its doc: tens of KiB
+	req.Version, req.IncludeDocumentation = 4, true
+	res := kmsg.NewDescribeConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
+	req.Resources = append(req.Resources, res)
+	frame := k.frame(req)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
+		for range 10000 { // until the broker closes the connection
+			_ = k.c.SetWriteDeadline(time.Now().Add(runTimeout))
+			if _, err := k.c.Write(frame); err != nil {
+				return
+			}
+		}
+	})
+	waitFor(t, "the connection to be closed", func() bool { return r.s.node.clients.quotas.open() == 0 })
+	k.c.Close()
+	if got := len(rec.messages("closing connection: response not taken within connections.max.idle.ms")); got != 1 {
+		t.Errorf("%d such closes logged, want 1", got)
 	}
 }

@@ -82,8 +82,9 @@
 // max.connections are open, closes a connection from an address that has
 // max.connections.per.ip open, and retries accept failures that pass
 // (EMFILE and its kin) after a pause of 5 ms doubling to 1 s. A
-// connection idle for connections.max.idle.ms is closed, and a request
-// must arrive whole within it of its first byte. A frame's buffer grows
+// connection idle for connections.max.idle.ms is closed; a request must
+// arrive whole within it of its first byte, and a response be taken by
+// the client within it. A frame's buffer grows
 // as its bytes arrive; the bytes of the requests being read or handled
 // count against queued.max.request.bytes, where reading pauses (past a
 // request's first 64 KiB, except for the request that began first).
