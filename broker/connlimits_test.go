@@ -320,7 +320,7 @@ func TestUnreadResponsesClosed(t *testing.T) {
 	r := serve(t, map[string]string{"connections.max.idle.ms": fmt.Sprint(idle.Milliseconds())}, &rec)
 	k := dial(t, r.s.Addr(), "")
 	_ = k.c.(*net.TCPConn).SetReadBuffer(4 << 10)
-	k.ping() // accepted and counted
+	k.ping()                                   // accepted and counted
 	req := kmsg.NewPtrDescribeConfigsRequest() // every broker key with its doc: tens of KiB
 	req.Version, req.IncludeDocumentation = 4, true
 	res := kmsg.NewDescribeConfigsRequestResource()
