@@ -320,8 +320,9 @@ func TestUnreadResponsesClosed(t *testing.T) {
 	r := serve(t, map[string]string{"connections.max.idle.ms": fmt.Sprint(idle.Milliseconds())}, &rec)
 	k := dial(t, r.s.Addr(), "")
 	_ = k.c.(*net.TCPConn).SetReadBuffer(4 << 10)
-	k.ping()                                   // accepted and counted
-	req := kmsg.NewPtrDescribeConfigsRequest() // every broker key with its doc: tens of KiB
+	k.ping() // accepted and counted
+	// Every broker key with its doc: tens of KiB a response.
+	req := kmsg.NewPtrDescribeConfigsRequest()
 	req.Version, req.IncludeDocumentation = 4, true
 	res := kmsg.NewDescribeConfigsRequestResource()
 	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
