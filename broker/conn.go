@@ -46,8 +46,9 @@ var errIdle = errors.New("idle for connections.max.idle.ms")
 //
 // A request frame must arrive whole within connections.max.idle.ms of its
 // first byte (awaitRequest), and a response be taken by the client within
-// it (at least half of it, responder.write); a request's bytes count in queued.max.request.bytes
-// from their reading until its handler is done with them (dispatch).
+// it (at least half of it, responder.write); a request's bytes count in
+// queued.max.request.bytes from their reading until its handler is done
+// with them (dispatch).
 func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients) {
 	addr := remoteAddr(c)
 	defer cl.quotas.release(addr)

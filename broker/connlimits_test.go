@@ -83,18 +83,19 @@ func TestIdleConnectionsClosed(t *testing.T) {
 	}
 
 	const topic = "idle-long-poll"
-	p := dial(t, addr, "")
 	create := kmsg.NewPtrCreateTopicsRequest()
 	create.Version, create.TimeoutMillis = 5, 10000
 	ct := kmsg.NewCreateTopicsRequestTopic()
 	ct.Topic, ct.NumPartitions, ct.ReplicationFactor = topic, 1, 1
 	create.Topics = append(create.Topics, ct)
-	p.send(create)
-	if _, err := p.recv(runTimeout); err != nil {
+	admin := dial(t, addr, "")
+	admin.send(create)
+	if _, err := admin.recv(runTimeout); err != nil {
 		t.Fatal(err)
 	}
 	const maxWait = 5 * idle
 	for attempt := 0; ; attempt++ {
+		p := dial(t, addr, "") // each attempt on a new connection: the test's pauses may exceed idle
 		fetch := kmsg.NewPtrFetchRequest()
 		fetch.Version, fetch.ReplicaID, fetch.MaxWaitMillis, fetch.MinBytes, fetch.MaxBytes = 12, -1, int32(maxWait.Milliseconds()), 1, 1<<20
 		fetch.SessionEpoch = -1
@@ -120,9 +121,8 @@ func TestIdleConnectionsClosed(t *testing.T) {
 		if waited := time.Since(start); waited < maxWait*2/3 {
 			t.Fatalf("fetch answered after %v, want a long poll of %v", waited, maxWait)
 		}
-		break
+		return
 	}
-	p.ping()
 }
 
 // TestHalfSentFrameClosed: a request whose bytes keep trickling in, each
@@ -135,9 +135,6 @@ func TestHalfSentFrameClosed(t *testing.T) {
 	var rec recordLog
 	r := serve(t, map[string]string{"connections.max.idle.ms": fmt.Sprint(idle.Milliseconds())}, &rec)
 	addr := r.s.Addr()
-	other := dial(t, addr, "")
-	other.ping()
-
 	slow := dial(t, addr, "")
 	begun := time.Now()
 	slow.write(binary.BigEndian.AppendUint32(nil, 1000))
@@ -183,7 +180,7 @@ func TestHalfSentFrameClosed(t *testing.T) {
 			}
 			return
 		case <-time.After(idle / 10):
-			other.ping()
+			dial(t, addr, "").ping() // a new connection each time: the test's pauses may exceed idle
 		}
 	}
 }
