@@ -168,7 +168,9 @@ func (s *Server) components(n *node) []component {
 		// Connections to other brokers, for requests forwarded to the
 		// controller; closed once no handler runs.
 		{name: "peer client", start: func(context.Context) error {
-			n.peers = peer.NewClient(n.store.Cache())
+			// Half the idle limit: other brokers close a connection idle
+			// for connections.max.idle.ms (the cluster's brokers share it).
+			n.peers = peer.NewClient(n.store.Cache(), time.Duration(s.cfg.ConnectionsMaxIdleMs)*time.Millisecond/2)
 			return nil
 		}, stop: func() error { return n.peers.Close() }},
 		// Kafka clients: accepted from here on, within the connection
