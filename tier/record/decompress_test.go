@@ -96,9 +96,16 @@ func TestDeclaredHugeSizesAreRefusedCheaply(t *testing.T) {
 
 // zstdRLEBomb hand-writes a zstd frame of RLE blocks without a declared
 // content size: 4 bytes per block, each expanding to 128 KiB.
-func zstdRLEBomb(out int) []byte {
+func zstdRLEBomb(out int) []byte { return zstdBomb(nil, out) }
+
+// zstdBomb is zstdRLEBomb after a raw block holding head.
+func zstdBomb(head []byte, out int) []byte {
 	src := binary.LittleEndian.AppendUint32(nil, 0xFD2FB528)
 	src = append(src, 0x00, 0x38) // no content size; window 128 KiB
+	if len(head) > 0 {
+		hdr := uint32(len(head) << 3) // raw block
+		src = append(append(src, byte(hdr), byte(hdr>>8), byte(hdr>>16)), head...)
+	}
 	const block = 128 << 10
 	for n := 0; n < out; n += block {
 		hdr := uint32(block<<3 | 1<<1) // RLE block
