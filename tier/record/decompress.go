@@ -11,7 +11,6 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
-	"github.com/pierrec/lz4/v4"
 )
 
 // MaxDecompressedBytes bounds the decompressed records area of one batch
@@ -68,7 +67,7 @@ var slots = newSlots(max(runtime.GOMAXPROCS(0), 1))
 type slot struct {
 	src    bytes.Reader // the compressed records area
 	gzip   gzip.Reader
-	lz4    *lz4.Reader
+	lz4    lz4Reader
 	zstd   *zstd.Decoder
 	window uint64 // the zstd decoder's current window bound
 	snappy snappyReader
@@ -87,7 +86,7 @@ func newSlots(n int) chan *slot {
 		if err != nil {
 			panic(fmt.Sprintf("record: zstd decoder: %v", err)) // constant, valid options
 		}
-		ch <- &slot{lz4: lz4.NewReader(nil), zstd: dec, window: zstdWindowFloor, buf: make([]byte, readBufferSize)}
+		ch <- &slot{zstd: dec, window: zstdWindowFloor, buf: make([]byte, readBufferSize)}
 	}
 	return ch
 }
@@ -98,7 +97,7 @@ func acquire() *slot { return <-slots }
 // release drops the slot's references to the last batch and returns it.
 func (s *slot) release() {
 	s.src.Reset(nil)
-	s.lz4.Reset(nil)
+	s.lz4.release()
 	_ = s.zstd.Reset(nil) // only fails on a closed decoder
 	s.snappy.release()
 	s.out = limitReader{}
@@ -121,8 +120,8 @@ func (s *slot) open(c Codec, src []byte, limit int) (io.Reader, error) {
 		s.snappy.reset(src, limit)
 		r = &s.snappy
 	case LZ4:
-		s.lz4.Reset(&s.src)
-		r = s.lz4
+		s.lz4.reset(src, limit)
+		r = &s.lz4
 	case Zstd:
 		window := uint64(min(max(limit, zstdWindowFloor), MaxDecompressedBytes))
 		var err error

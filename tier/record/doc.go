@@ -13,16 +13,18 @@
 // coordinators, tools. [Build] and [NewBatch] encode batches (compressing
 // with franz-go's kgo compressors), for the cleaner, tests and tools.
 //
-// Decompression uses the codec libraries kgo itself uses (klauspost/compress,
-// pierrec/lz4) directly, as streams, with every codec bounded by an output
-// limit (the topic's max.message.bytes, at most [MaxDecompressedBytes]) and
-// declared sizes checked before anything is allocated for them:
-// kgo.DefaultDecompressor would let a few bytes of snappy or zstd from a
-// client claim 2 GiB. Validate never holds a compressed batch's records
-// whole: it reads them through a small buffer and checks each record's
-// varint framing as the bytes arrive (the scanner in scan.go), as Kafka's
-// LogValidator does with its streaming record iterator. Records, which
-// returns them, holds them once, within the limit.
+// Decompression uses the codec libraries kgo itself uses directly
+// (klauspost/compress; for lz4, pierrec/lz4's block decoder under the
+// package's own frame reader, which keeps its buffers), as streams, every
+// codec bounded by an output limit (the topic's max.message.bytes, at most
+// [MaxDecompressedBytes]) and declared sizes checked before anything is
+// allocated for them: kgo.DefaultDecompressor would let a few bytes of
+// snappy or zstd from a client claim 2 GiB. Validate never holds a
+// compressed batch's records whole: it reads them through a small buffer
+// and checks each record's varint framing as the bytes arrive (the scanner
+// in scan.go), as Kafka's LogValidator does with its streaming record
+// iterator. Records, which returns them, holds them once, within the
+// limit.
 //
 // Concurrency: a Batch has no state beyond its bytes. Reading accessors on
 // one Batch from several goroutines is safe as long as nobody calls a setter

@@ -3,9 +3,11 @@ package record
 import (
 	"bytes"
 	"errors"
+	"io"
 	"reflect"
 	"testing"
 
+	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -116,13 +118,16 @@ func FuzzSplit(f *testing.F) {
 // (Records' parser): on a records area in memory, read in small pieces,
 // and compressed with each codec, scan must agree with parseRecords on
 // whether the area holds n well-formed records; and the codecs' decoders,
-// fed the fuzz bytes as compressed data, must fail only with sentinels.
+// fed the fuzz bytes as compressed data, must fail only with sentinels,
+// the lz4 one decoding only what pierrec/lz4 decodes alike.
 func FuzzScan(f *testing.F) {
 	for _, c := range allCodecs {
 		b := NewBatch(BuildOptions{}, sampleRecords()...)
 		f.Add([]byte(b[HeaderSize:]), uint16(b.NumRecords()), uint8(3), uint8(c))
 	}
 	f.Add([]byte{}, uint16(1), uint8(0), uint8(0))
+	frame, _ := dependentFrame()
+	f.Add(frame, uint16(1), uint8(1), uint8(2))
 	f.Fuzz(func(t *testing.T, area []byte, count uint16, piece, codec uint8) {
 		n := int32(count)
 		var inOrder bool
@@ -169,6 +174,14 @@ func FuzzScan(f *testing.F) {
 		// The fuzz bytes as compressed data: any verdict, but a sentinel.
 		if err := scanCompressed(c, area, n); err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrInvalidRecord) && !errors.Is(err, ErrTooLarge) {
 			t.Fatalf("%s decoding fuzz bytes: non-sentinel error %v", c, err)
+		}
+		// What the package's lz4 reader decodes, pierrec/lz4's (franz-go's)
+		// decodes the same.
+		if ours, err := decodeLZ4(area, 1<<20); err == nil {
+			theirs, terr := io.ReadAll(io.LimitReader(lz4.NewReader(bytes.NewReader(area)), 1<<20+1))
+			if terr != nil || !bytes.Equal(ours, theirs) {
+				t.Fatalf("lz4: we decode %d bytes, pierrec %d bytes and %v", len(ours), len(theirs), terr)
+			}
 		}
 	})
 }

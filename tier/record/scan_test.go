@@ -122,7 +122,7 @@ func TestValidateCompressedRejects(t *testing.T) {
 			want error
 		}{
 			{"random bytes", withArea(one, c, garbage), ErrCorrupt},
-			{"truncated stream", withArea(one, c, full[HeaderSize:len(full)-4]), ErrCorrupt},
+			{"truncated stream", withArea(two, c, full[HeaderSize:len(full)-4]), ErrCorrupt},
 			{"trailing garbage", withArea(two, c, append(bytes.Clone(full[HeaderSize:]), noise[:64]...)), ErrCorrupt},
 			{"truncated record", withArea(two, c, compressWith(t, c, two[HeaderSize:len(two)-1])), ErrCorrupt},
 			{"claims 1000 records, holds 1", mutate(recompressed(t, one, c), true, func(b Batch) Batch {
