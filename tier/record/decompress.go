@@ -23,10 +23,6 @@ import (
 // rather than with kgo.DefaultDecompressor, whose bound is fixed at 2 GiB.
 const MaxDecompressedBytes = 128 << 20
 
-// maxDecompressed is the bound in force: MaxDecompressedBytes, a variable
-// only so that tests can exercise it with small inputs.
-var maxDecompressed = MaxDecompressedBytes
-
 // zstdWindowFloor is the zstd window accepted whatever the output limit:
 // a frame written as a stream (Java's zstd-jni, which does not declare the
 // content size) carries its compression level's window, up to 8 MiB at
@@ -169,8 +165,12 @@ type limitReader struct {
 }
 
 func (l *limitReader) Read(p []byte) (int, error) {
-	if room := l.limit - l.n + 1; len(p) > room {
-		p = p[:room] // one byte over the limit tells that it was exceeded
+	room := l.limit - l.n + 1 // one byte over the limit tells that it was exceeded
+	if room <= 0 {
+		return 0, tooLarge(l.limit)
+	}
+	if len(p) > room {
+		p = p[:room]
 	}
 	n, err := l.r.Read(p)
 	l.n += n

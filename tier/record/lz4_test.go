@@ -143,8 +143,8 @@ func TestLZ4ReaderRejects(t *testing.T) {
 	if _, err := decompress(LZ4, big, 1<<20); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("2 MiB frame under a 1 MiB limit: %v", err)
 	}
-	sized := pierrecLZ4(t, make([]byte, 2<<20), lz4.SizeOption(2<<20))
-	if _, err := decompress(LZ4, sized, 1<<20); !errors.Is(err, ErrTooLarge) {
+	declared := pierrecLZ4(t, make([]byte, 2<<20), lz4.SizeOption(2<<20))
+	if _, err := decompress(LZ4, declared, 1<<20); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("frame declaring 2 MiB under a 1 MiB limit: %v", err)
 	}
 }

@@ -107,9 +107,9 @@ func Validate(b Batch, o ValidateOptions) error {
 // maxBatchBytes (0: no limit but MaxDecompressedBytes).
 func recordsLimit(maxBatchBytes int) int {
 	if maxBatchBytes <= 0 {
-		return maxDecompressed
+		return MaxDecompressedBytes
 	}
-	return max(0, min(maxBatchBytes-HeaderSize, maxDecompressed))
+	return max(0, min(maxBatchBytes-HeaderSize, MaxDecompressedBytes))
 }
 
 // CheckCRC reports ErrCorrupt when the stored CRC does not match the
