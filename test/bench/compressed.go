@@ -45,10 +45,13 @@ func runCompressed(ctx context.Context, codec string, validated bool, round int,
 	}()
 	pctx, cancel := context.WithTimeout(ctx, o.phaseTimeout+30*time.Second)
 	defer cancel()
-	r.produce, r.err = perf.Produce(pctx, perf.ProduceOptions{
-		Brokers: sys.brokers, Topic: topic, RecordSize: o.recordSize, Records: o.records,
-		Duration: o.phaseTimeout, Partitions: o.partitions, ReplicationFactor: 1, Linger: o.linger,
-		Compression: codec,
+	profile := o.cpuprofile != "" && round == 0
+	r.produce, r.err = profiled(profile, o.cpuprofile, "produce-"+codec+"-"+mode(validated), func() (perf.Result, error) {
+		return perf.Produce(pctx, perf.ProduceOptions{
+			Brokers: sys.brokers, Topic: topic, RecordSize: o.recordSize, Records: o.records,
+			Duration: o.phaseTimeout, Partitions: o.partitions, ReplicationFactor: 1, Linger: o.linger,
+			Compression: codec,
+		})
 	})
 	fmt.Printf("round %d strata %s %-9s %s\n", round+1, codec, mode(validated), r.produce)
 	if r.err == nil && r.produce.Records < o.records {

@@ -129,7 +129,7 @@ func parseFlags(args []string) (benchOptions, error) {
 	fs.DurationVar(&o.phaseTimeout, "phase-timeout", 90*time.Second, "bound on each produce or consume phase")
 	systems := fs.String("systems", "strata,kfake", "comma-separated systems to run (strata, kfake)")
 	codecs := fs.String("codecs", "lz4,zstd", "codecs whose compressed produce strata runs validated and unchecked (empty: none)")
-	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write CPU profiles of round 1's strata phases to FILE-produce.EXT and FILE-consume.EXT")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write CPU profiles of round 1's strata phases to FILE-produce.EXT, FILE-consume.EXT and FILE-produce-CODEC-MODE.EXT")
 	fs.StringVar(&o.dir, "dir", "", "parent of strata's temporary data directory (default: the system temp dir)")
 	fs.BoolVar(&o.keep, "keep", false, "keep strata's data directory")
 	fs.BoolVar(&o.verbose, "v", false, "log strata at info level (default: warnings only)")

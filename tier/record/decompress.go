@@ -103,7 +103,7 @@ func (s *slot) release() {
 // open returns a reader of the decompressed records area src, compressed
 // with c, that fails with ErrTooLarge past limit bytes and with ErrCorrupt
 // on malformed data. It is valid until the slot is released.
-func (s *slot) open(c Codec, src []byte, limit int) (io.Reader, error) {
+func (s *slot) open(c Codec, src []byte, limit int) (*limitReader, error) {
 	s.src.Reset(src)
 	var r io.Reader
 	switch c {
@@ -156,12 +156,36 @@ func decompress(c Codec, src []byte, limit int) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// piecer is a decoder that hands out its decoded data in place, sparing a
+// copy: lz4Reader and snappyReader.
+type piecer interface {
+	piece(max int) ([]byte, error)
+}
+
 // limitReader passes decompressed data on until limit bytes were read, and
 // sorts the codecs' errors into ErrTooLarge and ErrCorrupt.
 type limitReader struct {
 	r     io.Reader
 	limit int
 	n     int // bytes read so far
+}
+
+// pieces reports whether piece can be used: whether the decoder is a
+// piecer.
+func (l *limitReader) pieces() bool {
+	_, ok := l.r.(piecer)
+	return ok
+}
+
+// piece is Read for a piecer decoder: up to max bytes in place.
+func (l *limitReader) piece(max int) ([]byte, error) {
+	room := l.limit - l.n + 1
+	if room <= 0 {
+		return nil, tooLarge(l.limit)
+	}
+	p, err := l.r.(piecer).piece(min(max, room))
+	l.n += len(p)
+	return p, l.check(err)
 }
 
 func (l *limitReader) Read(p []byte) (int, error) {
@@ -174,13 +198,18 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	}
 	n, err := l.r.Read(p)
 	l.n += n
+	return n, l.check(err)
+}
+
+// check sorts the error of a read that brought the total to l.n.
+func (l *limitReader) check(err error) error {
 	switch {
 	case l.n > l.limit:
-		return n, tooLarge(l.limit)
+		return tooLarge(l.limit)
 	case err == nil, err == io.EOF:
-		return n, err
+		return err
 	}
-	return n, codecError(err)
+	return codecError(err)
 }
 
 func tooLarge(limit int) error {
@@ -230,9 +259,16 @@ func (s *snappyReader) release() {
 }
 
 func (s *snappyReader) Read(p []byte) (int, error) {
+	piece, err := s.piece(len(p))
+	return copy(p, piece), err
+}
+
+// piece returns up to max decoded bytes in place, valid until the next
+// call; io.EOF after the last.
+func (s *snappyReader) piece(max int) ([]byte, error) {
 	for len(s.out) == 0 {
 		if len(s.rest) == 0 {
-			return 0, io.EOF
+			return nil, io.EOF
 		}
 		block := s.rest
 		if s.raw {
@@ -240,31 +276,32 @@ func (s *snappyReader) Read(p []byte) (int, error) {
 		} else {
 			var err error
 			if block, s.rest, err = xerialBlock(s.rest); err != nil {
-				return 0, err
+				return nil, err
 			}
 		}
 		n, err := s2.DecodedLen(block)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		// Declared sizes are checked before anything is allocated for
 		// them: against what snappy can expand the block to, and the limit.
 		if n > snappyMaxExpansion*len(block) {
-			return 0, fmt.Errorf("snappy block of %d bytes declares %d", len(block), n)
+			return nil, fmt.Errorf("snappy block of %d bytes declares %d", len(block), n)
 		}
 		if s.total += n; s.total > s.limit {
-			return 0, tooLarge(s.limit)
+			return nil, tooLarge(s.limit)
 		}
 		if cap(s.buf) < n {
 			s.buf = make([]byte, n)
 		}
 		if s.out, err = s2.Decode(s.buf[:n], block); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
-	n := copy(p, s.out)
+	n := min(max, len(s.out))
+	piece := s.out[:n]
 	s.out = s.out[n:]
-	return n, nil
+	return piece, nil
 }
 
 // xerialBlock splits the first length-prefixed block off src.

@@ -195,6 +195,6 @@ func scanCompressed(c Codec, src []byte, n int32) error {
 	if err != nil {
 		return err
 	}
-	s := scanner{r: r, buf: sl.buf}
+	s := newScanner(r, sl.buf)
 	return s.scan(n, scanOptions{inOrder: true})
 }

@@ -61,23 +61,35 @@ func (r *lz4Reader) release() {
 }
 
 func (r *lz4Reader) Read(p []byte) (int, error) {
+	piece, err := r.piece(len(p))
+	return copy(p, piece), err
+}
+
+// piece returns up to max decoded bytes in place, valid until the next
+// call; io.EOF after the last. They are hashed for the content checksum
+// as they are handed out, while a reader still has them in its cache.
+func (r *lz4Reader) piece(max int) ([]byte, error) {
 	for len(r.out) == 0 {
 		var err error
 		switch {
 		case r.done:
-			return 0, io.EOF
+			return nil, io.EOF
 		case !r.started:
 			err = r.header()
 		default:
 			err = r.block()
 		}
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
-	n := copy(p, r.out)
+	n := min(max, len(r.out))
+	piece := r.out[:n]
 	r.out = r.out[n:]
-	return n, nil
+	if r.flags&lz4FlagContent != 0 {
+		r.sum.write(piece)
+	}
+	return piece, nil
 }
 
 var errLZ4Truncated = errors.New("lz4: truncated frame")
@@ -177,9 +189,6 @@ func (r *lz4Reader) block() error {
 		r.out = r.buf[:n]
 	}
 	r.total += int64(len(r.out))
-	if r.flags&lz4FlagContent != 0 {
-		r.sum.write(r.out)
-	}
 	if r.flags&lz4FlagIndep == 0 {
 		r.keep(r.out)
 	}

@@ -16,8 +16,20 @@ type scanner struct {
 	cur []byte    // unread bytes of the current piece
 	r   io.Reader // where further pieces come from; nil when none will
 	buf []byte    // what pieces are read into
-	pos int64     // bytes consumed so far
-	err error     // why r stopped early; nil when it reached its end
+	// pieces, when set, hands pieces out in place instead of r.
+	pieces interface{ piece(max int) ([]byte, error) }
+	pos    int64 // bytes consumed so far
+	err    error // why r stopped early; nil when it reached its end
+}
+
+// newScanner scans what r decompresses, in pieces of up to len(buf) bytes:
+// read into buf, or taken in place when the decoder allows.
+func newScanner(r *limitReader, buf []byte) scanner {
+	s := scanner{r: r, buf: buf}
+	if r.pieces() {
+		s.pieces = r
+	}
+	return s
 }
 
 // scanOptions are the checks scan makes beyond framing and count.
@@ -122,8 +134,14 @@ func (s *scanner) fill() bool {
 		if s.r == nil {
 			return false
 		}
-		n, err := s.r.Read(s.buf)
-		s.cur = s.buf[:n]
+		var err error
+		if s.pieces != nil {
+			s.cur, err = s.pieces.piece(len(s.buf))
+		} else {
+			var n int
+			n, err = s.r.Read(s.buf)
+			s.cur = s.buf[:n]
+		}
 		if err != nil {
 			s.r = nil
 			if err != io.EOF {

@@ -94,7 +94,7 @@ func Validate(b Batch, o ValidateOptions) error {
 	defer sl.release()
 	r, err := sl.open(c, b[HeaderSize:], recordsLimit(o.MaxBatchBytes))
 	if err == nil {
-		s := scanner{r: r, buf: sl.buf}
+		s := newScanner(r, sl.buf)
 		err = s.scan(n, scanOptions{requireKeys: o.RequireKeys, inOrder: true})
 	}
 	if err != nil {
