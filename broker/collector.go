@@ -1,22 +1,32 @@
 package broker
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/metadata"
 )
 
-// partitionCollector reports partition and segment counts at scrape time.
+// partitionCollector reports partition and segment counts at scrape time,
+// and the replicas the metadata assigns here that are not open (a log
+// that failed to open, or one not opened yet).
 type partitionCollector struct {
 	parts             *partition.Manager
+	cache             *metadata.Cache
+	nodeID            int32
 	partDesc, segDesc *prometheus.Desc
 	sizeDesc, leoDesc *prometheus.Desc
+	offline           *prometheus.Desc
 }
 
-func newPartitionCollector(parts *partition.Manager) *partitionCollector {
+func newPartitionCollector(parts *partition.Manager, cache *metadata.Cache, nodeID int32) *partitionCollector {
 	return &partitionCollector{
 		parts:    parts,
+		cache:    cache,
+		nodeID:   nodeID,
+		offline:  prometheus.NewDesc("strata_offline_replicas", "Partition replicas assigned to this broker that it does not have open (as Kafka's OfflineReplicaCount).", nil, nil),
 		partDesc: prometheus.NewDesc("strata_partitions", "Partitions served by this broker.", nil, nil),
 		segDesc:  prometheus.NewDesc("strata_log_segments", "Local log segments, by topic.", []string{"topic"}, nil),
 		sizeDesc: prometheus.NewDesc("strata_log_size_bytes", "Local log bytes, by topic.", []string{"topic"}, nil),
@@ -30,6 +40,7 @@ func (c *partitionCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.segDesc
 	ch <- c.sizeDesc
 	ch <- c.leoDesc
+	ch <- c.offline
 }
 
 // Collect implements prometheus.Collector.
@@ -48,6 +59,15 @@ func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.segDesc, prometheus.GaugeValue, float64(n), t)
 		ch <- prometheus.MustNewConstMetric(c.sizeDesc, prometheus.GaugeValue, float64(size[t]), t)
 	}
+	offline := 0
+	for _, t := range c.cache.Topics() {
+		for idx, st := range t.Partitions {
+			if _, open := c.parts.Get(t.Name, idx); !open && slices.Contains(st.Replicas, c.nodeID) {
+				offline++
+			}
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(c.offline, prometheus.GaugeValue, float64(offline))
 }
 
 // remoteCollector reports the remote log manager's per-partition state at

@@ -12,25 +12,98 @@
 // server.go is the only file that knows the metadata store is etcd
 // (metadata/etcdstore); it hands every part the narrow metadata roles
 // that part uses (handler.Store, controller.Store, the tier's
-// RemoteSegments and DeletedTopics, the shutdown's Partitions), so each
+// RemoteSegments and DeletedTopics, the shutdown's Registration), so each
 // also runs on metadata/memstore in tests. test/arch enforces this.
 //
-// Stopping (ctx done, e.g. SIGTERM) is a controlled shutdown: the broker
-// stops following, hands the partitions it leads to live ISR members
-// (shutdown.go), then closes connections, flushes its logs with a
-// clean-shutdown marker and revokes its lease.
+// One writer of partition state: leaders are elected only by the
+// controller (metadata/controller), through its fenced term — on a
+// broker's loss, its controlled shutdown, ElectLeaders (other brokers
+// forward the request to the controller over broker/peer) and the
+// preferred-leader rebalance; the only other write is a leader's ISR
+// change (broker/partition), by compare-and-set on the partition epoch.
+//
+// # Lifecycle
+//
+// Run starts the broker's parts from one declared list (components.go),
+// in order, and stops the started ones in reverse (lifecycle.go). Each
+// part may have a start, a run loop (own goroutine and context, cancelled
+// at the part's turn to stop) and a stop. The order:
+//
+//	start ↓                     stop ↑ (reverse)
+//	kafka listener              bind first: a bad address fails before anything starts
+//	metrics listener            bind
+//	log dir                     lock; released last
+//	embedded etcd               single-node mode only
+//	metadata store              closed after everything that uses it
+//	registration                the lease; revoked after the logs are flushed
+//	partition manager
+//	remote tier                 chunk cache dropped after the logs closed
+//	partitions                  open the logs; flushed with a clean-shutdown marker
+//	replica fetcher             stops before the logs close
+//	partition sync              metadata → partitions, ISR shrink, HW checkpoints
+//	group coordinator           closes before the logs close
+//	controller                  campaign; steps down at stop
+//	controller observer
+//	log cleaner                 retention and compaction
+//	remote tier tasks           copies, remote expiry, deleted topics' sweep
+//	metrics server              /metrics, admin endpoints, pprof
+//	peer client                 connections to other brokers (forwarding to the controller)
+//	kafka server                accepts clients only now; at stop, connections drain
+//	controlled shutdown         runs first at stop, while the broker still serves
+//
+// A step that fails to start stops the steps before it, and Run returns
+// an error naming it; nothing is left running or open. Stopping (ctx done,
+// e.g. SIGTERM) and a failure of a running part (the registration lease
+// lost, the Kafka listener failing to accept) go through the same ordered
+// stop; a failure is Run's error. The controlled shutdown stops following,
+// flags the registration as shutting down and waits (bounded) until the
+// controller has moved the partitions this broker leads to live ISR
+// members (shutdown.go); after a lost lease it is skipped, as the
+// controller already moves them. When serving ends the group coordinator
+// resigns at once, so requests waiting on a rebalance answer
+// NOT_COORDINATOR instead of holding the connections' drain.
+//
+// A partition that cannot open at start-up is logged, counted
+// (strata_partition_open_errors_total) and stays offline on this broker
+// (strata_offline_replicas) while the others are served; every metadata
+// change retries it, and stray directories are not removed after such a
+// sync, so its data stays.
 //
 // A request's path: conn.go reads a frame (wire), finds the API in the
 // handler table, runs the handler, and queues the encoded response; a
 // writer goroutine per connection writes responses strictly in request
 // order, with record bytes sent from segment files by sendfile.
 //
-// Concurrency: per connection, one reading goroutine decodes requests and
-// runs handlers in order (so a producer's pipelined batches append in
-// order); long-polling handlers (Fetch) run on their own goroutine; one
-// writing goroutine waits on each queued response in turn. A panic in a
-// handler closes only its connection. Server-wide state lives in
-// handler.Env and is safe for concurrent use.
+// # Connections
+//
+// No client can stop the broker by what it sends or by how many connect
+// (accept.go, connquota.go, reqmem.go, connlog.go). Run raises the soft
+// limit of open files to the hard limit. The accept loop waits while
+// max.connections are open, closes a connection from an address that has
+// max.connections.per.ip open, and retries accept failures that pass
+// (EMFILE and its kin) after a pause of 5 ms doubling to 1 s. A
+// connection idle for connections.max.idle.ms is closed; a request must
+// arrive whole within it of its first byte, and a response be taken by
+// the client within it. A frame's buffer grows
+// as its bytes arrive; the bytes of the requests being read or handled
+// count against queued.max.request.bytes, where reading pauses (past a
+// request's first 64 KiB, except for the request that began first).
+// Connections' warnings pass a shared rate limit.
+//
+// Concurrency: Run's goroutine starts and stops the parts; each part's
+// run loop has one goroutine of its own (it may start more, and joins
+// them before it returns), and a part's stop runs only after its loop
+// returned. node's fields are written by the start steps, before the
+// steps that read them begin. Per connection, one reading goroutine
+// decodes requests and runs handlers in order (so a producer's pipelined
+// batches append in order); long-polling handlers (Fetch) run on their
+// own goroutine; one writing goroutine waits on each queued response in
+// turn. A panic in a handler closes only its connection. Server-wide state lives in
+// handler.Env and is safe for concurrent use. What connections share
+// (clients: their quotas, request memory and log limit) is guarded by
+// its own locks and atomics; a connection's read deadline is set by its
+// reading goroutine and moved earlier by its drain, under readDeadline's
+// lock.
 //
 // Lock order (whole broker): partition.Manager.mu → partition.Partition.roleMu
 // → partition.Partition.mu → local.Log's lock → segment locks; a consumer

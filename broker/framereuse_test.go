@@ -92,18 +92,20 @@ func checkOffsetCommitReleasesFrame(t *testing.T, b *harness.Broker, c *rawConn)
 	adm := b.Admin()
 	ctx, cancel := context.WithTimeout(context.Background(), harness.OpTimeout)
 	defer cancel()
-	// Load the coordinator first, so the raw commits are not turned away
-	// while __consumer_offsets comes up (kadm retries that; raw frames do
-	// not).
-	warm := kadm.Offsets{}
-	warm.AddOffset(topic, 0, 1, -1)
-	if r, err := adm.CommitOffsets(ctx, "frame-reuse-warm", warm); err != nil || r.Error() != nil {
-		t.Fatalf("warm-up commit: %v %v", err, r.Error())
-	}
 	commits := []struct {
 		group, meta string
 		offset      int64
 	}{{"frame-reuse-ga", "meta-aaaa", 11}, {"frame-reuse-gb", "meta-bbbb", 22}}
+	// Load the groups' coordinator partitions first, so the raw commits
+	// are not turned away while __consumer_offsets comes up (kadm retries
+	// that; raw frames do not).
+	warm := kadm.Offsets{}
+	warm.AddOffset(topic, 0, 1, -1)
+	for _, cm := range commits {
+		if r, err := adm.CommitOffsets(ctx, cm.group, warm); err != nil || r.Error() != nil {
+			t.Fatalf("warm-up commit of %s: %v %v", cm.group, err, r.Error())
+		}
+	}
 	for _, cm := range commits {
 		req := kmsg.NewPtrOffsetCommitRequest()
 		req.Version, req.Group, req.Generation = 8, cm.group, -1

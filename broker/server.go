@@ -12,17 +12,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/strata-broker/strata/broker/group"
 	"github.com/strata-broker/strata/broker/handler"
-	"github.com/strata-broker/strata/broker/partition"
-	"github.com/strata-broker/strata/broker/replica"
-	"github.com/strata-broker/strata/compaction"
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
-	"github.com/strata-broker/strata/metadata/controller"
 	"github.com/strata-broker/strata/metadata/etcdstore"
 )
 
@@ -34,9 +27,13 @@ type Server struct {
 	ready chan struct{}
 	mu    sync.Mutex
 	addr  string
+	node  *node // the parts of the current Run (tests look into it)
 
 	env *handler.Env
-	reg *prometheus.Registry
+
+	// beforeStart, when set (by tests), runs before each start-up step
+	// and fails it with its error.
+	beforeStart func(step string) error
 }
 
 // New checks the configuration; Run starts serving.
@@ -68,152 +65,60 @@ func (s *Server) Addr() string {
 // partitions.
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 
-// Run serves until ctx is done, then shuts down cleanly: connections are
-// closed, logs flushed with a clean-shutdown marker, the broker's lease
-// revoked and the metadata store closed.
-func (s *Server) Run(ctx context.Context) (err error) {
-	ln, err := net.Listen("tcp", s.cfg.Listeners[0])
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", s.cfg.Listeners[0], err)
-	}
-	defer ln.Close()
+// Run starts the broker's parts in order (components), serves until ctx
+// is done or a part fails (the registration lease is lost, the Kafka
+// listener cannot accept), then stops them in reverse order: a controlled
+// shutdown while still serving, then connections drain, logs are flushed
+// with a clean-shutdown marker, the lease is revoked and the metadata
+// store closed. A step that fails to start stops the steps before it;
+// either way nothing Run started is left running or open when it returns.
+// The error names the step that failed; it is nil after a stop asked by
+// ctx that went cleanly.
+func (s *Server) Run(ctx context.Context) error {
+	n := newNode()
 	s.mu.Lock()
-	s.addr = ln.Addr().String()
+	s.node = n
 	s.mu.Unlock()
-
-	var cleanups []func() error
-	defer func() {
-		for i := len(cleanups) - 1; i >= 0; i-- {
-			if cerr := cleanups[i](); cerr != nil {
-				s.log.Error("shutdown step failed", "err", cerr)
-				err = errors.Join(err, cerr)
-			}
-		}
-	}()
-
-	ld, err := openLogDir(s.cfg.LogDirs[0], s.cfg.NodeID)
-	if err != nil {
+	raiseFDLimit(s.log)
+	life := newLifecycle(ctx, s.log, s.beforeStart)
+	if err := life.Start(s.components(n)); err != nil {
 		return err
 	}
-	cleanups = append(cleanups, ld.close)
-
-	endpoints := s.cfg.EtcdEndpoints
-	if len(endpoints) == 0 {
-		emb, err := etcdstore.StartEmbedded(filepath.Join(s.cfg.LogDirs[0], "etcd"), s.log)
-		if err != nil {
-			return fmt.Errorf("start embedded etcd: %w", err)
-		}
-		cleanups = append(cleanups, func() error { emb.Close(); return nil })
-		endpoints = emb.Endpoints()
-	}
-	// The one place the etcd implementation is chosen; every part below
-	// depends on the metadata roles it uses.
-	var store metadata.Store
-	store, err = etcdstore.Open(ctx, endpoints, s.cfg.EtcdPrefix, s.log)
-	if err != nil {
-		return fmt.Errorf("open metadata store: %w", err)
-	}
-	cleanups = append(cleanups, store.Close)
-
-	self := handler.SelfBroker(s.cfg, s.addr)
-	self.Incarnation = ld.incarnation
-	reg, err := s.register(ctx, store, self)
-	if err != nil {
-		return err
-	}
-	cleanups = append(cleanups, reg.Close)
-
-	parts, err := partition.NewManager(s.cfg, store.Cache(), s.log)
-	if err != nil {
-		return err
-	}
-	tier, err := s.openTiering(ctx, store, parts)
-	if err != nil {
-		return err
-	}
-	cleanups = append(cleanups, tier.Close)
-	fetchCtx, stopFetching := context.WithCancel(context.Background())
-	fetcher := replica.New(fetchCtx, replica.Options{
-		NodeID: s.cfg.NodeID, Cache: store.Cache(), MaxWait: time.Duration(s.cfg.ReplicaFetchWaitMaxMs) * time.Millisecond,
-		PartitionMaxBytes: s.cfg.ReplicaFetchMaxBytes, ResponseMaxBytes: s.cfg.ReplicaFetchResponseMaxBytes,
-		Fetchers: s.cfg.NumReplicaFetchers, Log: s.log,
-	})
-	parts.SetReplication(store, fetcher)
-	if err := parts.Sync(); err != nil {
-		s.log.Error("open partitions", "err", err)
-	} else if err := parts.RemoveStray(); err != nil {
-		s.log.Error("remove stray partitions", "err", err)
-	}
-	cleanups = append(cleanups, parts.Close, func() error { stopFetching(); return fetcher.Close() })
-	groups := group.New(group.ConfigFrom(s.cfg), s.log)
-	cleanups = append(cleanups, groups.Close) // runs before parts.Close
-
-	s.reg = prometheus.NewRegistry()
-	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s.reg.MustRegister(newPartitionCollector(parts), tier.collector(parts))
-	s.env = &handler.Env{Cfg: s.cfg, Store: store, Cache: store.Cache(), Partitions: parts, Groups: groups, Log: s.log, Metrics: handler.NewMetrics(s.reg), Self: self}
-
-	// Stopping (ctx done) first moves leaderships away while still serving.
-	stopping := ctx
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	s.env.Draining = ctx.Done()
-	// Group requests waiting on a rebalance get NOT_COORDINATOR when
-	// serving ends, as from a coordinator that resigned, rather than
-	// holding the connections' drain.
-	stopGroups := context.AfterFunc(ctx, func() { _ = groups.Close() })
-	defer stopGroups()
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		s.stopWhenDone(stopping, ctx, cancel, store, func() { fetcher.Follow(nil); parts.SetReplication(store, nil) })
-	})
-	wg.Go(func() { parts.Run(ctx) })
-	ctrl := controller.New(store, s.cfg.NodeID, controller.OptionsFromConfig(s.cfg, s.log))
-	wg.Go(func() {
-		if err := ctrl.Run(ctx); err != nil && ctx.Err() == nil {
-			s.log.Error("controller stopped", "err", err)
-		}
-	})
-	wg.Go(func() { ctrl.RunReassignments(ctx) })
-	s.env.Controller = controller.Observe(ctx, store)
-	wg.Go(func() { compaction.New(s.cfg, compaction.SourceOf(parts.All), s.log).Run(ctx) })
-	wg.Go(func() { groups.Run(ctx, s.cfg.NodeID, store.Cache(), parts) })
-	wg.Go(func() { tier.Run(ctx) })
-	if s.cfg.MetricsListener != "" {
-		stop, err := s.serveMetrics(&admin{cfg: s.cfg, store: store, cache: store.Cache(), parts: parts, tier: tier, log: s.log})
-		if err != nil {
-			return err
-		}
-		cleanups = append(cleanups, stop)
-	}
-	go func() {
-		select {
-		case <-reg.Lost():
-			s.log.Error("broker registration lease lost; shutting down")
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-
-	s.log.Info("strata broker serving", "node.id", s.cfg.NodeID, "listener", s.addr, "advertised", self.Addr(), "etcd", endpoints, "cluster.id", store.ClusterID())
+	s.log.Info("strata broker serving", "node.id", s.cfg.NodeID, "listener", s.Addr(), "advertised", n.self.Addr(), "etcd", n.endpoints, "cluster.id", n.store.ClusterID())
 	close(s.ready)
-	go func() {
-		<-ctx.Done()
-		ln.Close()
-	}()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Error("accept", "err", err)
-				cancel()
-			}
-			break
-		}
-		wg.Go(func() { s.serveConn(ctx, c) })
+	<-life.Stopping()
+	if f := life.Failure(); f != nil {
+		s.log.Error("strata broker stopping", "err", f)
+	} else {
+		s.log.Info("strata broker stopping")
 	}
-	wg.Wait()
-	s.log.Info("strata broker stopping")
+	err := life.Stop()
+	return errors.Join(life.Failure(), err)
+}
+
+// startEtcd starts the embedded etcd unless metadata.etcd.endpoints names
+// an external cluster.
+func (s *Server) startEtcd(n *node) error {
+	if len(s.cfg.EtcdEndpoints) > 0 {
+		n.endpoints = s.cfg.EtcdEndpoints
+		return nil
+	}
+	emb, err := etcdstore.StartEmbedded(filepath.Join(s.cfg.LogDirs[0], "etcd"), s.log)
+	if err != nil {
+		return err
+	}
+	n.closeEtcd, n.endpoints = emb.Close, emb.Endpoints()
+	return nil
+}
+
+// openStore connects to etcd: the one place the etcd implementation is
+// chosen; every part depends on the metadata roles it uses.
+func (s *Server) openStore(ctx context.Context, n *node) error {
+	store, err := etcdstore.Open(ctx, n.endpoints, s.cfg.EtcdPrefix, s.log)
+	if err != nil {
+		return err
+	}
+	n.store = store
 	return nil
 }
 
@@ -239,26 +144,46 @@ func (s *Server) register(ctx context.Context, store metadata.Brokers, self meta
 	}
 }
 
+// metricsStopTimeout bounds how long a stopping broker waits for the
+// metrics listener's requests, whose contexts it cancelled, to end.
+const metricsStopTimeout = 5 * time.Second
+
 // serveMetrics serves Prometheus metrics at metrics.listener/metrics, the
 // admin endpoints (admin.go) beside them, and Go's profiles at
 // /debug/pprof/ (the listener is loopback by default, like the admin
-// endpoints, which have no authentication either).
-func (s *Server) serveMetrics(adm *admin) (func() error, error) {
-	ln, err := net.Listen("tcp", s.cfg.MetricsListener)
-	if err != nil {
-		return nil, fmt.Errorf("listen for metrics on %s: %w", s.cfg.MetricsListener, err)
+// endpoints, which have no authentication either) until ctx ends. Then
+// the requests still running have their context cancelled and are
+// awaited. A failing listener is logged; the broker goes on without it.
+func (s *Server) serveMetrics(ctx context.Context, n *node) {
+	if n.metricsLn == nil {
+		return
 	}
+	adm := &admin{cfg: s.cfg, store: n.store, cache: n.store.Cache(), parts: n.parts, tier: n.tier, log: s.log}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", promhttp.HandlerFor(n.metrics, promhttp.HandlerOpts{}))
 	adm.mount(mux)
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("metrics server", "err", err)
-		}
-	}()
-	return srv.Close, nil
+	reqCtx, cancelRequests := context.WithCancel(context.Background())
+	defer cancelRequests()
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return reqCtx }}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(n.metricsLn) }()
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		s.log.Error("metrics server", "err", err)
+		served = nil
+	}
+	cancelRequests()
+	sctx, cancel := context.WithTimeout(context.Background(), metricsStopTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		s.log.Warn("metrics server: requests still running after the stop timeout", "err", err)
+		_ = srv.Close()
+	}
+	if served != nil {
+		<-served
+	}
 }

@@ -7,9 +7,15 @@
 //
 // Each caller depends on the roles it uses, never on an implementation:
 //
-//   - Topics, Partitions, ProducerIDs, Reassignments: what request
-//     handlers change (reads go through the Cache);
-//   - Brokers and Registration: a broker's lease-backed presence;
+//   - Topics, ProducerIDs, Reassignments: what request handlers change
+//     (reads go through the Cache);
+//   - Partitions: a partition's leader, ISR and replicas. It has two
+//     writers, both compare-and-set on the partition epoch: the elected
+//     controller through its fenced Term (every leader election, and ISR
+//     changes for lost or shutting-down brokers), and a partition's
+//     leader changing its own ISR (Kafka's AlterPartition);
+//   - Brokers and Registration: a broker's lease-backed presence, and its
+//     controlled shutdown (Registration.RequestShutdown);
 //   - ControllerElection, Term and ControllerWatcher: the controller's
 //     campaign, its fenced writes (ErrFenced once the term is over) and
 //     the controller record every broker reports;

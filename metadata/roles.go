@@ -24,7 +24,10 @@ type Topics interface {
 	SetTopicConfigs(ctx context.Context, topic string, configs map[string]string) (rev int64, err error)
 }
 
-// Partitions changes one partition's leader, ISR or replicas.
+// Partitions changes one partition's leader, ISR or replicas. Its
+// writers are the controller, through its Term (fenced), and a
+// partition's leader changing its own ISR; nothing else writes partition
+// state (see metadata/controller).
 type Partitions interface {
 	// CompareAndSetPartition stores next only if the stored state still
 	// has PartitionEpoch == prevPartitionEpoch (ErrStaleEpoch otherwise).
@@ -51,6 +54,12 @@ type Registration interface {
 	Lost() <-chan struct{}
 	// Revision is the store revision the registration was written at.
 	Revision() int64
+	// RequestShutdown starts the broker's controlled shutdown: it
+	// rewrites the broker's record, under the same lease, with
+	// ShuttingDown set, so that the controller moves its leaderships
+	// away. Idempotent; fails with ErrClosed once the registration is
+	// closed or lost.
+	RequestShutdown(ctx context.Context) (rev int64, err error)
 	// Close withdraws the registration at once. Idempotent.
 	Close() error
 }
@@ -83,4 +92,16 @@ type Store interface {
 	// Close stops the watch, withdraws open registrations and releases
 	// the connection. Controller terms end with ErrSessionLost.
 	Close() error
+}
+
+// IsClosed reports, without waiting, whether ch is closed: whether a
+// signal of this package (Term.Done, Registration.Lost, Cache.Done) has
+// fired. A nil ch never is.
+func IsClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

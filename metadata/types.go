@@ -242,6 +242,12 @@ type Broker struct {
 	// may take over a registration that still carries its incarnation,
 	// instead of waiting for the dead process's lease to expire.
 	Incarnation string
+	// ShuttingDown marks a broker in controlled shutdown
+	// (Registration.RequestShutdown, Kafka's inControlledShutdown): it
+	// still serves, but the controller moves its leaderships away, takes
+	// it out of ISRs and elects it nowhere, and leaders take it into no
+	// ISR.
+	ShuttingDown bool
 }
 
 // Addr returns host:port.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/tier/record"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -31,7 +32,13 @@ import (
 // * Idempotent producers: a retried batch gets its original offsets back,
 //   a sequence gap OUT_OF_ORDER_SEQUENCE_NUMBER, an old epoch
 //   INVALID_PRODUCER_EPOCH.
-// * acks=0 sends no response; acks other than -1, 0, 1 is INVALID_REQUIRED_ACKS.
+// * acks=0 sends no response, but when a partition failed the connection
+//   is closed instead, as Kafka does, so the producer notices and
+//   refreshes its metadata; acks other than -1, 0, 1 is
+//   INVALID_REQUIRED_ACKS.
+// * Kafka's internal topics (__consumer_offsets, …) are
+//   INVALID_TOPIC_EXCEPTION, unless the client id is Kafka's admin tools'
+//   (__admin_client).
 // * acks=all needs min.insync.replicas in the ISR (NOT_ENOUGH_REPLICAS,
 //   nothing appended) and completes once the high watermark passes the
 //   batch, i.e. every ISR member has it; past the timeout it is
@@ -59,6 +66,7 @@ func handleProduce(_ context.Context, env *Env, req *Request) (Result, error) {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		t, tok := env.topicByNameOrID(rt.Topic, rt.TopicID, byID)
+		internal := tok && isInternalTopic(t.Name) && req.Header.ClientID != adminClientID
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -69,6 +77,9 @@ func handleProduce(_ context.Context, env *Env, req *Request) (Result, error) {
 				continue
 			}
 			p, epoch, code := env.leaderPartition(t, tok, rp.Partition, byID)
+			if internal && code != kerr.UnknownTopicOrPartition.Code {
+				code = kerr.InvalidTopicException.Code
+			}
 			if code != 0 {
 				sp.ErrorCode = code
 				st.Partitions = append(st.Partitions, sp)
@@ -121,6 +132,9 @@ func handleProduce(_ context.Context, env *Env, req *Request) (Result, error) {
 		resp.Topics = append(resp.Topics, st)
 	}
 	if r.Acks == 0 {
+		if code := firstProduceError(resp); code != 0 {
+			return Result{}, fmt.Errorf("produce with acks=0 failed: %s", kerr.ErrorForCode(code))
+		}
 		return Result{}, nil
 	}
 	if len(waits) > 0 {
@@ -131,6 +145,22 @@ func handleProduce(_ context.Context, env *Env, req *Request) (Result, error) {
 		}}, nil
 	}
 	return Result{Resp: resp}, nil
+}
+
+// adminClientID is the client id of Kafka's admin tools, which may write
+// to internal topics (Kafka's AdminUtils.ADMIN_CLIENT_ID).
+const adminClientID = "__admin_client"
+
+// firstProduceError is the first partition error of a produce answer.
+func firstProduceError(resp *kmsg.ProduceResponse) int16 {
+	for _, st := range resp.Topics {
+		for _, sp := range st.Partitions {
+			if sp.ErrorCode != 0 {
+				return sp.ErrorCode
+			}
+		}
+	}
+	return 0
 }
 
 // ackWait is a partition of an acks=all produce that waits for its high
@@ -172,7 +202,7 @@ func awaitAcks(ctx context.Context, resp *kmsg.ProduceResponse, waits []ackWait,
 		if !stillWaiting {
 			continue
 		}
-		if !sleepUntilWoken(ctx, wake, deadline, draining) || isClosed(draining) {
+		if !sleepUntilWoken(ctx, wake, deadline, draining) || metadata.IsClosed(draining) {
 			break
 		}
 	}

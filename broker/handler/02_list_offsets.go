@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 
+	"github.com/strata-broker/strata/broker/partition"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -19,17 +20,33 @@ const (
 // ListOffsets: v0-9
 //
 // Behavior:
-// * -2 earliest (log start offset, in the tier when tiered), -1 latest (high watermark; the last
-//   stable offset for read_committed, which is the same without
-//   transactions), -3 the record with the largest timestamp (v7+), -4 the
-//   earliest offset on local disk (v8+), -5 the latest tiered offset (v9+;
-//   -1 while nothing is tiered).
+// * -2 earliest (log start offset, in the tier when tiered), -1 latest
+//   (high watermark; the last stable offset for read_committed, which is
+//   the same without transactions), -3 the record with the largest
+//   timestamp if it is below the high watermark (v7+), -4 the earliest
+//   offset on local disk (v8+), -5 the latest tiered offset (v9+; -1 while
+//   nothing is tiered).
 // * Any other timestamp finds the first record whose timestamp is at least
 //   it, through the time index (the tier's first, then the local one);
 //   none gives offset and timestamp -1. A failed read of the tier is
-//   KAFKA_STORAGE_ERROR, not an answer from the local log alone.
+//   KAFKA_STORAGE_ERROR, not an answer from the local log alone. Only
+//   records below the high watermark are found.
+// * A consumer's request (replica id -1, v1+) to a new leader whose high
+//   watermark is still below the start of its leader epoch is
+//   OFFSET_NOT_AVAILABLE for -1, and for a lookup that finds nothing below
+//   the high watermark (KIP-207): the end of the log is not known yet.
 // * v0 answers in OldStyleOffsets.
 // * CurrentLeaderEpoch (v4+) is checked as Fetch checks it.
+
+// epochStart is where the partition's current leader epoch starts in its
+// log, or -1 when the log has no entry for it yet.
+func epochStart(p *partition.Partition) int64 {
+	es := p.Log().Epochs()
+	if n := len(es); n > 0 && es[n-1].Epoch == p.LeaderEpoch() {
+		return es[n-1].StartOffset
+	}
+	return -1
+}
 
 func handleListOffsets(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.ListOffsetsRequest)
@@ -55,16 +72,23 @@ func handleListOffsets(ctx context.Context, env *Env, req *Request) (Result, err
 				continue
 			}
 			l := p.Log()
+			hw := p.HighWatermark()
+			lagging := r.Version >= 1 && r.ReplicaID == -1 && epochStart(p) > hw
 			switch rp.Timestamp {
 			case earliestTimestamp:
 				sp.Offset = p.LogStartOffset() // in the tier when tiered
 			case earliestLocalTimestamp:
 				sp.Offset = p.LocalLogStartOffset()
 			case latestTimestamp:
-				sp.Offset = p.HighWatermark()
+				sp.Offset = hw
+				if lagging {
+					sp.ErrorCode, sp.Offset = kerr.OffsetNotAvailable.Code, -1
+				}
 			case maxTimestamp:
-				if ts, off := l.MaxTimestamp(); off >= 0 {
+				if ts, off := l.MaxTimestamp(); off >= 0 && off < hw {
 					sp.Timestamp, sp.Offset = ts, off
+				} else if lagging {
+					sp.ErrorCode = kerr.OffsetNotAvailable.Code
 				}
 			case latestTieredTimestamp:
 				if off, ok := p.TieredEndOffset(); ok {
@@ -76,8 +100,10 @@ func handleListOffsets(ctx context.Context, env *Env, req *Request) (Result, err
 				case err != nil:
 					env.Log.Warn("list offsets by timestamp", "topic", t.Name, "partition", rp.Partition, "err", err)
 					sp.ErrorCode = storageErrorCode(err)
-				case ok && off < p.HighWatermark():
+				case ok && off < hw:
 					sp.Timestamp, sp.Offset = ts, off
+				case lagging:
+					sp.ErrorCode = kerr.OffsetNotAvailable.Code
 				}
 			}
 			if sp.Offset >= 0 {

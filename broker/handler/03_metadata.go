@@ -2,6 +2,7 @@ package handler
 
 import (
 	"context"
+	"slices"
 	"sort"
 
 	"github.com/strata-broker/strata/metadata"
@@ -16,13 +17,36 @@ import (
 // * A null topic list (v1+; an empty one in v0) asks for every topic.
 // * Unknown topics are created when auto.create.topics.enable is set and
 //   the request allows it (always for v0-3); else UNKNOWN_TOPIC_OR_PARTITION.
-// * v10+ topics may be asked for by id; unknown ids get UNKNOWN_TOPIC_ID.
+//   The request that creates a topic (or finds it created meanwhile) gets
+//   it as Kafka answers it, LEADER_NOT_AVAILABLE without partitions or
+//   topic id, and clients ask again; the next request sees its leaders.
+//   Produce never creates a topic (UNKNOWN_TOPIC_OR_PARTITION), as in
+//   Kafka.
+// * v12+ topics may be asked for by id; unknown ids get UNKNOWN_TOPIC_ID.
+//   A v10-11 request naming a topic by id (or by a null name) is answered
+//   as Kafka does: INVALID_REQUEST for every topic asked for, and nothing
+//   else.
+// * Kafka's internal topics (__consumer_offsets, …) are flagged internal;
+//   other names starting with "__" are ordinary topics, as in Kafka.
 // * Authorized operations are not computed (-2147483648, as Kafka sends
 //   when they were not asked for).
 
 func handleMetadata(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.MetadataRequest)
 	resp := r.ResponseKind().(*kmsg.MetadataResponse)
+	if r.Version < 12 && slices.ContainsFunc(r.Topics, func(rt kmsg.MetadataRequestTopic) bool {
+		return rt.Topic == nil || rt.TopicID != [16]byte{}
+	}) {
+		for _, rt := range r.Topics {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic, mt.TopicID, mt.ErrorCode = kmsg.StringPtr(""), rt.TopicID, kerr.InvalidRequest.Code
+			if rt.Topic != nil {
+				mt.Topic = rt.Topic
+			}
+			resp.Topics = append(resp.Topics, mt)
+		}
+		return Result{Resp: resp}, nil
+	}
 	for _, b := range env.Cache.Brokers() {
 		mb := kmsg.NewMetadataResponseBroker()
 		mb.NodeID, mb.Host, mb.Port = b.ID, b.Host, b.Port
@@ -56,23 +80,20 @@ func handleMetadata(ctx context.Context, env *Env, req *Request) (Result, error)
 			continue
 		}
 		name := *rt.Topic
-		t, ok := env.Cache.Topic(name)
-		var err error
-		if !ok && allowCreate {
-			t, err = env.autoCreate(ctx, name)
-			ok = err == nil
-		}
-		if !ok {
-			mt := kmsg.NewMetadataResponseTopic()
-			mt.Topic = kmsg.StringPtr(name)
-			mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			if err != nil {
-				mt.ErrorCode = errorCode(err)
-			}
-			resp.Topics = append(resp.Topics, mt)
+		if t, ok := env.Cache.Topic(name); ok {
+			resp.Topics = append(resp.Topics, metadataTopic(t))
 			continue
 		}
-		resp.Topics = append(resp.Topics, metadataTopic(t))
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.Topic, mt.IsInternal = kmsg.StringPtr(name), isInternalTopic(name)
+		mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		if allowCreate {
+			mt.ErrorCode = kerr.LeaderNotAvailable.Code
+			if err := env.autoCreate(ctx, name); err != nil {
+				mt.ErrorCode = errorCode(err)
+			}
+		}
+		resp.Topics = append(resp.Topics, mt)
 	}
 	return Result{Resp: resp}, nil
 }
@@ -81,7 +102,7 @@ func metadataTopic(t metadata.Topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	mt.Topic = kmsg.StringPtr(t.Name)
 	mt.TopicID = t.ID
-	mt.IsInternal = len(t.Name) > 2 && t.Name[:2] == "__"
+	mt.IsInternal = isInternalTopic(t.Name)
 	idxs := make([]int32, 0, len(t.Partitions))
 	for i := range t.Partitions {
 		idxs = append(idxs, i)

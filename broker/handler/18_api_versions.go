@@ -2,6 +2,7 @@ package handler
 
 import (
 	"context"
+	"regexp"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -14,14 +15,24 @@ import (
 // * A version above ours is answered by the connection loop with a v0
 //   response carrying UNSUPPORTED_VERSION and our ApiVersions range (KIP-511),
 //   see UnsupportedApiVersions.
-// * v3+: client software name and version are not validated.
+// * v3+: a client software name or version that is empty or not made of
+//   letters, digits, '-' and '.' (starting and ending with a letter or
+//   digit) is INVALID_REQUEST, with no keys, as Kafka answers it.
 // * v5+ (KIP-1242): a client that names the cluster and node it means to
 //   reach gets REBOOTSTRAP_REQUIRED when either is not ours; naming only
 //   one of them is INVALID_REQUEST.
 
+// softwareNameOrVersion is what Kafka accepts as a client's software name
+// or version (ApiVersionsRequest's SOFTWARE_NAME_VERSION_PATTERN).
+var softwareNameOrVersion = regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$`)
+
 func handleApiVersions(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.ApiVersionsRequest)
 	resp := r.ResponseKind().(*kmsg.ApiVersionsResponse)
+	if r.Version >= 3 && !(softwareNameOrVersion.MatchString(r.ClientSoftwareName) && softwareNameOrVersion.MatchString(r.ClientSoftwareVersion)) {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		return Result{Resp: resp}, nil
+	}
 	resp.ApiKeys = apiKeys()
 	if r.Version >= 5 && env.Store != nil {
 		switch named := r.ClusterID != nil; {

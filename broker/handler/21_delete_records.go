@@ -15,7 +15,10 @@ import (
 //   survives restarts.
 // * An offset above the high watermark is OFFSET_OUT_OF_RANGE; one below
 //   the current start leaves it unchanged.
-// * LowWatermark answers the resulting log start offset.
+// * LowWatermark answers the resulting log start offset; -1 with any error,
+//   as Kafka.
+// * Kafka's internal topics (__consumer_offsets, …) are
+//   INVALID_TOPIC_EXCEPTION.
 // * A compact-only topic (cleanup.policy=compact) is POLICY_VIOLATION.
 // * The log start moves only if this broker still leads the partition at
 //   the leader epoch it was checked at (Kafka's deleteRecordsOnLeader,
@@ -33,6 +36,9 @@ func handleDeleteRecords(_ context.Context, env *Env, req *Request) (Result, err
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition, sp.LowWatermark = rp.Partition, -1
 			p, epoch, code := env.leaderPartition(t, tok, rp.Partition, false)
+			if code != kerr.UnknownTopicOrPartition.Code && isInternalTopic(rt.Topic) {
+				code = kerr.InvalidTopicException.Code
+			}
 			if code != 0 {
 				sp.ErrorCode = code
 				st.Partitions = append(st.Partitions, sp)
@@ -47,11 +53,8 @@ func handleDeleteRecords(_ context.Context, env *Env, req *Request) (Result, err
 			low, err := p.DeleteRecords(epoch, rp.Offset)
 			sp.LowWatermark = low
 			if err != nil {
-				sp.ErrorCode = storageErrorCode(err)
-				switch sp.ErrorCode {
-				case kerr.NotLeaderForPartition.Code:
-					sp.LowWatermark = -1
-				case kerr.KafkaStorageError.Code:
+				sp.ErrorCode, sp.LowWatermark = storageErrorCode(err), -1
+				if sp.ErrorCode == kerr.KafkaStorageError.Code {
 					env.Log.Error("delete records", "topic", t.Name, "partition", rp.Partition, "offset", rp.Offset, "err", err)
 				}
 			}

@@ -18,6 +18,9 @@ const producerIDBlock = 1000
 //   epoch 0, from blocks reserved in etcd so ids stay unique across
 //   restarts and brokers. The previous id/epoch of v3+ requests is not
 //   needed for them: a new id is always safe.
+// * While no block can be reserved it is COORDINATOR_LOAD_IN_PROGRESS, as
+//   Kafka answers without an id block (retriable; a timeout is fatal to
+//   older clients).
 // * Transactional ids are not served (Strata has no transactions yet):
 //   the answer is TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients
 //   surface at once instead of retrying forever.
@@ -33,7 +36,7 @@ func handleInitProducerID(ctx context.Context, env *Env, req *Request) (Result, 
 	id, err := env.nextProducerID(ctx)
 	if err != nil {
 		env.Log.Error("allocate producer id", "err", err)
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code
 		return Result{Resp: resp}, nil
 	}
 	resp.ProducerID, resp.ProducerEpoch = id, 0

@@ -2,6 +2,7 @@ package handler
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -13,14 +14,23 @@ import (
 // * Lists the live brokers from the metadata cache, the cluster id and the
 //   controller.
 // * v1 EndpointType: 1 (brokers) is served; 2 (controllers) is
-//   UNSUPPORTED_ENDPOINT_TYPE, as Strata's controller runs inside brokers.
+//   MISMATCHED_ENDPOINT_TYPE, as a Kafka broker answers it (Strata's
+//   controller runs inside brokers and serves no endpoint of its own); any
+//   other type is UNSUPPORTED_ENDPOINT_TYPE.
 
 func handleDescribeCluster(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.DescribeClusterRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeClusterResponse)
 	resp.EndpointType = r.EndpointType
-	if r.Version >= 1 && r.EndpointType != 1 {
+	switch {
+	case r.Version < 1 || r.EndpointType == 1:
+	case r.EndpointType == 2:
+		resp.ErrorCode = kerr.MismatchedEndpointType.Code
+		resp.ErrorMessage = kmsg.StringPtr("a broker endpoint was asked for controllers")
+		return Result{Resp: resp}, nil
+	default:
 		resp.ErrorCode = kerr.UnsupportedEndpointType.Code
+		resp.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("unknown endpoint type %d", r.EndpointType))
 		return Result{Resp: resp}, nil
 	}
 	resp.ClusterID = env.Store.ClusterID()

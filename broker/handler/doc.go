@@ -12,7 +12,8 @@
 // Handlers see the metadata store only through Env.Store (Store: the
 // few roles they write) and Env.Cache (reads), so they run the same on
 // metadata/etcdstore in a broker and on metadata/memstore in in-process
-// tests.
+// tests. No handler writes partition state: ElectLeaders runs on the
+// controller (Env.Elector) and other brokers forward it there (Env.Peers).
 //
 // Concurrency: handlers are plain functions over a shared *Env. The
 // connection loop runs most handlers on its own goroutine, in request order;

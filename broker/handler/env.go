@@ -21,12 +21,18 @@ import (
 // tests a memstore.Store.
 type Store interface {
 	metadata.Topics
-	metadata.Partitions
 	metadata.ProducerIDs
 	PutReassignment(ctx context.Context, r metadata.Reassignment) error
 	Reassignments(ctx context.Context) ([]metadata.Reassignment, error)
 	// ClusterID is the cluster's id.
 	ClusterID() string
+}
+
+// Peers sends requests to other brokers (broker/peer.Client).
+type Peers interface {
+	// Request sends req, its version set, to broker id and returns the
+	// response.
+	Request(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error)
 }
 
 // Env is what handlers share: configuration, metadata and partitions.
@@ -38,8 +44,14 @@ type Env struct {
 	Groups     *group.Coordinator // the consumer-group coordinator
 	// Controller tells which broker is the elected controller.
 	Controller *controller.Observer
-	Log        *slog.Logger
-	Metrics    *Metrics
+	// Elector is this broker's controller candidate: it runs ElectLeaders'
+	// elections while it is the active controller. Nil: never.
+	Elector *controller.Controller
+	// Peers sends requests to other brokers: ElectLeaders is forwarded to
+	// the controller through it. Nil: nothing is forwarded.
+	Peers   Peers
+	Log     *slog.Logger
+	Metrics *Metrics
 	// Self is this broker as clients should reach it.
 	Self metadata.Broker
 	// Draining is closed when the broker stops serving: requests already
@@ -105,14 +117,4 @@ func (e *Env) ControllerID() int32 {
 }
 
 // draining reports whether the broker stopped serving (see Draining).
-func (e *Env) draining() bool { return isClosed(e.Draining) }
-
-// isClosed reports whether ch is closed (false for a nil ch).
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
+func (e *Env) draining() bool { return metadata.IsClosed(e.Draining) }

@@ -1,10 +1,21 @@
 package handler
 
 import (
+	"github.com/strata-broker/strata/broker/group"
 	"github.com/strata-broker/strata/broker/partition"
 	"github.com/strata-broker/strata/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
+
+// isInternalTopic reports whether name is one of Kafka's internal topics
+// (Topic.isInternal): Metadata flags them and clients may not write them.
+func isInternalTopic(name string) bool {
+	switch name {
+	case group.TopicName, "__transaction_state", "__share_group_state":
+		return true
+	}
+	return false
+}
 
 // topicByNameOrID resolves a topic named by name (older versions) or by id
 // (newer versions), as the request gives it.

@@ -32,6 +32,14 @@
 // the caller's context) only when it is missing, or stale and without the
 // offset.
 //
+// One writer: the only partition state a broker writes is its ISR as a
+// partition's leader (a follower caught up, ExpandISR, or fell behind,
+// Run), by compare-and-set on the partition epoch of the state it serves,
+// as Kafka's AlterPartition is checked; any change the controller made
+// meanwhile wins and the ISR change is dropped. Leaders are elected only
+// by the controller (metadata/controller). A broker in controlled
+// shutdown is never taken into an ISR.
+//
 // Concurrency: Manager.mu guards the partition map and serialises Sync; it
 // is never held while a log does I/O other than open/close/delete. A
 // Partition's roleMu (Kafka's leaderIsrUpdateLock, a sync.RWMutex) is held

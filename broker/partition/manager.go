@@ -136,8 +136,11 @@ func (m *Manager) Run(ctx context.Context) {
 }
 
 // ChangeISR writes a leader's new ISR for p (a follower caught up, or
-// fell behind), by compare-and-set on the partition epoch as Kafka's
-// ZooKeeper-mode leaders did. The metadata watch then applies it.
+// fell behind), by compare-and-set on the partition epoch, as Kafka's
+// AlterPartition is checked against it: the one write of partition state
+// not made by the controller. A write based on a state the controller
+// (or anyone) changed meanwhile loses and changes nothing; the metadata
+// watch applies a winning one.
 func (m *Manager) changeISR(ctx context.Context, p *Partition, isr []int32) {
 	m.mu.RLock()
 	w := m.isr
@@ -161,11 +164,12 @@ func (m *Manager) changeISR(ctx context.Context, p *Partition, isr []int32) {
 }
 
 // ExpandISR is called by the fetch handler when a follower caught up. Only
-// registered (live) brokers are taken in: a broker whose lease is gone, or
-// that is shutting down and fetched one last time, stays out.
+// registered (live) brokers that are not in controlled shutdown are taken
+// in: a broker whose lease is gone, or that is shutting down and fetched
+// one last time, stays out (the controller takes it out of every ISR).
 func (m *Manager) ExpandISR(ctx context.Context, p *Partition, isr []int32) {
 	for _, r := range isr {
-		if _, live := m.cache.Broker(r); !live && r != m.nodeID {
+		if b, live := m.cache.Broker(r); (!live || b.ShuttingDown) && r != m.nodeID {
 			p.isrWritten()
 			return
 		}

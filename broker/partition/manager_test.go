@@ -4,10 +4,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/metadata/memstore"
 	"github.com/strata-broker/strata/tier/record"
 )
 
@@ -141,5 +144,56 @@ func TestRemoveStray(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "kept-0", metaFile)); err != nil {
 		t.Fatalf("assigned partition missing: %v", err)
+	}
+}
+
+// TestExpandISRSkipsShuttingDown: a leader takes a caught-up follower into
+// the ISR only while it is registered and not in controlled shutdown; the
+// change is a compare-and-set on the partition epoch.
+func TestExpandISRSkipsShuttingDown(t *testing.T) {
+	store := memstore.New()
+	t.Cleanup(func() { _ = store.Close() })
+	ctx := t.Context()
+	regs := map[int32]metadata.Registration{}
+	for id := int32(1); id <= 3; id++ {
+		reg, err := store.RegisterBroker(ctx, metadata.Broker{ID: id, Host: "127.0.0.1", Port: 9000 + id}, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		regs[id] = reg
+	}
+	if _, err := store.CreateTopic(ctx, metadata.Topic{Name: "t", Partitions: map[int32]metadata.PartitionState{
+		0: {Replicas: []int32{1, 2, 3}, Leader: 1, ISR: []int32{1}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, t.TempDir(), store.Cache())
+	m.SetReplication(store, nil)
+	if err := m.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := m.Get("t", 0)
+	if _, err := regs[2].RequestShutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m.ExpandISR(ctx, p, []int32{1, 2})
+	if s, _ := store.Cache().Partition("t", 0); s.PartitionEpoch != 0 {
+		t.Fatalf("shutting-down broker 2 taken into the ISR: %+v", s)
+	}
+	m.ExpandISR(ctx, p, []int32{1, 3}) // the change is free again, and 3 is eligible
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		changed := store.Cache().Changed()
+		if s, _ := store.Cache().Partition("t", 0); slices.Equal(s.ISR, []int32{1, 3}) {
+			if s.PartitionEpoch != 1 {
+				t.Fatalf("ISR change = %+v, want partition epoch 1", s)
+			}
+			return
+		}
+		select {
+		case <-changed:
+		case <-time.After(time.Until(deadline)):
+			t.Fatal("broker 3 not taken into the ISR")
+		}
 	}
 }

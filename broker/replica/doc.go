@@ -16,7 +16,7 @@
 // rather than after the wait.
 //
 // Concurrency: Fetcher.mu guards the map of loops; each loop goroutine owns
-// its peer connection and its partitions' follow state, and loop.mu guards
+// its peer.Conn and its partitions' follow state, and loop.mu guards
 // the loop's partition set, which Follow replaces after every metadata
 // sync. During a fetch a short-lived goroutine watches for that change and
 // cancels the request.

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/broker/peer"
 )
 
 // retryBackoff is how long a partition whose fetch failed waits before it
@@ -24,6 +25,14 @@ import (
 // (doc/perf.md), and the leader's high watermark moves in smaller, more
 // frequent steps.
 const retryBackoff = 200 * time.Millisecond
+
+// Versions used between Strata brokers; both ends are Strata, so there
+// is nothing to negotiate.
+const (
+	fetchVersion       = 12 // flexible, by topic name, LastFetchedEpoch
+	epochQueryVersion  = 4
+	listOffsetsVersion = 8 // the first with the earliest-local timestamp (-4, KIP-405)
+)
 
 // errPartitionsChanged ends a fetch that the loop's partitions changed
 // under: its long poll is cut short so that new partitions need not wait
@@ -97,10 +106,10 @@ func (l *loop) snapshot() map[*partition.Partition]*follow {
 
 // run fetches until the loop is cancelled.
 func (l *loop) run() {
-	var cl *peer
+	var cl *peer.Conn
 	defer func() {
 		if cl != nil {
-			cl.close()
+			cl.Close()
 		}
 	}()
 	for l.ctx.Err() == nil {
@@ -124,7 +133,7 @@ func (l *loop) run() {
 			if l.ctx.Err() != nil {
 				return
 			}
-			cl.close() // a cut request leaves the connection unusable
+			cl.Close() // a cut request leaves the connection unusable
 			cl = nil
 			if errors.Is(err, errPartitionsChanged) {
 				continue
@@ -136,12 +145,12 @@ func (l *loop) run() {
 }
 
 // dial connects to the leader.
-func (l *loop) dial() (*peer, error) {
+func (l *loop) dial() (*peer.Conn, error) {
 	b, ok := l.f.opts.Cache.Broker(l.leader)
 	if !ok {
 		return nil, fmt.Errorf("leader %d is not registered", l.leader)
 	}
-	return dialPeer(l.ctx, b.Addr(), fmt.Sprintf("strata-replica-%d", l.f.opts.NodeID))
+	return peer.Dial(l.ctx, b.Addr(), fmt.Sprintf("strata-replica-%d", l.f.opts.NodeID))
 }
 
 func (l *loop) sleep(d time.Duration) {
@@ -155,7 +164,7 @@ func (l *loop) sleep(d time.Duration) {
 }
 
 // once truncates what needs it and then fetches once.
-func (l *loop) once(cl *peer, parts map[*partition.Partition]*follow) error {
+func (l *loop) once(cl *peer.Conn, parts map[*partition.Partition]*follow) error {
 	var stale []*partition.Partition
 	for p, st := range parts {
 		if st.epoch != p.LeaderEpoch() {
@@ -231,7 +240,7 @@ func (l *loop) once(cl *peer, parts map[*partition.Partition]*follow) error {
 
 // fetch sends a fetch and waits for its answer, cutting it short with
 // errPartitionsChanged when the loop's partitions change meanwhile.
-func (l *loop) fetch(cl *peer, req *kmsg.FetchRequest) (*kmsg.FetchResponse, error) {
+func (l *loop) fetch(cl *peer.Conn, req *kmsg.FetchRequest) (*kmsg.FetchResponse, error) {
 	ctx, cancel := context.WithCancel(l.ctx)
 	defer cancel()
 	go func() {
@@ -241,7 +250,7 @@ func (l *loop) fetch(cl *peer, req *kmsg.FetchRequest) (*kmsg.FetchResponse, err
 		case <-ctx.Done():
 		}
 	}()
-	kresp, err := cl.request(ctx, req)
+	kresp, err := cl.Request(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil && l.ctx.Err() == nil {
 			return nil, errPartitionsChanged

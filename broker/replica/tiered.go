@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/broker/peer"
 )
 
 // earliestLocal is ListOffsets' timestamp for the leader's local log
@@ -21,7 +22,7 @@ const earliestLocal = -4
 // The producer state at that offset comes from the tier's snapshot, as
 // Kafka's follower builds it from the remote segment; the leader epochs
 // come with the batches fetched from there on.
-func (l *loop) skipTiered(cl *peer, parts map[*partition.Partition]*follow) error {
+func (l *loop) skipTiered(cl *peer.Conn, parts map[*partition.Partition]*follow) error {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.SetVersion(listOffsetsVersion)
 	req.ReplicaID = l.f.opts.NodeID
@@ -44,7 +45,7 @@ func (l *loop) skipTiered(cl *peer, parts map[*partition.Partition]*follow) erro
 	if len(req.Topics) == 0 {
 		return nil
 	}
-	kresp, err := cl.request(l.ctx, req)
+	kresp, err := cl.Request(l.ctx, req)
 	if err != nil {
 		return fmt.Errorf("earliest local offset from leader %d: %w", l.leader, err)
 	}

@@ -6,13 +6,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/broker/peer"
 )
 
 // truncate finds, for partitions under a new leader epoch, the offset up
 // to which this replica's log agrees with the leader's (OffsetForLeaderEpoch
 // on our latest epoch) and cuts the rest, as Kafka's followers do since
 // KIP-101. Partitions whose answer failed are left for the next round.
-func (l *loop) truncate(cl *peer, stale []*partition.Partition, parts map[*partition.Partition]*follow) error {
+func (l *loop) truncate(cl *peer.Conn, stale []*partition.Partition, parts map[*partition.Partition]*follow) error {
 	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
 	req.SetVersion(epochQueryVersion)
 	req.ReplicaID = l.f.opts.NodeID
@@ -42,7 +43,7 @@ func (l *loop) truncate(cl *peer, stale []*partition.Partition, parts map[*parti
 	if len(req.Topics) == 0 {
 		return nil
 	}
-	kresp, err := cl.request(l.ctx, req)
+	kresp, err := cl.Request(l.ctx, req)
 	if err != nil {
 		return fmt.Errorf("offset for leader epoch from leader %d: %w", l.leader, err)
 	}

@@ -1,8 +1,26 @@
 // Package controller is Strata's elected controller: the one broker that
 // arbitrates partition leadership, as Kafka's controller does. It also
 // holds the pure placement and election rules (Place, Reelect,
-// PreferredLeader, UncleanLeader) that topic creation and the ElectLeaders
-// API reuse.
+// PreferredLeader, UncleanLeader, ReassignStep over a Liveness snapshot)
+// that topic creation and the controller's own passes use.
+//
+// # One writer of partition state
+//
+// Leadership and ISRs change in exactly two ways, both checked by the
+// store's compare-and-set on the partition epoch:
+//
+//   - the controller, through its Term (fenced: nothing it writes lands
+//     once its term is over) — every leader election: a lost leader, a
+//     broker's controlled shutdown, the ElectLeaders API (ElectLeaders,
+//     which any broker reaches by forwarding the request to the
+//     controller), the preferred-leader rebalance and reassignments; and
+//     every ISR shrink on a broker's loss or controlled shutdown;
+//   - a partition's leader changing its own ISR (broker/partition), as
+//     Kafka's AlterPartition does: its write is based on the state it
+//     serves, so it loses, changing nothing, against any change the
+//     controller made meanwhile.
+//
+// Nothing else writes partition state.
 //
 // # Election and fencing
 //
@@ -29,19 +47,31 @@
 //
 // It first waits until its store's cache reflects its own claim, then
 // reconciles every partition against the live brokers (the cache's
-// Brokers, fed by the registration leases), again at every cache change:
+// Brokers, fed by the registration leases), again at every cache change.
+// A broker is eligible — to lead, to stay in an ISR, to be elected into
+// one — while it is registered and not in controlled shutdown
+// (metadata.Broker.ShuttingDown, set by Registration.RequestShutdown), as
+// Kafka's controller treats its shuttingDownBrokerIds:
 //
 //   - a partition whose leader is gone gets a new leader: the first replica
-//     (in replica order) that is alive and in the ISR; only when none is and
-//     unclean.leader.election.enable is true (topic override, else
-//     the broker default in Options.Config) the first live replica, with the ISR
-//     reset to it. LeaderEpoch and PartitionEpoch are bumped and dead
-//     brokers leave the ISR;
+//     (in replica order) that is eligible and in the ISR; only when none is
+//     and unclean.leader.election.enable is true (topic override, else
+//     the broker default in Options.Config) the first eligible replica, with
+//     the ISR reset to it. LeaderEpoch and PartitionEpoch are bumped and
+//     ineligible brokers leave the ISR;
+//   - a partition led by a broker in controlled shutdown is handed to the
+//     first eligible ISR replica the same way, but never uncleanly: with
+//     none it keeps its leader;
 //   - with no eligible replica the leader becomes metadata.NoLeader (epochs
 //     bumped, ISR kept, so a returning ISR member is elected cleanly);
-//   - a partition with a live leader loses dead followers from its ISR
-//     (PartitionEpoch bumped, LeaderEpoch kept), as Kafka's controller does
-//     on broker failure.
+//   - a partition whose leader stays loses dead and shutting-down
+//     followers from its ISR (PartitionEpoch bumped, LeaderEpoch kept), as
+//     Kafka's controller does on broker failure and controlled shutdown.
+//
+// ElectLeaders runs the elections of an ElectLeaders request
+// (PreferredLeader, UncleanLeader) through the term as well, retrying a
+// few times on a lost compare-and-set. No election of any kind picks a
+// broker in controlled shutdown.
 //
 // Writes are compare-and-set on PartitionEpoch, fenced by the controller
 // term, up to maxParallelWrites at once. A lost compare-and-set (the
@@ -61,10 +91,11 @@
 // pass returns). The store's own goroutines behind a Term (session
 // keep-alives) belong to the store and end with Term.Close. One Run may be
 // active at a time. mu guards term, epoch and the changed channel;
-// IsLeader, Epoch, Changed and ElectLeader may be called from any
-// goroutine. ElectLeader writes from the caller's goroutine through the
-// current Term; it races with reconcile passes only through the store's
-// compare-and-set on PartitionEpoch.
+// IsLeader, Epoch, Changed and ElectLeaders may be called from any
+// goroutine. ElectLeaders writes from the caller's goroutine (plus up to
+// maxParallelWrites goroutines of its own, joined before it returns)
+// through the current Term; it races with reconcile passes only through
+// the store's compare-and-set on PartitionEpoch.
 //
 // An Observer owns one goroutine (plus the one behind
 // WatchController) that ends with its ctx or the store; its mu guards the

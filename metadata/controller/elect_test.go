@@ -12,8 +12,17 @@ import (
 	"github.com/strata-broker/strata/metadata"
 )
 
-func aliveOf(ids ...int32) func(int32) bool {
-	return func(id int32) bool { return slices.Contains(ids, id) }
+// aliveOf is the liveness of the brokers ids, none shutting down.
+func aliveOf(ids ...int32) Liveness { return stoppingOf(ids, nil) }
+
+// stoppingOf is the liveness of the brokers alive, those of stopping in
+// controlled shutdown.
+func stoppingOf(alive, stopping []int32) Liveness {
+	var bs []metadata.Broker
+	for _, id := range alive {
+		bs = append(bs, metadata.Broker{ID: id, ShuttingDown: slices.Contains(stopping, id)})
+	}
+	return LivenessOf(bs)
 }
 
 // epochs returns s with the given leader and partition epochs.
@@ -63,6 +72,57 @@ func TestReelect(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReelectControlledShutdown: brokers in controlled shutdown hand
+// their leaderships to the first eligible ISR replica (never uncleanly),
+// leave the ISRs they follow, keep the partitions no one else can lead,
+// and are never elected.
+func TestReelectControlledShutdown(t *testing.T) {
+	const none = metadata.NoLeader
+	r := []int32{1, 2, 3}
+	for _, tc := range []struct {
+		name            string
+		in              metadata.PartitionState
+		alive, stopping []int32
+		unclean         bool
+		want            metadata.PartitionState
+		changed         bool
+	}{
+		{"leader hands over in replica order", state(1, r, []int32{1, 3, 2}), r, []int32{1}, false, epochs(state(2, r, []int32{3, 2}), 1, 1), true},
+		{"leader skips a stopping replica", state(1, r, r), r, []int32{1, 2}, false, epochs(state(3, r, []int32{3}), 1, 1), true},
+		{"follower leaves the isr", state(2, r, r), r, []int32{1}, false, epochs(state(2, r, []int32{2, 3}), 0, 1), true},
+		{"sole isr member keeps leading", state(1, r, []int32{1}), r, []int32{1}, true, state(1, r, []int32{1}), false},
+		{"all isr members stopping: leader kept, isr shrinks", state(1, r, []int32{1, 2}), r, []int32{1, 2}, false, epochs(state(1, r, []int32{1}), 0, 1), true},
+		{"kept leader loses a dead isr member", state(1, r, []int32{1, 3}), []int32{1, 2}, []int32{1}, true, epochs(state(1, r, []int32{1}), 0, 1), true},
+		{"not elected for a dead leader", state(3, r, []int32{3, 1}), []int32{1, 2}, []int32{1}, false, epochs(state(none, r, []int32{3, 1}), 1, 1), true},
+		{"not elected uncleanly", state(3, r, []int32{3}), []int32{1}, []int32{1}, true, epochs(state(none, r, []int32{3}), 1, 1), true},
+		{"offline partition waits for an eligible isr member", epochs(state(none, r, []int32{1}), 1, 1), r, []int32{1}, false, epochs(state(none, r, []int32{1}), 1, 1), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, changed := Reelect(tc.in, stoppingOf(tc.alive, tc.stopping), tc.unclean)
+			if changed != tc.changed || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Reelect = %+v, %v; want %+v, %v", got, changed, tc.want, tc.changed)
+			}
+			if changed {
+				if err := metadata.ValidateTransition(tc.in, got); err != nil {
+					t.Fatalf("invalid transition: %v", err)
+				}
+			}
+		})
+	}
+	// Requested elections never pick a stopping broker either; an
+	// unclean election leaves a stopping leader alone.
+	stop1 := stoppingOf(r, []int32{1})
+	if _, err := PreferredLeader(state(2, r, r), stop1); !errors.Is(err, ErrPreferredLeaderNotAvailable) {
+		t.Errorf("PreferredLeader of a stopping broker: %v", err)
+	}
+	if _, err := UncleanLeader(state(1, r, []int32{1}), stop1); !errors.Is(err, ErrElectionNotNeeded) {
+		t.Errorf("UncleanLeader with a stopping leader: %v", err)
+	}
+	if next, _, _ := ReassignStep(state(2, []int32{2, 1, 3}, []int32{1, 2, 3}), []int32{1, 3}, stop1); next.Leader != 3 {
+		t.Errorf("reassignment handed over to %d, want 3", next.Leader)
 	}
 }
 

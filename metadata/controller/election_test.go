@@ -118,7 +118,7 @@ func TestDeposedControllerIsFenced(t *testing.T) {
 	if got, _ := s1.Cache().Partition("t", 0); got.PartitionEpoch != cur.PartitionEpoch {
 		t.Fatalf("fenced write changed the partition: %+v", got)
 	}
-	if err := c1.ElectLeader(ctx, ElectPreferred, "t", 0); c1.IsLeader() || !errors.Is(err, ErrNotController) {
-		t.Fatalf("ElectLeader on a non-controller: %v", err)
+	if _, err := c1.ElectLeaders(ctx, ElectPreferred, []TopicPartition{{"t", 0}}); c1.IsLeader() || !errors.Is(err, ErrNotController) {
+		t.Fatalf("ElectLeaders on a non-controller: %v", err)
 	}
 }

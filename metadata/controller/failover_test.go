@@ -121,34 +121,43 @@ func TestElectLeaderAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := New(ctl, 9, Options{Log: testLogger()})
-	if err := c.ElectLeader(ctx, ElectPreferred, "t", 0); !errors.Is(err, ErrNotController) {
+	if _, err := c.ElectLeaders(ctx, ElectPreferred, []TopicPartition{{"t", 0}}); !errors.Is(err, ErrNotController) {
 		t.Fatalf("before Run: %v, want ErrNotController", err)
 	}
 	r := start(t, ctl, 9, Options{})
 	waitUntil(t, "elected", r.IsLeader, r.Changed)
 
-	if err := r.ElectLeader(ctx, ElectPreferred, "t", 0); err != nil {
-		t.Fatalf("preferred election: %v", err)
+	errs, err := r.ElectLeaders(ctx, ElectPreferred, []TopicPartition{{"t", 0}})
+	if err != nil || errs[0] != nil {
+		t.Fatalf("preferred election: %v %v", err, errs)
 	}
 	if s, _ := ctl.Cache().Partition("t", 0); s.Leader != 1 || s.LeaderEpoch != 1 {
 		t.Fatalf("after preferred election: %+v", s)
 	}
 	for _, tc := range []struct {
-		typ  ElectionType
-		p    int32
-		want error
+		typ   ElectionType
+		parts []TopicPartition
+		want  []error
 	}{
-		{ElectPreferred, 0, ErrElectionNotNeeded},
-		{ElectPreferred, 1, ErrPreferredLeaderNotAvailable}, // 2 is out of the ISR
-		{ElectUnclean, 1, ErrElectionNotNeeded},             // 3 is alive
-		{ElectPreferred, 7, metadata.ErrUnknownTopic},
+		{ElectPreferred, []TopicPartition{
+			{"t", 0}, // led by 1 now
+			{"t", 1}, // 2 is out of the ISR
+			{"t", 7}, {"nope", 0},
+		}, []error{ErrElectionNotNeeded, ErrPreferredLeaderNotAvailable, metadata.ErrUnknownTopic, metadata.ErrUnknownTopic}},
+		{ElectUnclean, []TopicPartition{{"t", 1}}, []error{ErrElectionNotNeeded}}, // 3 is alive
 	} {
-		if err := r.ElectLeader(ctx, tc.typ, "t", tc.p); !errors.Is(err, tc.want) {
-			t.Errorf("ElectLeader(%d, t-%d) = %v, want %v", tc.typ, tc.p, err, tc.want)
+		errs, err := r.ElectLeaders(ctx, tc.typ, tc.parts)
+		if err != nil {
+			t.Fatalf("ElectLeaders(%d, %v): %v", tc.typ, tc.parts, err)
+		}
+		for i := range tc.parts {
+			if !errors.Is(errs[i], tc.want[i]) {
+				t.Errorf("ElectLeaders(%d) %v = %v, want %v", tc.typ, tc.parts[i], errs[i], tc.want[i])
+			}
 		}
 	}
-	if err := r.ElectLeader(ctx, ElectionType(5), "t", 0); err == nil {
-		t.Error("unknown election type accepted")
+	if _, err := r.ElectLeaders(ctx, ElectionType(5), []TopicPartition{{"t", 0}}); !errors.Is(err, ErrUnknownElectionType) {
+		t.Errorf("unknown election type: %v", err)
 	}
 }
 

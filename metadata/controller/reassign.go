@@ -20,14 +20,14 @@ const reassignPoll = 250 * time.Millisecond
 //     (the new ones start fetching; the leader adds them to the ISR once
 //     caught up);
 //  2. once every target replica is in the ISR, a leader outside target
-//     hands over to the first live target replica in the ISR (both epochs
-//     bumped);
+//     hands over to the first eligible target replica (both epochs
+//     bumped; see Liveness);
 //  3. the replicas become exactly target and the ISR loses the removed
 //     ones (their brokers delete their logs).
 //
 // changed is false while waiting for step 2's condition; done is true
 // when s already has exactly the target replicas.
-func ReassignStep(s metadata.PartitionState, target []int32, alive func(int32) bool) (next metadata.PartitionState, changed, done bool) {
+func ReassignStep(s metadata.PartitionState, target []int32, l Liveness) (next metadata.PartitionState, changed, done bool) {
 	if slices.Equal(s.Replicas, target) {
 		return s, false, true
 	}
@@ -52,7 +52,7 @@ func ReassignStep(s metadata.PartitionState, target []int32, alive func(int32) b
 	}
 	if !slices.Contains(target, s.Leader) {
 		for _, r := range target {
-			if alive(r) {
+			if l.Eligible(r) {
 				return withLeader(s, r, slices.Clone(s.ISR)), true, false
 			}
 		}
@@ -97,7 +97,7 @@ func (c *Controller) reassignPass(ctx context.Context, term metadata.Term) error
 	if err != nil {
 		return err
 	}
-	alive := c.aliveSet()
+	l := c.liveness()
 	var errs []error
 	for _, r := range rs {
 		s, ok := c.cache.Partition(r.Topic, r.Partition)
@@ -105,7 +105,7 @@ func (c *Controller) reassignPass(ctx context.Context, term metadata.Term) error
 			errs = append(errs, c.store.DeleteReassignment(ctx, r))
 			continue
 		}
-		next, changed, done := ReassignStep(s, r.Target, alive)
+		next, changed, done := ReassignStep(s, r.Target, l)
 		if done {
 			c.log.Info("reassignment complete", "topic", r.Topic, "partition", r.Partition, "replicas", r.Target)
 			errs = append(errs, c.store.DeleteReassignment(ctx, r))

@@ -12,7 +12,7 @@ import (
 
 // TestReassignStep walks the pure reassignment sequence from [1 2] to [3 2].
 func TestReassignStep(t *testing.T) {
-	all := func(int32) bool { return true }
+	all := aliveOf(1, 2, 3)
 	s := state(1, []int32{1, 2}, []int32{1, 2})
 	next, changed, done := ReassignStep(s, []int32{3, 2}, all)
 	if !changed || done || !slices.Equal(next.Replicas, []int32{3, 2, 1}) || next.PartitionEpoch != 1 || next.LeaderEpoch != 0 {
@@ -35,7 +35,7 @@ func TestReassignStep(t *testing.T) {
 	}
 	// A removed leader with no live target replica keeps leading.
 	s = state(1, []int32{3, 1}, []int32{1, 3})
-	if _, changed, _ := ReassignStep(s, []int32{3}, func(id int32) bool { return id == 1 }); changed {
+	if _, changed, _ := ReassignStep(s, []int32{3}, aliveOf(1)); changed {
 		t.Fatal("leadership moved to a dead replica")
 	}
 }

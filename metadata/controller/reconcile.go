@@ -69,14 +69,8 @@ func (c *Controller) lead(ctx context.Context, term metadata.Term) error {
 	}
 }
 
-// aliveSet snapshots the live brokers as a membership test.
-func (c *Controller) aliveSet() func(int32) bool {
-	live := make(map[int32]bool)
-	for _, b := range c.cache.Brokers() {
-		live[b.ID] = true
-	}
-	return func(id int32) bool { return live[id] }
-}
+// liveness snapshots the live brokers and their controlled shutdowns.
+func (c *Controller) liveness() Liveness { return LivenessOf(c.cache.Brokers()) }
 
 // unclean reports whether t may elect a leader outside its ISR: its
 // unclean.leader.election.enable, resolved as every topic setting is (the
@@ -92,16 +86,18 @@ func (c *Controller) unclean(t metadata.Topic) bool {
 }
 
 // reconcile runs Reelect over every partition in the cache and writes the
-// changes.
+// changes: leaders for partitions whose leader died, hand-overs from
+// brokers in controlled shutdown, and ISRs without dead or shutting-down
+// members.
 func (c *Controller) reconcile(ctx context.Context, term metadata.Term) error {
-	alive := c.aliveSet()
+	l := c.liveness()
 	var ups []update
 	for _, t := range c.cache.Topics() {
 		unclean := c.unclean(t)
 		for _, p := range slices.Sorted(maps.Keys(t.Partitions)) {
 			s := t.Partitions[p]
-			if next, ok := Reelect(s, alive, unclean); ok {
-				ups = append(ups, update{topic: t.Name, partition: p, prev: s, next: next, why: "broker change"})
+			if next, ok := Reelect(s, l, unclean); ok {
+				ups = append(ups, update{topic: t.Name, partition: p, prev: s, next: next, why: reelectReason(s, next, l)})
 			}
 		}
 	}
@@ -112,7 +108,7 @@ func (c *Controller) reconcile(ctx context.Context, term metadata.Term) error {
 // whose share of preferred partitions led elsewhere exceeds
 // ImbalancePercent (Kafka's checkAndTriggerAutoLeaderRebalance).
 func (c *Controller) rebalance(ctx context.Context, term metadata.Term) error {
-	alive := c.aliveSet()
+	l := c.liveness()
 	total := make(map[int32]int)      // partitions preferring the broker
 	misled := make(map[int32]int)     // of those, led by another broker
 	moves := make(map[int32][]update) // of those, movable now
@@ -128,7 +124,7 @@ func (c *Controller) rebalance(ctx context.Context, term metadata.Term) error {
 				continue
 			}
 			misled[pref]++
-			if next, err := PreferredLeader(s, alive); err == nil && s.Leader != metadata.NoLeader {
+			if next, err := PreferredLeader(s, l); err == nil && s.Leader != metadata.NoLeader {
 				moves[pref] = append(moves[pref], update{topic: t.Name, partition: p, prev: s, next: next, why: "preferred leader rebalance"})
 			}
 		}
@@ -181,6 +177,18 @@ func (c *Controller) apply(ctx context.Context, term metadata.Term, ups []update
 	return errors.Join(errs...)
 }
 
+// reelectReason says why Reelect changed prev into next, for the log.
+func reelectReason(prev, next metadata.PartitionState, l Liveness) string {
+	switch {
+	case prev.Leader != metadata.NoLeader && l.Alive(prev.Leader) && !l.Eligible(prev.Leader):
+		return "controlled shutdown"
+	case next.Leader != prev.Leader:
+		return "leader lost"
+	default:
+		return "isr member lost or shutting down"
+	}
+}
+
 // write stores one decided change, fenced by the term.
 func (c *Controller) write(ctx context.Context, term metadata.Term, u update) error {
 	_, err := term.CompareAndSetPartition(ctx, u.topic, u.partition, u.prev.PartitionEpoch, u.next)
@@ -196,53 +204,4 @@ func (c *Controller) write(ctx context.Context, term metadata.Term, u update) er
 	default:
 		return fmt.Errorf("controller: %s-%d (%s): %w", u.topic, u.partition, u.why, err)
 	}
-}
-
-// ElectionType is the kind of election ElectLeader runs, numbered as in
-// Kafka's ElectLeaders request.
-type ElectionType int8
-
-// The election types of ElectLeaders.
-const (
-	// ElectPreferred moves leadership to the first replica (PreferredLeader).
-	ElectPreferred ElectionType = 0
-	// ElectUnclean elects a leader for a partition without a live one,
-	// outside the ISR if need be (UncleanLeader).
-	ElectUnclean ElectionType = 1
-)
-
-// ElectLeader runs one election for topic-partition on behalf of the
-// ElectLeaders API or an operator. It fails with ErrNotController unless
-// this broker is the active controller, metadata.ErrUnknownTopic,
-// ErrElectionNotNeeded, ErrPreferredLeaderNotAvailable,
-// ErrEligibleLeadersNotAvailable, metadata.ErrStaleEpoch (the partition
-// changed meanwhile; retry) or metadata.ErrFenced.
-func (c *Controller) ElectLeader(ctx context.Context, typ ElectionType, topic string, partition int32) error {
-	term, err := c.currentTerm()
-	if err != nil {
-		return err
-	}
-	s, ok := c.cache.Partition(topic, partition)
-	if !ok {
-		return fmt.Errorf("controller: elect %s-%d: %w", topic, partition, metadata.ErrUnknownTopic)
-	}
-	alive := c.aliveSet()
-	var next metadata.PartitionState
-	switch typ {
-	case ElectPreferred:
-		next, err = PreferredLeader(s, alive)
-	case ElectUnclean:
-		next, err = UncleanLeader(s, alive)
-	default:
-		err = fmt.Errorf("controller: unknown election type %d", typ)
-	}
-	if err != nil {
-		return fmt.Errorf("controller: elect %s-%d: %w", topic, partition, err)
-	}
-	if _, err := term.CompareAndSetPartition(ctx, topic, partition, s.PartitionEpoch, next); err != nil {
-		return fmt.Errorf("controller: elect %s-%d: %w", topic, partition, err)
-	}
-	c.log.Info("leader elected on request", "topic", topic, "partition", partition, "type", typ,
-		"leader", next.Leader, "leader_epoch", next.LeaderEpoch)
-	return nil
 }

@@ -74,7 +74,7 @@ func (s *Store) RegisterBroker(ctx context.Context, b metadata.Broker, ttl time.
 		return nil, fmt.Errorf("etcdstore: %s: keep lease alive: %w", op, err)
 	}
 	r := &registration{
-		s: s, id: b.ID, lease: lease.ID, rev: resp.Header.Revision,
+		s: s, b: b, lease: lease.ID, rev: resp.Header.Revision,
 		cancel: cancel, lost: make(chan struct{}), done: make(chan struct{}),
 	}
 	go r.keepAlive(alive)
@@ -107,7 +107,7 @@ func (s *Store) revoke(id clientv3.LeaseID) error {
 // gone or Close cancelled it.
 type registration struct {
 	s      *Store
-	id     int32
+	b      metadata.Broker // as registered; never modified
 	lease  clientv3.LeaseID
 	rev    int64
 	cancel context.CancelFunc // stops the keep-alive stream
@@ -124,7 +124,7 @@ func (r *registration) keepAlive(alive <-chan *clientv3.LeaseKeepAliveResponse) 
 	for range alive {
 	}
 	if !r.closing.Load() {
-		r.s.log.Error("broker registration lost: lease expired or etcd unreachable", "broker", r.id, "lease", int64(r.lease))
+		r.s.log.Error("broker registration lost: lease expired or etcd unreachable", "broker", r.b.ID, "lease", int64(r.lease))
 		close(r.lost)
 	}
 }
@@ -134,6 +134,35 @@ func (r *registration) Lost() <-chan struct{} { return r.lost }
 
 // Revision is the revision the registration key was created at.
 func (r *registration) Revision() int64 { return r.rev }
+
+// RequestShutdown rewrites brokers/ids/<id> with ShuttingDown set, in a
+// txn guarded by the key still being attached to this registration's
+// lease (a lost registration's key is gone or another process's).
+func (r *registration) RequestShutdown(ctx context.Context) (int64, error) {
+	op := fmt.Sprintf("controlled shutdown of broker %d", r.b.ID)
+	select {
+	case <-r.lost:
+		return 0, fmt.Errorf("etcdstore: %s: registration lost: %w", op, metadata.ErrClosed)
+	default:
+	}
+	if r.closing.Load() {
+		return 0, fmt.Errorf("etcdstore: %s: registration closed: %w", op, metadata.ErrClosed)
+	}
+	b := r.b
+	b.ShuttingDown = true
+	key := r.s.keys.broker(b.ID)
+	resp, err := r.s.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.LeaseValue(key), "=", r.lease)).
+		Then(clientv3.OpPut(key, encodeBroker(b), clientv3.WithLease(r.lease))).
+		Commit()
+	if err != nil {
+		return 0, fmt.Errorf("etcdstore: %s: %w", op, err)
+	}
+	if !resp.Succeeded {
+		return 0, fmt.Errorf("etcdstore: %s: the broker key is no longer this registration's: %w", op, metadata.ErrClosed)
+	}
+	return r.s.visible(ctx, op, resp.Header.Revision)
+}
 
 // Close stops the keep-alives and revokes the lease, which deletes the
 // broker key at once.

@@ -14,7 +14,7 @@
 //	<prefix>/cluster/id             cluster id, 22 base64url chars; created once by a txn
 //	<prefix>/topics/<name>          {"id":"<base64url topic id>","configs":{"k":"v"}} (overrides only)
 //	<prefix>/partitions/<name>/<p>  {"replicas":[1,2],"leader":1,"leaderEpoch":0,"partitionEpoch":0,"isr":[1,2]}
-//	<prefix>/brokers/ids/<id>       {"id":1,"host":"h","port":9092,"rack":"r"}, attached to the broker's lease
+//	<prefix>/brokers/ids/<id>       {"id":1,"host":"h","port":9092,"rack":"r","incarnation":"…","shuttingDown":true}, attached to the broker's lease
 //	<prefix>/producer-ids/next      next free producer id, decimal
 //	<prefix>/controller/election/<lease>  campaign keys of concurrency.Election; the oldest one leads
 //	<prefix>/controller/epoch       controller epoch, decimal; bumped by every elected controller
@@ -40,7 +40,8 @@
 // revision; a controller Term's compare-and-set adds its fence to the txn
 // (its campaign key's create revision and controller/epoch's value).
 // Broker keys are ephemeral: a lease with keep-alives, like ZooKeeper's
-// /brokers/ids.
+// /brokers/ids. A controlled shutdown rewrites the key in a txn guarded by
+// its lease (LeaseValue), so only the registration that holds it can.
 //
 // # Visibility
 //

@@ -39,7 +39,7 @@ func (s *Store) RegisterBroker(_ context.Context, br metadata.Broker, _ time.Dur
 	return r, nil
 }
 
-// registration is a metadata.Registration. over and the membership in
+// registration is a metadata.Registration. b, over and the membership in
 // s.regs are guarded by Backend.mu.
 type registration struct {
 	s    *Store
@@ -54,6 +54,18 @@ func (r *registration) Lost() <-chan struct{} { return r.lost }
 
 // Revision is the revision the registration was written at.
 func (r *registration) Revision() int64 { return r.rev }
+
+// RequestShutdown rewrites the broker's record with ShuttingDown set.
+func (r *registration) RequestShutdown(context.Context) (int64, error) {
+	b := r.s.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if r.over {
+		return 0, fmt.Errorf("memstore: controlled shutdown of broker %d: registration over: %w", r.b.ID, metadata.ErrClosed)
+	}
+	r.b.ShuttingDown = true
+	return b.commit(metadata.Change{Kind: metadata.ChangeBroker, Broker: r.b}), nil
+}
 
 // Close withdraws the registration at once. Idempotent.
 func (r *registration) Close() error {

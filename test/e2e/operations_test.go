@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/broker/peer"
 	"github.com/strata-broker/strata/test/harness"
 )
 
@@ -168,15 +170,28 @@ func TestElectLeaders(t *testing.T) {
 	if len(prefersOne) == 0 {
 		t.Fatal("no partition prefers broker 1")
 	}
+	// One election sent straight to a broker that is not the controller:
+	// it forwards the request and relays the controller's answer.
+	forwarded := slices.Sorted(maps.Keys(prefersOne))[0]
+	if code := electAt(t, bs, topic, forwarded, ""); code != 0 {
+		t.Fatalf("forwarded election of partition %d: %v", forwarded, kerr.ErrorForCode(code))
+	}
+	waitUntil(t, "forwarded election applied", 10*time.Second, func() bool {
+		return topicDetail(t, adm, topic).Partitions[forwarded].Leader == 1
+	})
+	// A request that is itself forwarded is not forwarded again.
+	if code := electAt(t, bs, topic, forwarded, peer.ClientID); code != kerr.NotController.Code {
+		t.Fatalf("forwarded request at a non-controller: %v, want NOT_CONTROLLER", kerr.ErrorForCode(code))
+	}
 	res, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, nil)
 	if err != nil {
 		t.Fatalf("elect preferred: %v", err)
 	}
 	for _, r := range res[topic] {
 		switch {
-		case prefersOne[r.Partition] && r.Err != nil:
+		case prefersOne[r.Partition] && r.Partition != forwarded && r.Err != nil:
 			t.Fatalf("partition %d: %v", r.Partition, r.Err)
-		case !prefersOne[r.Partition] && !errors.Is(r.Err, kerr.ElectionNotNeeded):
+		case (!prefersOne[r.Partition] || r.Partition == forwarded) && !errors.Is(r.Err, kerr.ElectionNotNeeded):
 			t.Fatalf("partition %d: got %v, want ELECTION_NOT_NEEDED", r.Partition, r.Err)
 		}
 	}
@@ -202,6 +217,47 @@ func TestElectLeaders(t *testing.T) {
 	if r := res["no-such-topic"][0]; !errors.Is(r.Err, kerr.UnknownTopicOrPartition) {
 		t.Fatalf("unknown topic: %v", r.Err)
 	}
+}
+
+// electAt sends a preferred ElectLeaders for one partition to a broker
+// that is not the controller, as a client with clientID ("" for kgo's
+// default), and returns the partition's code.
+func electAt(t *testing.T, bs []*harness.Broker, topic string, p int32, clientID string) int16 {
+	t.Helper()
+	ctx := testCtx(t)
+	opts := []kgo.Opt{kgo.SeedBrokers(seeds(bs)...)}
+	if clientID != "" {
+		opts = append(opts, kgo.ClientID(clientID))
+	}
+	cl := harness.NewClient(t, bs[0].Addr(), opts...)
+	md, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("metadata: %v", err)
+	}
+	var other int32 = -1
+	for _, b := range md.Brokers {
+		if b.NodeID != md.ControllerID {
+			other = b.NodeID
+			break
+		}
+	}
+	if other < 0 {
+		t.Fatalf("no broker other than the controller %d", md.ControllerID)
+	}
+	req := kmsg.NewPtrElectLeadersRequest()
+	req.TimeoutMillis = 10000
+	rt := kmsg.NewElectLeadersRequestTopic()
+	rt.Topic, rt.Partitions = topic, []int32{p}
+	req.Topics = append(req.Topics, rt)
+	kresp, err := cl.Broker(int(other)).Request(ctx, req)
+	if err != nil {
+		t.Fatalf("ElectLeaders at broker %d: %v", other, err)
+	}
+	resp := kresp.(*kmsg.ElectLeadersResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("ElectLeaders at broker %d: %+v", other, resp)
+	}
+	return resp.Topics[0].Partitions[0].ErrorCode
 }
 
 // TestPartitionReassignment moves an RF=1 partition off its broker onto

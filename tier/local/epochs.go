@@ -47,15 +47,23 @@ func (c *epochCache) assign(epoch int32, offset int64) error {
 	return c.write(false)
 }
 
-// add appends the entry if epoch is newer than the latest known one.
+// add appends the entry if epoch is newer than the latest known one. An
+// entry starting at or after offset goes first (an epoch that wrote
+// nothing before the next one started), as in Kafka's
+// LeaderEpochFileCache.assign, so that every entry's epoch ends where the
+// next starts.
 func (c *epochCache) add(epoch int32, offset int64) bool {
 	if epoch < 0 {
 		return false
 	}
-	if n := len(c.entries); n > 0 && c.entries[n-1].Epoch >= epoch {
+	n := len(c.entries)
+	if n > 0 && c.entries[n-1].Epoch >= epoch {
 		return false
 	}
-	c.entries = append(c.entries, EpochEntry{epoch, offset})
+	for n > 0 && c.entries[n-1].StartOffset >= offset {
+		n--
+	}
+	c.entries = append(c.entries[:n], EpochEntry{epoch, offset})
 	return true
 }
 

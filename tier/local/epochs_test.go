@@ -126,3 +126,24 @@ func TestAssignEpochAtLogEnd(t *testing.T) {
 		t.Fatalf("epochs %v, want %v", l.Epochs(), want)
 	}
 }
+
+// TestEpochThatWroteNothingIsReplaced: an epoch assigned at the log end
+// that appended nothing before the next epoch started is dropped, as in
+// Kafka's LeaderEpochFileCache.assign, so each epoch ends where the next
+// starts.
+func TestEpochThatWroteNothingIsReplaced(t *testing.T) {
+	l := openLog(t, t.TempDir(), Config{})
+	appendEpoch(t, l, 1, 2) // offsets 0-1
+	for _, e := range []int32{2, 3} {
+		if err := l.AssignEpoch(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendEpoch(t, l, 3, 1)
+	if want := []EpochEntry{{1, 0}, {3, 2}}; !equalEpochs(l.Epochs(), want) {
+		t.Fatalf("epochs %v, want %v", l.Epochs(), want)
+	}
+	if epoch, end := l.EndOffsetForEpoch(2); epoch != 1 || end != 2 {
+		t.Fatalf("EndOffsetForEpoch(2) = epoch %d end %d, want epoch 1 end 2", epoch, end)
+	}
+}

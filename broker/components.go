@@ -1,0 +1,331 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/strata-broker/strata/broker/group"
+	"github.com/strata-broker/strata/broker/handler"
+	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/broker/peer"
+	"github.com/strata-broker/strata/broker/replica"
+	"github.com/strata-broker/strata/compaction"
+	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/metadata/controller"
+)
+
+// node holds the parts of one Run of the broker, filled in as they start
+// (components): a step uses only what the steps before it set.
+type node struct {
+	kafkaLn, metricsLn net.Listener
+
+	logDir    *logDir
+	closeEtcd func() // stops the embedded etcd; nil with an external one
+	endpoints []string
+	store     metadata.Store
+	self      metadata.Broker
+	reg       metadata.Registration
+
+	parts        *partition.Manager
+	tier         *tiering
+	fetcher      *replica.Fetcher
+	stopFetching context.CancelFunc
+	groups       *group.Coordinator
+	ctrl         *controller.Controller
+	observer     *controller.Observer
+	stopObserver context.CancelFunc
+	peers        *peer.Client
+	clients      *clients // the Kafka listener's connection limits, request memory and log limit
+
+	metrics        *prometheus.Registry
+	handlerMetrics *handler.Metrics
+	openErrors     prometheus.Counter // partitions that failed to open at start-up
+}
+
+func newNode() *node {
+	n := &node{metrics: prometheus.NewRegistry()}
+	n.openErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "strata_partition_open_errors_total",
+		Help: "Partitions this broker failed to open at start-up (each is logged); strata_offline_replicas counts those still not open.",
+	})
+	n.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), n.openErrors)
+	n.handlerMetrics = handler.NewMetrics(n.metrics)
+	return n
+}
+
+// components is the broker's parts in start order; they stop in the
+// reverse order. So: listeners bind before anything starts and Kafka
+// clients are accepted only once every other part runs; on stopping, the
+// controlled shutdown runs while the broker still serves, then serving
+// ends, the loops stop, the group coordinator closes, the fetchers stop,
+// the logs are flushed, and only then the lease is revoked and the
+// metadata store, etcd and the log directory's lock are released.
+func (s *Server) components(n *node) []component {
+	return []component{
+		// Both listeners bind first, so a bad or taken address fails the
+		// start before anything runs. The kernel queues connections until
+		// "kafka server" accepts them.
+		{name: "kafka listener", start: func(context.Context) error { return s.listenKafka(n) }, stop: closeListener(&n.kafkaLn)},
+		{name: "metrics listener", start: func(context.Context) error { return s.listenMetrics(n) }, stop: closeListener(&n.metricsLn)},
+		// The log directory's lock, released last.
+		{name: "log dir", start: func(context.Context) error {
+			ld, err := openLogDir(s.cfg.LogDirs[0], s.cfg.NodeID)
+			n.logDir = ld
+			return err
+		}, stop: func() error { return n.logDir.close() }},
+		// Single-node mode: etcd in this process, under the log dir.
+		{name: "embedded etcd", start: func(context.Context) error { return s.startEtcd(n) }, stop: func() error {
+			if n.closeEtcd != nil {
+				n.closeEtcd()
+			}
+			return nil
+		}},
+		{name: "metadata store", start: func(ctx context.Context) error { return s.openStore(ctx, n) },
+			stop: func() error { return n.store.Close() }},
+		// The broker's lease. It is revoked only after the logs were
+		// flushed: the broker counts as live until then. Losing it stops
+		// the broker.
+		{name: "registration", start: func(ctx context.Context) (err error) {
+			n.self = handler.SelfBroker(s.cfg, n.kafkaLn.Addr().String())
+			n.self.Incarnation = n.logDir.incarnation
+			n.reg, err = s.register(ctx, n.store, n.self)
+			return err
+		}, run: func(ctx context.Context, fail func(error)) {
+			select {
+			case <-n.reg.Lost():
+				fail(errLeaseLost)
+			case <-ctx.Done():
+			}
+		}, stop: func() error { return n.reg.Close() }},
+		// No log is open yet; cold reads are wired in before any opens.
+		{name: "partition manager", start: func(context.Context) (err error) {
+			n.parts, err = partition.NewManager(s.cfg, n.store.Cache(), s.log)
+			if err == nil {
+				n.metrics.MustRegister(newPartitionCollector(n.parts, n.store.Cache(), s.cfg.NodeID))
+			}
+			return err
+		}},
+		// The remote log manager; its stop drops the chunk cache, after
+		// the logs closed.
+		{name: "remote tier", start: func(ctx context.Context) (err error) {
+			if n.tier, err = s.openTiering(ctx, n.store, n.parts); err == nil {
+				n.metrics.MustRegister(n.tier.collector(n.parts))
+			}
+			return err
+		}, stop: func() error { return n.tier.Close() }},
+		// The logs this broker hosts; stopping flushes them with a
+		// clean-shutdown marker. A partition that cannot open stays
+		// offline here; the others are served.
+		{name: "partitions", start: func(context.Context) error { s.openPartitions(n); return nil },
+			stop: func() error { return n.parts.Close() }},
+		// Follower fetchers; they stop before the logs close.
+		{name: "replica fetcher", start: func(context.Context) error { s.startFetcher(n); return nil }, stop: func() error {
+			n.stopFetching()
+			return n.fetcher.Close()
+		}},
+		// Applies metadata changes to the partitions, shrinks lagging
+		// ISRs, checkpoints high watermarks.
+		{name: "partition sync", run: func(ctx context.Context, _ func(error)) { n.parts.Run(ctx) }},
+		// Groups on __consumer_offsets; closed before the logs close
+		// (and already when serving ends, see serveKafka).
+		{name: "group coordinator", start: func(context.Context) error {
+			n.groups = group.New(group.ConfigFrom(s.cfg), s.log)
+			return nil
+		}, run: func(ctx context.Context, _ func(error)) {
+			n.groups.Run(ctx, s.cfg.NodeID, n.store.Cache(), n.parts)
+		}, stop: func() error { return n.groups.Close() }},
+		// The controller campaign (and reassignments while elected); it
+		// steps down when its context ends.
+		{name: "controller", start: func(context.Context) error {
+			n.ctrl = controller.New(n.store, s.cfg.NodeID, controller.OptionsFromConfig(s.cfg, s.log))
+			return nil
+		}, run: func(ctx context.Context, _ func(error)) { s.runController(ctx, n.ctrl) }},
+		// Who the controller is, for Metadata and DescribeCluster.
+		{name: "controller observer", start: func(context.Context) error {
+			ctx, cancel := context.WithCancel(context.Background())
+			n.observer, n.stopObserver = controller.Observe(ctx, n.store), cancel
+			return nil
+		}, stop: func() error {
+			n.stopObserver()
+			<-n.observer.Done()
+			return nil
+		}},
+		// Retention and log cleaning.
+		{name: "log cleaner", run: func(ctx context.Context, _ func(error)) {
+			compaction.New(s.cfg, compaction.SourceOf(n.parts.All), s.log).Run(ctx)
+		}},
+		// Copies to and expiry in the remote tier, deleted topics' sweep.
+		{name: "remote tier tasks", run: func(ctx context.Context, _ func(error)) { n.tier.Run(ctx) }},
+		// /metrics, the admin endpoints and pprof on metrics.listener.
+		{name: "metrics server", run: func(ctx context.Context, _ func(error)) { s.serveMetrics(ctx, n) }},
+		// Connections to other brokers, for requests forwarded to the
+		// controller; closed once no handler runs.
+		{name: "peer client", start: func(context.Context) error {
+			n.peers = peer.NewClient(n.store.Cache())
+			return nil
+		}, stop: func() error { return n.peers.Close() }},
+		// Kafka clients: accepted from here on, within the connection
+		// limits; when this step stops, connections drain. An accept
+		// failure that does not pass stops the broker.
+		{name: "kafka server", start: func(ctx context.Context) (err error) {
+			n.clients, err = newClients(ctx, s.cfg, s.log)
+			return err
+		}, run: func(ctx context.Context, fail func(error)) { s.serveKafka(ctx, fail, n) }},
+		// Stopped first, while the broker still serves: leaderships move
+		// to other ISR members (shutdown.go).
+		{name: "controlled shutdown", stop: func() error { s.shutDownControlled(n); return nil }},
+	}
+}
+
+// errLeaseLost means the broker's registration lease ended without the
+// broker asking (expired, or etcd unreachable for longer than its TTL).
+var errLeaseLost = errors.New("lease lost")
+
+// closeListener closes *ln if set; a listener already closed (its server
+// closes it when it stops) is not an error.
+func closeListener(ln *net.Listener) func() error {
+	return func() error {
+		if *ln == nil {
+			return nil
+		}
+		if err := (*ln).Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			return err
+		}
+		return nil
+	}
+}
+
+func (s *Server) listenKafka(n *node) error {
+	ln, err := net.Listen("tcp", s.cfg.Listeners[0])
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.cfg.Listeners[0], err)
+	}
+	n.kafkaLn = ln
+	s.mu.Lock()
+	s.addr = ln.Addr().String()
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Server) listenMetrics(n *node) error {
+	if s.cfg.MetricsListener == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", s.cfg.MetricsListener)
+	if err != nil {
+		return fmt.Errorf("listen for metrics on %s: %w", s.cfg.MetricsListener, err)
+	}
+	n.metricsLn = ln
+	return nil
+}
+
+// openPartitions opens the partitions the metadata assigns here. One that
+// fails (a damaged log, a topic whose configs do not resolve) is logged,
+// counted and left offline, as Kafka serves the logs it could load; every
+// metadata change retries it (partition sync). Such failures are always
+// partition- or topic-specific, so none stops the broker. Stray
+// directories are removed only after a fully successful sync: a partition
+// that failed to open is still assigned here and keeps its data.
+func (s *Server) openPartitions(n *node) {
+	if err := n.parts.Sync(); err != nil {
+		n.openErrors.Add(float64(errorCount(err)))
+		s.log.Error("open partitions: serving the others; these stay offline", "err", err)
+		return
+	}
+	if err := n.parts.RemoveStray(); err != nil {
+		s.log.Error("remove stray partitions", "err", err)
+	}
+}
+
+// errorCount is how many errors err joins (1 for a plain error).
+func errorCount(err error) int {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return len(j.Unwrap())
+	}
+	return 1
+}
+
+// startFetcher connects the partitions to the follower fetcher and the
+// metadata store (ISR changes) and starts following the partitions led
+// elsewhere; partition sync, which starts next, re-hands the followed set
+// at every metadata change.
+func (s *Server) startFetcher(n *node) {
+	ctx, cancel := context.WithCancel(context.Background())
+	n.fetcher = replica.New(ctx, replica.Options{
+		NodeID: s.cfg.NodeID, Cache: n.store.Cache(), MaxWait: time.Duration(s.cfg.ReplicaFetchWaitMaxMs) * time.Millisecond,
+		PartitionMaxBytes: s.cfg.ReplicaFetchMaxBytes, ResponseMaxBytes: s.cfg.ReplicaFetchResponseMaxBytes,
+		Fetchers: s.cfg.NumReplicaFetchers, Log: s.log,
+	})
+	n.stopFetching = cancel
+	n.parts.SetReplication(n.store, n.fetcher)
+	n.fetcher.Follow(n.parts.All())
+}
+
+// runController campaigns until ctx ends; a controller that stops early
+// (its store closed) is logged, and the broker goes on serving.
+func (s *Server) runController(ctx context.Context, ctrl *controller.Controller) {
+	var wg sync.WaitGroup
+	wg.Go(func() { ctrl.RunReassignments(ctx) })
+	if err := ctrl.Run(ctx); err != nil && ctx.Err() == nil {
+		s.log.Error("controller stopped", "err", err)
+	}
+	wg.Wait()
+}
+
+// shutDownControlled stops following and runs the controlled shutdown
+// (its registration's flag keeps leaders from taking it back into an ISR
+// while its leaderships move away). After a lost lease it does nothing: the controller
+// already moves them, and etcd is likely out of reach.
+func (s *Server) shutDownControlled(n *node) {
+	select {
+	case <-n.reg.Lost():
+		s.log.Warn("controlled shutdown skipped: the registration lease is lost")
+		return
+	default:
+	}
+	n.fetcher.Follow(nil)
+	n.parts.SetReplication(n.store, nil)
+	controlledShutdown(n.reg, n.store.Cache(), s.cfg.NodeID, s.log)
+}
+
+// serveKafka accepts Kafka connections until ctx ends, then drains them:
+// the group coordinator resigns at once (requests waiting on a rebalance
+// answer NOT_COORDINATOR, as from a coordinator that moved, rather than
+// hold the drain), and connections answer what they read and close
+// (serveConn). Accepting waits while max.connections are open and
+// retries failures that pass, such as running out of file descriptors
+// (clients.accept); any other accept failure asks for the ordered stop,
+// and connections already open are served until this step's turn to stop.
+func (s *Server) serveKafka(ctx context.Context, fail func(error), n *node) {
+	s.env = &handler.Env{
+		Cfg: s.cfg, Store: n.store, Cache: n.store.Cache(), Partitions: n.parts, Groups: n.groups,
+		Controller: n.observer, Elector: n.ctrl, Peers: n.peers, Log: s.log, Metrics: n.handlerMetrics,
+		Self: n.self, Draining: ctx.Done(),
+	}
+	closed := make(chan struct{})
+	context.AfterFunc(ctx, func() {
+		_ = n.kafkaLn.Close()
+		close(closed)
+	})
+	var conns sync.WaitGroup
+	for {
+		c, err := n.clients.accept(ctx, n.kafkaLn)
+		if err != nil {
+			if ctx.Err() == nil {
+				fail(fmt.Errorf("accept: %w", err))
+			}
+			break
+		}
+		conns.Go(func() { s.serveConn(ctx, c, n.clients) })
+	}
+	<-closed // ctx ended
+	_ = n.groups.Close()
+	conns.Wait()
+}

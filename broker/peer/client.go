@@ -1,0 +1,111 @@
+package peer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/metadata"
+)
+
+// ClientID is the client id of every request a Client sends.
+const ClientID = "strata-broker"
+
+// ErrClosed: the Client was closed.
+var ErrClosed = errors.New("peer: client closed")
+
+// Client sends requests to other brokers by broker id, at the address
+// their registration advertises.
+type Client struct {
+	cache *metadata.Cache
+
+	mu     sync.Mutex
+	idle   map[int32]idleConn
+	closed bool
+}
+
+// idleConn is a connection kept for the next request to its broker, with
+// the address it was dialled at (a restarted broker may move).
+type idleConn struct {
+	c    *Conn
+	addr string
+}
+
+// NewClient returns a client that finds brokers in cache.
+func NewClient(cache *metadata.Cache) *Client {
+	return &Client{cache: cache, idle: map[int32]idleConn{}}
+}
+
+// Request sends req (its version already set) to broker id and returns
+// its response. A failed request's connection is dropped; the caller
+// decides whether to retry.
+func (c *Client) Request(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error) {
+	b, ok := c.cache.Broker(id)
+	if !ok {
+		return nil, fmt.Errorf("peer: broker %d is not registered", id)
+	}
+	addr := b.Addr()
+	conn, err := c.take(ctx, id, addr)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := conn.Request(ctx, req)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("peer: broker %d: %w", id, err)
+	}
+	conn.buf = nil // resp aliases it: the next request reads into a new one
+	c.put(id, idleConn{conn, addr})
+	return resp, nil
+}
+
+// take returns the idle connection to broker id at addr, or dials one.
+func (c *Client) take(ctx context.Context, id int32, addr string) (*Conn, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	ic, ok := c.idle[id]
+	delete(c.idle, id)
+	c.mu.Unlock()
+	if ok && ic.addr == addr {
+		return ic.c, nil
+	}
+	if ok {
+		ic.c.Close()
+	}
+	conn, err := Dial(ctx, addr, ClientID)
+	if err != nil {
+		return nil, fmt.Errorf("peer: broker %d: %w", id, err)
+	}
+	return conn, nil
+}
+
+// put keeps ic for the next request to broker id, or closes it when
+// another is kept already or the client is closed.
+func (c *Client) put(id int32, ic idleConn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, busy := c.idle[id]; busy || c.closed {
+		ic.c.Close()
+		return
+	}
+	c.idle[id] = ic
+}
+
+// Close closes the idle connections; requests in flight finish, later
+// ones fail with ErrClosed. Idempotent.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for id, ic := range c.idle {
+		ic.c.Close()
+		delete(c.idle, id)
+	}
+	return nil
+}

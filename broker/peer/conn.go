@@ -1,0 +1,86 @@
+package peer
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/broker/wire"
+)
+
+const (
+	// maxFrame bounds a response frame from another broker.
+	maxFrame = 256 << 20
+	// requestTimeout bounds one request when its ctx has no earlier
+	// deadline.
+	requestTimeout = 30 * time.Second
+)
+
+// Conn is one connection to another broker, for one goroutine at a time.
+// Requests carry the version their caller set: both ends are Strata, so
+// nothing is negotiated.
+type Conn struct {
+	conn net.Conn
+	br   *bufio.Reader
+	fmt  *kmsg.RequestFormatter
+	corr int32
+	// buf is the last response frame, reused for the next one: a
+	// response's byte fields alias it, so they are valid only until the
+	// next request.
+	buf []byte
+}
+
+// Dial connects to the broker at addr; its requests carry clientID.
+func Dial(ctx context.Context, addr, clientID string) (*Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("dial broker %s: %w", addr, err)
+	}
+	// A small read buffer: frames are read straight into buf past what
+	// the buffer already holds, so bytes are copied once.
+	return &Conn{conn: c, br: bufio.NewReaderSize(c, 16<<10), fmt: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))}, nil
+}
+
+// Request sends req (its version already set) and reads its response,
+// whose byte fields stay valid until the next request. Any error leaves
+// the connection unusable.
+func (c *Conn) Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	c.corr++
+	deadline := time.Now().Add(requestTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = c.conn.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = c.conn.SetDeadline(time.Now()) })
+	defer stop()
+	if _, err := c.conn.Write(c.fmt.AppendRequest(nil, req, c.corr)); err != nil {
+		return nil, fmt.Errorf("write %s: %w", kmsg.NameForKey(req.Key()), err)
+	}
+	frame, err := wire.ReadFrame(c.br, maxFrame, c.buf)
+	if err != nil {
+		return nil, fmt.Errorf("read %s response: %w", kmsg.NameForKey(req.Key()), err)
+	}
+	if corr := int32(binary.BigEndian.Uint32(frame)); corr != c.corr {
+		return nil, fmt.Errorf("response correlation id %d, want %d", corr, c.corr)
+	}
+	c.buf = frame
+	resp := req.ResponseKind()
+	r := kbin.Reader{Src: frame[4:]}
+	if resp.IsFlexible() && req.Key() != int16(kmsg.ApiVersions) { // its response header never has tags
+		kmsg.SkipTags(&r)
+	}
+	if err := resp.ReadFrom(r.Src); err != nil {
+		return nil, fmt.Errorf("decode %s response: %w", kmsg.NameForKey(req.Key()), err)
+	}
+	return resp, nil
+}
+
+// Close closes the connection.
+func (c *Conn) Close() { _ = c.conn.Close() }
