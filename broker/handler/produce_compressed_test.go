@@ -3,7 +3,6 @@ package handler
 import (
 	"context"
 	"encoding/binary"
-	"hash/crc32"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -24,12 +23,6 @@ func produceBatch(t *testing.T, env *Env, batch []byte) kmsg.ProduceResponseTopi
 		t.Fatal(err)
 	}
 	return res.Resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0]
-}
-
-// withCRC recomputes a batch's CRC-32C after a test changed its header.
-func withCRC(b record.Batch) record.Batch {
-	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
-	return b
 }
 
 // TestProduceChecksCompressedRecords: compressed batches whose records
