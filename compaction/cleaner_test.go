@@ -3,6 +3,7 @@ package compaction
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -539,4 +540,28 @@ func TestIdempotentProducerLastBatchKept(t *testing.T) {
 			t.Fatalf("%d empty batches", len(e))
 		}
 	})
+}
+
+// TestCleanRefusesBatchOverMaxMessageBytes: a gzip batch in the log that
+// decompresses beyond the topic's max.message.bytes (written before the
+// limit was lowered) fails the pass, as produce would refuse it, instead
+// of being inflated whole. Real clock: see TestCleanPreservesCodecsAndTimestamps.
+func TestCleanRefusesBatchOverMaxMessageBytes(t *testing.T) {
+	t0 := nowMs() - 60_000
+	const segBytes = 64 << 10
+	p := newPart(t, segBytes, compactCfg("segment.bytes", fmt.Sprint(segBytes)))
+	appendKV(t, p.l, record.Gzip, kv{key: []byte("big"), value: make([]byte, 256<<10), ts: t0})
+	appendKV(t, p.l, record.None, kv{key: []byte("big"), value: []byte("small"), ts: t0 + 1})
+	appendKV(t, p.l, record.None, kv{key: []byte("roll"), value: make([]byte, segBytes), ts: t0 + 2})
+	p.setConfig(t, compactCfg("segment.bytes", fmt.Sprint(segBytes), "max.message.bytes", "65536"))
+	c := NewCleaner(settings(), source(p))
+	if _, err := c.Clean(context.Background(), p); !errors.Is(err, record.ErrTooLarge) {
+		t.Fatalf("clean with a batch inflating past max.message.bytes: %v, want ErrTooLarge", err)
+	}
+	// Under a limit it fits, the same log cleans (a new cleaner: the
+	// first marked the log uncleanable).
+	p.setConfig(t, compactCfg("segment.bytes", fmt.Sprint(segBytes), "max.message.bytes", fmt.Sprint(1<<20)))
+	if st := cleanNow(t, NewCleaner(settings(), source(p)), p); st.RecordsRemoved != 1 {
+		t.Fatalf("stats %+v, want the big record removed", st)
+	}
 }
