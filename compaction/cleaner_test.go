@@ -550,7 +550,8 @@ func TestCleanRefusesBatchOverMaxMessageBytes(t *testing.T) {
 	t0 := nowMs() - 60_000
 	const segBytes = 64 << 10
 	p := newPart(t, segBytes, compactCfg("segment.bytes", fmt.Sprint(segBytes)))
-	appendKV(t, p.l, record.Gzip, kv{key: []byte("big"), value: make([]byte, 256<<10), ts: t0})
+	// 2 MiB of zeros: past InflateFactor times the 64 KiB limit set below.
+	appendKV(t, p.l, record.Gzip, kv{key: []byte("big"), value: make([]byte, 2<<20), ts: t0})
 	appendKV(t, p.l, record.None, kv{key: []byte("big"), value: []byte("small"), ts: t0 + 1})
 	appendKV(t, p.l, record.None, kv{key: []byte("roll"), value: make([]byte, segBytes), ts: t0 + 2})
 	p.setConfig(t, compactCfg("segment.bytes", fmt.Sprint(segBytes), "max.message.bytes", "65536"))

@@ -23,9 +23,11 @@ import (
 //   Kafka's LogValidator does: undecodable data or bad record framing is
 //   CORRUPT_MESSAGE; more or fewer records than the header says, or offset
 //   deltas other than 0..n-1, INVALID_RECORD (Kafka rewrites such a batch;
-//   it is stored as sent here). Decompressing past max.message.bytes is
-//   MESSAGE_TOO_LARGE, which Kafka does not check: every consumer of such a
-//   batch would have to inflate it. A rejected batch appends nothing.
+//   it is stored as sent here). Decompressing past record.InflateFactor
+//   times max.message.bytes is MESSAGE_TOO_LARGE, which Kafka does not
+//   check: every consumer of such a batch would have to inflate it (the
+//   factor leaves room for the batches Java producers fill by estimated
+//   compressed size). A rejected batch appends nothing.
 // * Offsets are assigned without re-encoding the records; with
 //   message.timestamp.type=LogAppendTime the batch timestamps and CRC are
 //   rewritten.

@@ -54,7 +54,9 @@ func TestBadCompressedBatchesRejected(t *testing.T) {
 		noise[i] = byte(rng.Uint32())
 	}
 	noise[0] = 100 // snappy: a raw block declaring a plausible size
-	bomb := []harness.RawRecord{{Key: []byte("k"), Value: make([]byte, 16<<20)}}
+	// Inflates past record.InflateFactor times max.message.bytes (16 MiB),
+	// while snappy, which compresses least, still sends it under 1 MiB.
+	bomb := []harness.RawRecord{{Key: []byte("k"), Value: make([]byte, 18<<20)}}
 	codecs := map[int8]string{1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 	for codec, name := range codecs {
 		spec := func(s harness.BatchSpec) []byte {
@@ -76,8 +78,8 @@ func TestBadCompressedBatchesRejected(t *testing.T) {
 			{"truncated record", topic, id, spec(harness.BatchSpec{Area: harness.Compress(codec, whole[61:len(whole)-1])}), kerr.CorruptMessage.Code},
 			{"claims 1000 records, holds 2", topic, id, spec(harness.BatchSpec{Count: 1000}), kerr.InvalidRecord.Code},
 			{"offset deltas out of order", topic, id, spec(harness.BatchSpec{Records: good("bad", 3), Deltas: []int32{0, 2, 1}}), kerr.InvalidRecord.Code},
-			{"16 MiB value", topic, id, spec(harness.BatchSpec{Records: bomb}), kerr.MessageTooLarge.Code},
-			{"16 MiB value, compacted topic", compacted, cid, spec(harness.BatchSpec{Records: bomb}), kerr.MessageTooLarge.Code},
+			{"18 MiB value", topic, id, spec(harness.BatchSpec{Records: bomb}), kerr.MessageTooLarge.Code},
+			{"18 MiB value, compacted topic", compacted, cid, spec(harness.BatchSpec{Records: bomb}), kerr.MessageTooLarge.Code},
 		}
 		for _, c := range cases {
 			if len(c.batch) >= 1<<20 {

@@ -16,8 +16,8 @@
 // Decompression uses the codec libraries kgo itself uses directly
 // (klauspost/compress; for lz4, pierrec/lz4's block decoder under the
 // package's own frame reader, which keeps its buffers), as streams, every
-// codec bounded by an output limit (the topic's max.message.bytes, at most
-// [MaxDecompressedBytes]) and declared sizes checked before anything is
+// codec bounded by an output limit ([InflateFactor] times the topic's
+// max.message.bytes, at most [MaxDecompressedBytes]) and declared sizes checked before anything is
 // allocated for them: kgo.DefaultDecompressor would let a few bytes of
 // snappy or zstd from a client claim 2 GiB. Validate never holds a
 // compressed batch's records whole: it reads them through a small buffer

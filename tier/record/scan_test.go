@@ -181,10 +181,11 @@ func allocated(fn func()) uint64 {
 }
 
 func TestBombsStopAtTheLimit(t *testing.T) {
+	const maxBatch = 64 << 10 // records may inflate to InflateFactor times it: 1 MiB
 	for c, b := range bombs(t) {
-		Validate(b, ValidateOptions{MaxBatchBytes: 1 << 20}) // warm the slot's decoders
+		Validate(b, ValidateOptions{MaxBatchBytes: maxBatch}) // warm the slot's decoders
 		var err error
-		n := allocated(func() { err = Validate(b, ValidateOptions{MaxBatchBytes: 1 << 20}) })
+		n := allocated(func() { err = Validate(b, ValidateOptions{MaxBatchBytes: maxBatch}) })
 		if !errors.Is(err, ErrTooLarge) {
 			t.Errorf("%s bomb of %d bytes: %v, want ErrTooLarge", c, len(b), err)
 		}
@@ -193,9 +194,9 @@ func TestBombsStopAtTheLimit(t *testing.T) {
 		}
 		// Records keeps the output: a few times the limit as its buffer
 		// grows, never the 16 MiB or 1 GiB.
-		n = allocated(func() { _, err = b.RecordsWithin(1 << 20) })
+		n = allocated(func() { _, err = b.RecordsWithin(maxBatch) })
 		if !errors.Is(err, ErrTooLarge) || n > 8<<20 {
-			t.Errorf("%s bomb: RecordsWithin(1 MiB) = %v after allocating %d bytes", c, err, n)
+			t.Errorf("%s bomb: RecordsWithin(64 KiB) = %v after allocating %d bytes", c, err, n)
 		}
 	}
 }

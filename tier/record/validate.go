@@ -16,8 +16,8 @@ var (
 	// Kafka's produce v3+ rejects these as INVALID_RECORD; older produce
 	// versions would answer UNSUPPORTED_FOR_MESSAGE_FORMAT.
 	ErrUnsupportedMagic = errors.New("record: unsupported message format (magic < 2)")
-	// ErrTooLarge: the batch exceeds the topic's max.message.bytes, as
-	// received or decompressed, or decompresses beyond
+	// ErrTooLarge: the batch exceeds the topic's max.message.bytes as
+	// received, or decompresses beyond InflateFactor times it or
 	// MaxDecompressedBytes (Kafka's MESSAGE_TOO_LARGE).
 	ErrTooLarge = errors.New("record: batch too large")
 	// ErrInvalidRecord: a well-formed batch that Kafka's LogValidator refuses
@@ -29,9 +29,9 @@ var (
 // ValidateOptions tunes Validate for one topic.
 type ValidateOptions struct {
 	// MaxBatchBytes is the largest accepted batch size in bytes
-	// (max.message.bytes), compressed as received and uncompressed as a
-	// consumer will hold it; 0 means MaxDecompressedBytes uncompressed
-	// and no other limit.
+	// (max.message.bytes) as received; a compressed batch's records may
+	// inflate to InflateFactor times it (at most MaxDecompressedBytes).
+	// 0 means MaxDecompressedBytes uncompressed and no other limit.
 	MaxBatchBytes int
 	// RequireKeys rejects records with a null key (compacted topics).
 	RequireKeys bool
@@ -103,13 +103,21 @@ func Validate(b Batch, o ValidateOptions) error {
 	return nil
 }
 
+// InflateFactor is how many times max.message.bytes a compressed batch's
+// records may decompress to. Kafka limits only the batch as received,
+// and its Java producer fills a batch by estimated compressed size, so a
+// batch of compressible records legitimately holds several times the
+// limit; the factor keeps those while a decompression bomb still stops
+// at a size a consumer can hold.
+const InflateFactor = 16
+
 // recordsLimit is the largest decompressed records area of a batch under
 // maxBatchBytes (0: no limit but MaxDecompressedBytes).
 func recordsLimit(maxBatchBytes int) int {
 	if maxBatchBytes <= 0 {
 		return MaxDecompressedBytes
 	}
-	return max(0, min(maxBatchBytes-HeaderSize, MaxDecompressedBytes))
+	return max(0, min(InflateFactor*maxBatchBytes, MaxDecompressedBytes))
 }
 
 // CheckCRC reports ErrCorrupt when the stored CRC does not match the
