@@ -56,6 +56,17 @@ var brokerKeys = []keyDef{
 		f: listField(func(b *Broker) *[]string { return &b.LogDirs }, nil, nil)},
 	{name: "socket.request.max.bytes", typ: TypeInt, def: "104857600", doc: "Largest request frame accepted; larger frames close the connection.",
 		f: intField(1, func(b *Broker) *int32 { return &b.SocketRequestMaxBytes })},
+	// Client connections (Kafka's SocketServer keys).
+	{name: "max.connections", typ: TypeInt, def: strconv.Itoa(math.MaxInt32), doc: "The maximum number of connections we allow in the broker at any time. This limit is applied in addition to any per-ip limits configured using max.connections.per.ip. New connections are blocked (not accepted; the kernel queues them) while the limit is reached. Strata has a single listener, which also carries replication, so as in Kafka with one listener no connection is exempt.",
+		f: intField(0, func(b *Broker) *int32 { return &b.MaxConnections })},
+	{name: "max.connections.per.ip", typ: TypeInt, def: strconv.Itoa(math.MaxInt32), doc: "The maximum number of connections we allow from each ip address. This can be set to 0 if there are overrides configured using max.connections.per.ip.overrides property. New connections from the ip address are dropped if the limit is reached.",
+		f: intField(0, func(b *Broker) *int32 { return &b.MaxConnectionsPerIP })},
+	{name: "max.connections.per.ip.overrides", typ: TypeString, def: "", doc: "A comma-separated list of per-ip or hostname overrides to the default maximum number of connections. An example value is \"hostName:100,127.0.0.1:200\". A hostname is resolved when the broker starts; the override applies to each of its addresses.",
+		f: connOverridesField(func(b *Broker) *map[string]int32 { return &b.MaxConnectionsPerIPOverrides })},
+	{name: "connections.max.idle.ms", typ: TypeLong, def: "600000", doc: "Idle connections timeout: the server closes the connections that idle more than this (no request read or being answered, no bytes received). A request frame must also arrive whole within it of its first byte, and a response be taken by the client within it (at least half of it), so that a client that trickles a request or stops reading cannot hold a connection (Kafka counts idleness from the last bytes moved either way). Negative: no timeout.",
+		f: intField(math.MinInt64, func(b *Broker) *int64 { return &b.ConnectionsMaxIdleMs })},
+	{name: "queued.max.request.bytes", typ: TypeLong, def: "268435456", doc: "The number of queued bytes allowed before no more requests are read: the bytes of the requests all connections are reading or whose handling has not finished. At the limit, reading pauses beyond the first 64 KiB of a request (so small requests go on), except for the request that began first (so requests read part-way cannot wait on each other), until handled requests free their bytes. A paused request must still arrive whole within connections.max.idle.ms of its first byte. Kafka's default is -1 (unbounded); Strata bounds it, since a reading pause is cheaper than running out of memory. Zero or negative: unbounded.",
+		f: intField(math.MinInt64, func(b *Broker) *int64 { return &b.QueuedMaxRequestBytes })},
 	{name: "broker.session.timeout.ms", typ: TypeInt, def: "9000", doc: "Lease TTL of the broker's registration in etcd; the broker is considered gone after it.",
 		f: intField(1, func(b *Broker) *int64 { return &b.BrokerSessionTimeoutMs })},
 

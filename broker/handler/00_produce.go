@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/tier/record"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -18,6 +19,15 @@ import (
 //   v3), validated (magic, lengths, CRC-32C, record count, max.message.bytes,
 //   keys on compacted topics) before it is appended; zstd before v7 is
 //   UNSUPPORTED_COMPRESSION_TYPE.
+// * A compressed batch is decompressed as a stream to check its records as
+//   Kafka's LogValidator does: undecodable data or bad record framing is
+//   CORRUPT_MESSAGE; more or fewer records than the header says, or offset
+//   deltas other than 0..n-1, INVALID_RECORD (Kafka rewrites such a batch;
+//   it is stored as sent here). Decompressing past record.InflateFactor
+//   times max.message.bytes is MESSAGE_TOO_LARGE, which Kafka does not
+//   check: every consumer of such a batch would have to inflate it (the
+//   factor leaves room for the batches Java producers fill by estimated
+//   compressed size). A rejected batch appends nothing.
 // * Offsets are assigned without re-encoding the records; with
 //   message.timestamp.type=LogAppendTime the batch timestamps and CRC are
 //   rewritten.
@@ -199,7 +209,7 @@ func awaitAcks(ctx context.Context, resp *kmsg.ProduceResponse, waits []ackWait,
 		if !stillWaiting {
 			continue
 		}
-		if !sleepUntilWoken(ctx, wake, deadline, draining) || isClosed(draining) {
+		if !sleepUntilWoken(ctx, wake, deadline, draining) || metadata.IsClosed(draining) {
 			break
 		}
 	}

@@ -170,20 +170,21 @@ func newPartitionState(replicas []int32) metadata.PartitionState {
 	}
 }
 
-// autoCreate creates a topic with broker defaults if auto.create.topics.enable;
-// an internal topic is created as the broker creates it (internalTopic).
-func (e *Env) autoCreate(ctx context.Context, name string) (metadata.Topic, error) {
+// autoCreate creates a topic with broker defaults if
+// auto.create.topics.enable, an internal topic as the broker creates it
+// (internalTopic). A topic another request created meanwhile is no error.
+func (e *Env) autoCreate(ctx context.Context, name string) error {
 	if isInternalTopic(name) {
-		return e.internalTopic(ctx, name)
+		_, err := e.internalTopic(ctx, name)
+		return err
 	}
 	t, err := e.createTopic(ctx, topicSpec{name: name, partitions: -1, rf: -1}, false)
-	if errors.Is(err, metadata.ErrTopicExists) {
-		if t, ok := e.Cache.Topic(name); ok {
-			return t, nil
-		}
+	switch {
+	case errors.Is(err, metadata.ErrTopicExists):
+		return nil
+	case err != nil:
+		return err
 	}
-	if err == nil {
-		e.Log.Info("auto-created topic", "topic", name, "partitions", len(t.Partitions))
-	}
-	return t, err
+	e.Log.Info("auto-created topic", "topic", name, "partitions", len(t.Partitions))
+	return nil
 }

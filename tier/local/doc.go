@@ -66,10 +66,10 @@
 // Concurrency: Log.mu (a sync.RWMutex) guards the segment list, the
 // producer state, the recovery point and the roll/flush bookkeeping.
 // Appends, rolls, truncations, DeleteRecordsBefore, Flush, SetConfig,
-// Close and Delete hold it exclusively; Read, OffsetForTimestamp,
-// MaxTimestamp and Segments share it, and Read holds it only to find the
-// segment and compute the Slice: the caller writes the Slice out and
-// releases it without any lock (the file stays open until Release, even if
+// Close and Delete hold it exclusively; Read, OnOlderSegment,
+// OffsetForTimestamp, MaxTimestamp and Segments share it, and Read holds
+// it only to find the segment and compute the Slice: the caller writes the
+// Slice out and releases it without any lock (the file stays open until Release, even if
 // the segment is deleted meanwhile). LogEndOffset and LogStartOffset are
 // atomics, readable without the lock. Lock order: Log.mu before a
 // Segment's own lock. The Log owns one goroutine, the roll flusher, started
