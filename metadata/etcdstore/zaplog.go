@@ -20,6 +20,9 @@ var benignWarnings = map[string]bool{
 	"simple token is not cryptographically signed": true,
 }
 
+// errNoSpaceText is how etcd logs a write refused under its NOSPACE alarm.
+const errNoSpaceText = "etcdserver: no space"
+
 // maxFieldBytes caps a string field of an etcd log entry: etcd logs a
 // slow request whole, which for a topic of thousands of partitions is
 // megabytes.
@@ -72,6 +75,14 @@ func (c *slogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 	}
 	for _, f := range fields {
 		f.AddTo(enc)
+	}
+	if e.Message == "failed to apply request" && enc.Fields["error"] == errNoSpaceText {
+		// Every write refused under the NOSPACE alarm: its caller gets
+		// the error, and the space guard has said why once.
+		level = slog.LevelDebug
+		if !c.log.Enabled(ctx, level) {
+			return nil
+		}
 	}
 	attrs := make([]slog.Attr, 0, len(enc.Fields)+1)
 	if e.LoggerName != "" {
