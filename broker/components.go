@@ -27,7 +27,8 @@ type node struct {
 	kafkaLn, metricsLn net.Listener
 
 	logDir    *logDir
-	closeEtcd func() // stops the embedded etcd; nil with an external one
+	emb       embeddedSpace // the embedded etcd's space guard; nil with an external etcd
+	closeEtcd func()        // stops the embedded etcd; nil with an external one
 	endpoints []string
 	store     metadata.Store
 	self      metadata.Broker
@@ -80,7 +81,8 @@ func (s *Server) components(n *node) []component {
 			n.logDir = ld
 			return err
 		}, stop: func() error { return n.logDir.close() }},
-		// Single-node mode: etcd in this process, under the log dir.
+		// Single-node mode: etcd in this process, in metadata.etcd.dir
+		// (under the log dir by default).
 		{name: "embedded etcd", start: func(context.Context) error { return s.startEtcd(n) }, stop: func() error {
 			if n.closeEtcd != nil {
 				n.closeEtcd()
@@ -104,13 +106,29 @@ func (s *Server) components(n *node) []component {
 			case <-ctx.Done():
 			}
 		}, stop: func() error { return n.reg.Close() }},
+		// The embedded etcd's space guard: it raises etcd's NOSPACE alarm
+		// while its disk is below the reserve, which refuses lease grants,
+		// so it starts only once this broker holds its lease.
+		{name: "metadata space guard", run: func(ctx context.Context, _ func(error)) {
+			if n.emb != nil {
+				n.emb.Guard(ctx)
+			}
+			<-ctx.Done()
+		}},
 		// No log is open yet; cold reads are wired in before any opens.
+		// Appends to logs on the embedded etcd's disk leave its reserve.
 		{name: "partition manager", start: func(context.Context) (err error) {
 			n.parts, err = partition.NewManager(s.cfg, n.store.Cache(), s.log)
-			if err == nil {
-				n.metrics.MustRegister(newPartitionCollector(n.parts, n.store.Cache(), s.cfg.NodeID))
+			if err != nil {
+				return err
 			}
-			return err
+			check, err := s.spaceCheck(n)
+			if err != nil {
+				return err
+			}
+			n.parts.SetSpaceCheck(check)
+			n.metrics.MustRegister(newPartitionCollector(n.parts, n.store.Cache(), s.cfg.NodeID))
+			return nil
 		}},
 		// The remote log manager; its stop drops the chunk cache, after
 		// the logs closed.

@@ -33,10 +33,11 @@
 //	kafka listener              bind first: a bad address fails before anything starts
 //	metrics listener            bind
 //	log dir                     lock; released last
-//	embedded etcd               single-node mode only
+//	embedded etcd               single-node mode only, in metadata.etcd.dir
 //	metadata store              closed after everything that uses it
 //	registration                the lease; revoked after the logs are flushed
-//	partition manager
+//	metadata space guard        embedded etcd's disk reserve and quota; after the lease (see etcdstore)
+//	partition manager           logs on the embedded etcd's disk leave its reserve
 //	remote tier                 chunk cache dropped after the logs closed
 //	partitions                  open the logs; flushed with a clean-shutdown marker
 //	replica fetcher             stops before the logs close

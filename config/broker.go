@@ -66,6 +66,13 @@ type Broker struct {
 
 	EtcdEndpoints []string // metadata.etcd.endpoints (empty: run an embedded etcd under the first log dir)
 	EtcdPrefix    string   // metadata.etcd.prefix ("/strata")
+	// The embedded etcd's data directory, backend quota and the free space
+	// kept for it on its disk: metadata.etcd.dir (default: <first log
+	// dir>/etcd), metadata.etcd.quota.backend.bytes (2 GiB, etcd's) and
+	// metadata.etcd.reserve.bytes (128 MiB; 0: no guard).
+	EtcdDir               string
+	EtcdQuotaBackendBytes int64
+	EtcdReserveBytes      int64
 
 	MetricsListener string     // metrics.listener ("127.0.0.1:9644"; "" disables the Prometheus endpoint)
 	LogLevel        slog.Level // log.level (info)
@@ -310,6 +317,9 @@ func (b *Broker) derive() error {
 	}
 	if b.LogRetentionMs < 0 { // Kafka: any negative retention means unlimited
 		b.LogRetentionMs = -1
+	}
+	if !b.isSet("metadata.etcd.dir") {
+		b.EtcdDir = filepath.Join(b.LogDirs[0], "etcd")
 	}
 	if !b.isSet("remote.log.storage.local.dir") {
 		b.RemoteLogStorageLocalDir = filepath.Join(b.LogDirs[0], "tier-store")

@@ -54,6 +54,9 @@ func TestDefaults(t *testing.T) {
 		{"RemoteLogStorageSystemEnable", b.RemoteLogStorageSystemEnable, false},
 		{"RemoteLogStorageBackend", b.RemoteLogStorageBackend, "local"},
 		{"RemoteLogStorageLocalDir", b.RemoteLogStorageLocalDir, "/tmp/strata-logs/tier-store"},
+		{"EtcdDir", b.EtcdDir, "/tmp/strata-logs/etcd"},
+		{"EtcdQuotaBackendBytes", b.EtcdQuotaBackendBytes, int64(2 << 30)},
+		{"EtcdReserveBytes", b.EtcdReserveBytes, int64(128 << 20)},
 		{"RemoteLogStorageS3.Region", b.RemoteLogStorageS3.Region, "us-east-1"},
 		{"GroupInitialRebalanceDelayMs", b.GroupInitialRebalanceDelayMs, int64(3000)},
 		{"OffsetsTopicNumPartitions", b.OffsetsTopicNumPartitions, int32(50)},
@@ -110,7 +113,11 @@ func TestParseValues(t *testing.T) {
 				return b.AdvertisedListeners[0] == "example.com:19092" && b.Listeners[0] == "127.0.0.1:9092"
 			}},
 		{"log.dir fallback", map[string]string{"log.dir": "/d"},
-			func(b *Broker) bool { return b.LogDirs[0] == "/d" && b.RemoteLogStorageLocalDir == "/d/tier-store" }},
+			func(b *Broker) bool {
+				return b.LogDirs[0] == "/d" && b.RemoteLogStorageLocalDir == "/d/tier-store" && b.EtcdDir == "/d/etcd"
+			}},
+		{"etcd dir of its own", map[string]string{"log.dir": "/d", "metadata.etcd.dir": "/m"},
+			func(b *Broker) bool { return b.EtcdDir == "/m" }},
 		{"log.dirs wins", map[string]string{"log.dir": "/d", "log.dirs": "/a, /b"},
 			func(b *Broker) bool { return reflect.DeepEqual(b.LogDirs, []string{"/a", "/b"}) }},
 		{"roll hours", map[string]string{"log.roll.hours": "2"},

@@ -21,7 +21,9 @@ import (
 //   it as Kafka answers it, LEADER_NOT_AVAILABLE without partitions or
 //   topic id, and clients ask again; the next request sees its leaders.
 //   Produce never creates a topic (UNKNOWN_TOPIC_OR_PARTITION), as in
-//   Kafka.
+//   Kafka. __consumer_offsets is created as FindCoordinator creates it
+//   (its own partition count and configs); other internal topics are not
+//   created.
 // * v12+ topics may be asked for by id; unknown ids get UNKNOWN_TOPIC_ID.
 //   A v10-11 request naming a topic by id (or by a null name) is answered
 //   as Kafka does: INVALID_REQUEST for every topic asked for, and nothing

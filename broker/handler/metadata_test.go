@@ -203,6 +203,32 @@ func metadataCases() []metadataCase {
 			},
 		},
 		{
+			// As Kafka's AutoTopicCreationManager: an internal topic gets
+			// its own configuration, not the defaults of other topics.
+			name: "auto-created offsets topic",
+			opts: brokerOpts{config: map[string]string{"offsets.topic.num.partitions": "2", "num.partitions": "3"}},
+			req:  func(s *scene) *kmsg.MetadataRequest { return metadataReq([]string{group.TopicName}) },
+			want: func(t *testing.T, s *scene, resp *kmsg.MetadataResponse) {
+				if mt := metadataTopicOf(t, resp, group.TopicName); mt.ErrorCode != kerr.LeaderNotAvailable.Code || s.version >= 1 && !mt.IsInternal {
+					t.Errorf("%s: error %d, internal %v; want LEADER_NOT_AVAILABLE, internal", group.TopicName, mt.ErrorCode, mt.IsInternal)
+				}
+				topic, ok := s.env.Cache.Topic(group.TopicName)
+				if !ok || len(topic.Partitions) != 2 || topic.Configs["cleanup.policy"] != "compact" {
+					t.Errorf("%s created with %d partitions and configs %v, want 2 and cleanup.policy=compact", group.TopicName, len(topic.Partitions), topic.Configs)
+				}
+			},
+		},
+		{
+			// No transaction coordinator uses it yet, so it is not made.
+			name: "transaction state topic is not auto-created",
+			req:  func(s *scene) *kmsg.MetadataRequest { return metadataReq([]string{"__transaction_state"}) },
+			want: checks(wantTopic("__transaction_state", kerr.UnknownTopicOrPartition.Code, nil), func(t *testing.T, s *scene, _ *kmsg.MetadataResponse) {
+				if _, ok := s.env.Cache.Topic("__transaction_state"); ok {
+					t.Error("__transaction_state was created")
+				}
+			}),
+		},
+		{
 			name:     "authorized operations are not computed",
 			versions: []int16{8, 10, 11, 12},
 			setup:    withTopic("t", 1, nil),

@@ -39,6 +39,8 @@ type Manager struct {
 	isr     ISRWriter
 	fetcher Fetcher
 	tier    *remote.Reader // cold reads (SetTier); nil without tiering
+	// space is asked before every append (SetSpaceCheck); nil: never.
+	space func(n int64) error
 
 	mu    sync.RWMutex
 	parts map[Key]*Partition
@@ -67,6 +69,15 @@ func (m *Manager) SetReplication(w ISRWriter, f Fetcher) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.isr, m.fetcher = w, f
+}
+
+// SetSpaceCheck makes every log ask f before an append writes n bytes
+// (local.Config.SpaceCheck): the broker keeps the free space of the
+// embedded metadata store's disk this way. Call before the first Sync.
+func (m *Manager) SetSpaceCheck(f func(n int64) error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.space = f
 }
 
 // NewManager opens no logs yet; call Sync (and Run to follow changes).
@@ -213,7 +224,7 @@ func (m *Manager) Sync() error {
 			} else if *p.cfg.Load() != tcfg {
 				c := tcfg
 				p.cfg.Store(&c)
-				p.log.SetConfig(logConfig(m.cfg, &c))
+				p.log.SetConfig(logConfig(m.cfg, &c, m.space))
 			}
 			p.applyState(st, now)
 			if st.Leader != m.nodeID {
@@ -250,7 +261,7 @@ func (m *Manager) open(id metadata.TopicID, k Key, tcfg *config.Topic, replicas 
 	if err := os.WriteFile(filepath.Join(dir, metaFile), []byte("topic_id: "+id.String()+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("write %s: %w", metaFile, err)
 	}
-	l, err := local.Open(dir, logConfig(m.cfg, tcfg), m.log.With("partition", k.Topic+"-"+strconv.Itoa(int(k.Partition))))
+	l, err := local.Open(dir, logConfig(m.cfg, tcfg, m.space), m.log.With("partition", k.Topic+"-"+strconv.Itoa(int(k.Partition))))
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
 	}
