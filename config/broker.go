@@ -31,6 +31,10 @@ type Broker struct {
 	MinInsyncReplicas        int32    // min.insync.replicas (1)
 	CompressionType          string   // compression.type ("producer")
 	BrokerSessionTimeoutMs   int64    // broker.session.timeout.ms (9000): lease TTL of the broker registration
+	// InitialBrokerRegistrationTimeoutMs is
+	// initial.broker.registration.timeout.ms (60000): how long start-up
+	// waits for etcd before the broker exits with an error.
+	InitialBrokerRegistrationTimeoutMs int64
 
 	// ReplicaSelectorClass is replica.selector.class (unset: consumers
 	// fetch from the leader; RackAwareReplicaSelector: from an in-sync

@@ -135,7 +135,7 @@ func (s *Store) opErr(op string, err error) error {
 	if s.closed.Load() && !errors.Is(err, metadata.ErrClosed) {
 		return fmt.Errorf("etcdstore: %s: %w (%v)", op, metadata.ErrClosed, err)
 	}
-	return fmt.Errorf("etcdstore: %s: %w", op, err)
+	return fmt.Errorf("etcdstore: %s: %w", op, unavailable(err))
 }
 
 // claimController records broker id as the controller after it won the
@@ -148,7 +148,7 @@ func (s *Store) claimController(ctx context.Context, electionKey string, electio
 	key := s.keys.controllerEpoch()
 	resp, err := s.cli.Get(ctx, key)
 	if err != nil {
-		return fence{}, 0, fmt.Errorf("claim: %w", err)
+		return fence{}, 0, fmt.Errorf("claim: %w", unavailable(err))
 	}
 	kvs := resp.Kvs
 	for range maxCASAttempts {
@@ -169,7 +169,7 @@ func (s *Store) claimController(ctx context.Context, electionKey string, electio
 			Else(clientv3.OpGet(electionKey), clientv3.OpGet(key)).
 			Commit()
 		if err != nil {
-			return fence{}, 0, fmt.Errorf("claim: %w", err)
+			return fence{}, 0, fmt.Errorf("claim: %w", unavailable(err))
 		}
 		if tresp.Succeeded {
 			return f, tresp.Header.Revision, nil
@@ -272,7 +272,11 @@ func (t *term) Close() error {
 	t.once.Do(func() {
 		t.end(fmt.Errorf("etcdstore: term closed: %w", metadata.ErrClosed))
 		t.wg.Wait()
-		if err := t.sess.Close(); err != nil && t.s.cli.Ctx().Err() == nil && !errors.Is(err, context.Canceled) {
+		switch err := t.sess.Close(); {
+		case err == nil, t.s.cli.Ctx().Err() != nil, errors.Is(err, context.Canceled):
+		case unreachable(err):
+			t.s.log.Warn("controller session not revoked: etcd unreachable; it expires after its TTL", "lease", int64(t.sess.Lease()), "err", err)
+		default:
 			t.closeErr = fmt.Errorf("etcdstore: revoke controller session: %w", err)
 		}
 	})
@@ -289,7 +293,7 @@ func (s *Store) controller(ctx context.Context) (metadata.ControllerInfo, int64,
 	}
 	resp, err := s.cli.Get(ctx, s.keys.controllerLeader())
 	if err != nil {
-		return none, 0, fmt.Errorf("etcdstore: %s: %w", op, err)
+		return none, 0, fmt.Errorf("etcdstore: %s: %w", op, unavailable(err))
 	}
 	if len(resp.Kvs) == 0 {
 		return none, resp.Header.Revision, nil
@@ -351,7 +355,7 @@ func (s *Store) watchController(ctx context.Context, out chan metadata.Controlle
 			}
 			cancel()
 		} else if ctx.Err() == nil && !s.closed.Load() {
-			s.log.Warn("controller watch: read failed", "err", err, "retry_in", backoff)
+			s.retryFailed("controller watch: read failed", err, "retry_in", backoff)
 		}
 		if !sleepCtx(ctx, backoff) {
 			return

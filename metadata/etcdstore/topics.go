@@ -19,7 +19,7 @@ func txnErr(op string, err error) error {
 	if errors.Is(err, rpctypes.ErrTooManyOps) {
 		return fmt.Errorf("etcdstore: %s: %w (raise etcd --max-txn-ops above the partition count)", op, err)
 	}
-	return fmt.Errorf("etcdstore: %s: %w", op, err)
+	return fmt.Errorf("etcdstore: %s: %w", op, unavailable(err))
 }
 
 // putPartitions appends one put per partition, in index order.
@@ -100,7 +100,7 @@ func (s *Store) DeleteTopic(ctx context.Context, name string) (int64, error) {
 func (s *Store) getTopic(ctx context.Context, op, name string) (topicRecord, int64, error) {
 	resp, err := s.cli.Get(ctx, s.keys.topic(name))
 	if err != nil {
-		return topicRecord{}, 0, fmt.Errorf("etcdstore: %s: %w", op, err)
+		return topicRecord{}, 0, fmt.Errorf("etcdstore: %s: %w", op, unavailable(err))
 	}
 	if len(resp.Kvs) == 0 {
 		return topicRecord{}, 0, fmt.Errorf("etcdstore: %s: %w", op, metadata.ErrUnknownTopic)
@@ -217,7 +217,7 @@ func (s *Store) casPartition(ctx context.Context, fence *fence, topic string, pa
 	key := s.keys.partition(topic, partition)
 	resp, err := s.cli.Get(ctx, key)
 	if err != nil {
-		return 0, fmt.Errorf("etcdstore: %s: %w", op, err)
+		return 0, fmt.Errorf("etcdstore: %s: %w", op, unavailable(err))
 	}
 	kvs := resp.Kvs
 	for range maxCASAttempts {
