@@ -11,12 +11,20 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap/zapcore"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 
 	"github.com/strata-broker/strata/metadata"
 )
 
 // dialTimeout bounds establishing the first connection to etcd.
 const dialTimeout = 5 * time.Second
+
+// reconnectMaxDelay caps gRPC's backoff between attempts to reconnect to
+// a member (its default grows to two minutes), so that once etcd is back
+// the broker is too within a second or so — before the leases that a
+// restarted etcd extended by one TTL run out.
+const reconnectMaxDelay = time.Second
 
 // A connection to a member that stopped answering (a paused or hung
 // process keeps its sockets open) is closed after keepAliveTime of
@@ -67,6 +75,10 @@ func Open(ctx context.Context, endpoints []string, prefix string, log *slog.Logg
 		DialKeepAliveTime:    keepAliveTime,
 		DialKeepAliveTimeout: keepAliveTimeout,
 		Logger:               newZapLogger(log, zapcore.ErrorLevel, nil),
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: reconnectMaxDelay},
+			MinConnectTimeout: dialTimeout,
+		})},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("etcdstore: connect %v: %w", endpoints, err)
