@@ -55,6 +55,7 @@ func (s *Store) RegisterBroker(ctx context.Context, b metadata.Broker, ttl time.
 		s.revoke(lease.ID)
 		return nil, fmt.Errorf("etcdstore: %s: %w", op, unavailable(err))
 	}
+	s.outage.ok()
 	if !resp.Succeeded {
 		s.revoke(lease.ID)
 		holder := "unknown"
@@ -161,6 +162,7 @@ func (r *registration) keepAlive(ctx context.Context) {
 			r.s.outage.ok()
 			wait = every
 		case errors.Is(err, rpctypes.ErrLeaseNotFound):
+			r.s.outage.ok() // etcd answered
 			r.s.log.Warn("broker registration lost: its lease expired", "broker", r.b.ID, "lease", int64(r.lease),
 				"expired_after", time.Since(time.Unix(0, r.deadline.Load())).Round(time.Millisecond))
 			close(r.lost)
