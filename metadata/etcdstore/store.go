@@ -76,7 +76,7 @@ func Open(ctx context.Context, endpoints []string, prefix string, log *slog.Logg
 		DialKeepAliveTimeout: keepAliveTimeout,
 		Logger:               newZapLogger(log, zapcore.ErrorLevel, nil),
 		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
-			Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: reconnectMaxDelay},
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: reconnectMaxDelay},
 			MinConnectTimeout: dialTimeout,
 		})},
 	})
