@@ -49,6 +49,7 @@ var faults = []fault{
 	{"kill -9 leader", killLeader},
 	{"etcd member restart", restartEtcd},
 	{"kill -9 leader and a follower", killTwo},
+	{"etcd quorum lost", loseEtcdQuorum},
 }
 
 // TestNemesis is the robustness test: the nemesis injects each fault of
@@ -93,11 +94,17 @@ func TestNemesis(t *testing.T) {
 	injected := map[string]int{}
 	began := time.Now()
 	for step := range steps {
-		s.release(issued, chunk)
+		// Half the chunk goes before the fault, half while it lasts
+		// (for the faults that say when) or after it.
+		half := chunk / 2
+		s.release(issued, half)
+		from := issued + half
+		c.midFault = func() { s.release(from, chunk-half) }
 		issued += chunk
 		f := faults[step%len(faults)]
 		start := time.Now()
 		detail := f.inject(c, rng)
+		c.duringFault()
 		healed := c.waitFullISR(topic, partitions, settle)
 		injected[f.name]++
 		acked, failed := s.counts()
@@ -210,4 +217,58 @@ func restartEtcd(c *cluster, rng *rand.Rand) string {
 	m := c.etcd.Members()[rng.IntN(len(c.etcd.Members()))]
 	m.Restart()
 	return m.String() + " restarted"
+}
+
+// loseEtcdQuorum stops two of the three etcd members — SIGSTOP, or kill
+// -9 and a restart on their data, chosen at random — for etcdOutage: no
+// metadata can be read or written, no lease renewed. The brokers serve on
+// from their cached metadata meanwhile (records are produced during the
+// outage); afterwards they keep or renew their registrations (a paused
+// leader expires the leases on waking, a newly elected one extends them),
+// the controller moves the leaderships of brokers it found gone, and
+// every broker serves again without having been restarted.
+func loseEtcdQuorum(c *cluster, rng *rand.Rand) string {
+	c.t.Helper()
+	pids := map[int32]int{}
+	for _, n := range c.nodes {
+		pids[n.id] = n.proc.Pid()
+	}
+	ms := c.etcd.Members()
+	down := []*harness.EtcdMember{}
+	for _, i := range rng.Perm(len(ms))[:2] {
+		down = append(down, ms[i])
+	}
+	pause := rng.IntN(2) == 0
+	how := "killed"
+	if pause {
+		how = "paused"
+	}
+	began := time.Now()
+	for _, m := range down {
+		if pause {
+			m.Pause()
+		} else {
+			m.Kill()
+		}
+	}
+	c.duringFault()
+	time.Sleep(time.Until(began.Add(etcdOutage(c.t))))
+	for _, m := range down {
+		if pause {
+			m.Resume()
+		} else {
+			m.Start()
+		}
+	}
+	for _, m := range down {
+		m.WaitHealthy()
+	}
+	healed := c.waitFullISR(topic, partitions, settle)
+	for _, n := range c.nodes {
+		if !n.proc.Running() || n.proc.Pid() != pids[n.id] {
+			c.t.Fatalf("broker %d did not serve through the etcd outage: running %v, pid %d (was %d)", n.id, n.proc.Running(), n.proc.Pid(), pids[n.id])
+		}
+	}
+	return fmt.Sprintf("%s and %s %s for %v; every broker serving again %v later, none restarted",
+		down[0].Name(), down[1].Name(), how, etcdOutage(c.t), healed.Round(time.Millisecond))
 }
