@@ -2,14 +2,17 @@ package fault
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/strata-broker/strata/test/harness"
 )
@@ -229,9 +232,12 @@ func restartEtcd(c *cluster, rng *rand.Rand) string {
 // every broker serves again without having been restarted.
 func loseEtcdQuorum(c *cluster, rng *rand.Rand) string {
 	c.t.Helper()
-	pids := map[int32]int{}
+	pids, renewed, outages := map[int32]int{}, map[int32]int{}, map[int32]int{}
 	for _, n := range c.nodes {
 		pids[n.id] = n.proc.Pid()
+		log := n.proc.Log()
+		renewed[n.id] = strings.Count(log, "broker registered again")
+		outages[n.id] = strings.Count(log, outageBegins)
 	}
 	ms := c.etcd.Members()
 	down := []*harness.EtcdMember{}
@@ -263,12 +269,51 @@ func loseEtcdQuorum(c *cluster, rng *rand.Rand) string {
 	for _, m := range down {
 		m.WaitHealthy()
 	}
-	healed := c.waitFullISR(topic, partitions, settle)
+	healed := c.waitMetadataFollowed(fmt.Sprintf("probe-%d", began.UnixNano()))
+	var again []int32
 	for _, n := range c.nodes {
 		if !n.proc.Running() || n.proc.Pid() != pids[n.id] {
 			c.t.Fatalf("broker %d did not serve through the etcd outage: running %v, pid %d (was %d)", n.id, n.proc.Running(), n.proc.Pid(), pids[n.id])
 		}
+		log := n.proc.Log()
+		if strings.Count(log, "broker registered again") > renewed[n.id] {
+			again = append(again, n.id)
+		}
+		if k := strings.Count(log, outageBegins) - outages[n.id]; k != 1 {
+			c.t.Errorf("broker %d logged the etcd outage's beginning %d times, want once", n.id, k)
+		}
 	}
-	return fmt.Sprintf("%s and %s %s for %v; every broker serving again %v later, none restarted",
-		down[0].Name(), down[1].Name(), how, etcdOutage(c.t), healed.Round(time.Millisecond))
+	return fmt.Sprintf("%s and %s %s for %v; every broker follows the metadata again %v later, none restarted; registered again (lease expired): %v",
+		down[0].Name(), down[1].Name(), how, etcdOutage(c.t), healed.Round(time.Millisecond), again)
+}
+
+// waitMetadataFollowed creates a topic named probe through the cluster
+// and waits until every broker lists it: metadata is written again and
+// every broker's cache follows etcd.
+func (c *cluster) waitMetadataFollowed(probe string) time.Duration {
+	c.t.Helper()
+	start := time.Now()
+	adm := kadm.NewClient(c.client)
+	c.waitFor("a metadata write to succeed", settle, func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		resp, err := adm.CreateTopic(ctx, 1, 1, nil, probe)
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+	for _, n := range c.nodes {
+		c.waitFor(fmt.Sprintf("broker %d to list topic %s", n.id, probe), settle, func() (bool, string) {
+			v, err := c.metadata(n.id, probe)
+			if err != nil {
+				return false, err.Error()
+			}
+			return len(v.parts) == 1, fmt.Sprintf("broker %d sees %+v", n.id, v)
+		})
+	}
+	return time.Since(start)
 }
