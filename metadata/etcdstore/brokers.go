@@ -106,7 +106,7 @@ func (s *Store) revoke(id clientv3.LeaseID) error {
 	case err == nil, errors.Is(err, rpctypes.ErrLeaseNotFound):
 		return nil
 	case unreachable(err):
-		s.log.Warn("lease not revoked: etcd unreachable; it expires after its TTL", "lease", int64(id), "err", err)
+		s.log.Info("lease not revoked: etcd unreachable; it expires after its TTL", "lease", int64(id), "err", err)
 		return nil
 	default:
 		return fmt.Errorf("etcdstore: revoke lease %x: %w", int64(id), err)
@@ -163,7 +163,7 @@ func (r *registration) keepAlive(ctx context.Context) {
 			wait = every
 		case errors.Is(err, rpctypes.ErrLeaseNotFound):
 			r.s.outage.ok() // etcd answered
-			r.s.log.Warn("broker registration lost: its lease expired", "broker", r.b.ID, "lease", int64(r.lease),
+			r.s.log.Info("broker registration lost: its lease expired", "broker", r.b.ID, "lease", int64(r.lease),
 				"expired_after", time.Since(time.Unix(0, r.deadline.Load())).Round(time.Millisecond))
 			close(r.lost)
 			return

@@ -275,7 +275,7 @@ func (t *term) Close() error {
 		switch err := t.sess.Close(); {
 		case err == nil, t.s.cli.Ctx().Err() != nil, errors.Is(err, context.Canceled):
 		case unreachable(err):
-			t.s.log.Warn("controller session not revoked: etcd unreachable; it expires after its TTL", "lease", int64(t.sess.Lease()), "err", err)
+			t.s.log.Info("controller session not revoked: etcd unreachable; it expires after its TTL", "lease", int64(t.sess.Lease()), "err", err)
 		default:
 			t.closeErr = fmt.Errorf("etcdstore: revoke controller session: %w", err)
 		}
