@@ -98,13 +98,6 @@ func (o *outage) ok() {
 	o.since, o.lastErr = time.Time{}, nil
 }
 
-// down reports whether an outage is ongoing.
-func (o *outage) down() bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return !o.since.IsZero()
-}
-
 // leaseAttrs says until when the broker's lease holds, or since when it
 // may have expired (then the controller may have moved its leaderships).
 // o.mu must be held; leases takes only the store's mu.
