@@ -135,6 +135,9 @@ func TestRegistrationLostWhenLeaseExpired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := watcher.Cache().WaitRevision(ctx, reg.Revision()); err != nil {
+		t.Fatal(err)
+	}
 	px.Pause()
 	waitFor(t, "the lease to expire", func() bool {
 		_, ok := watcher.Cache().Broker(2)
@@ -178,8 +181,11 @@ func TestRegistrationSurvivesEtcdRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Close()
+	// A crash: the connections go first, so that etcd's graceful stop
+	// does not wait on them (while its lessor still expires leases).
+	px.Pause()
 	px.Reset()
+	e.Close()
 	logs.waitLogged(t, "etcd unreachable")
 	waitFor(t, "the client to hear nothing for a whole TTL", func() bool {
 		return time.Now().UnixNano() > reg.(*registration).deadline.Load()
@@ -189,6 +195,7 @@ func TestRegistrationSurvivesEtcdRestart(t *testing.T) {
 	}
 	t.Cleanup(func() { e.Close() })
 	px.SetTarget(strings.TrimPrefix(e.Endpoints()[0], "http://"))
+	px.Resume()
 	logs.waitLogged(t, "etcd reachable again")
 	time.Sleep(2 * ttl) // renewed since, or it would have expired
 	if isClosed(reg.Lost()) {
