@@ -55,7 +55,7 @@ func (s *Store) RegisterBroker(ctx context.Context, b metadata.Broker, ttl time.
 		s.revoke(lease.ID)
 		return nil, fmt.Errorf("etcdstore: %s: %w", op, unavailable(err))
 	}
-	s.outage.ok()
+	s.outage.ok(granted)
 	if !resp.Succeeded {
 		s.revoke(lease.ID)
 		holder := "unknown"
@@ -159,16 +159,16 @@ func (r *registration) keepAlive(ctx context.Context) {
 			return
 		case err == nil:
 			r.deadline.Store(sent.Add(time.Duration(resp.TTL) * time.Second).UnixNano())
-			r.s.outage.ok()
+			r.s.outage.ok(sent)
 			wait = every
 		case errors.Is(err, rpctypes.ErrLeaseNotFound):
-			r.s.outage.ok() // etcd answered
+			r.s.outage.ok(sent) // etcd answered
 			r.s.log.Info("broker registration lost: its lease expired", "broker", r.b.ID, "lease", int64(r.lease),
 				"expired_after", time.Since(time.Unix(0, r.deadline.Load())).Round(time.Millisecond))
 			close(r.lost)
 			return
 		default:
-			r.s.retryFailed("broker lease keep-alive failed", err, "broker", r.b.ID)
+			r.s.retryFailed("broker lease keep-alive failed", sent, err, "broker", r.b.ID)
 			wait = keepAliveRetry
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 
@@ -273,7 +274,7 @@ func (t *term) Close() error {
 		t.end(fmt.Errorf("etcdstore: term closed: %w", metadata.ErrClosed))
 		t.wg.Wait()
 		switch err := t.sess.Close(); {
-		case err == nil, t.s.cli.Ctx().Err() != nil, errors.Is(err, context.Canceled):
+		case err == nil, t.s.cli.Ctx().Err() != nil, errors.Is(err, context.Canceled), errors.Is(err, rpctypes.ErrLeaseNotFound):
 		case unreachable(err):
 			t.s.log.Info("controller session not revoked: etcd unreachable; it expires after its TTL", "lease", int64(t.sess.Lease()), "err", err)
 		default:
@@ -333,6 +334,7 @@ func (s *Store) watchController(ctx context.Context, out chan metadata.Controlle
 	}
 	key, backoff := s.keys.controllerLeader(), relistMinBackoff
 	for ctx.Err() == nil && !s.closed.Load() {
+		began := time.Now()
 		info, rev, err := s.controller(ctx)
 		if err == nil {
 			publish(info)
@@ -355,7 +357,7 @@ func (s *Store) watchController(ctx context.Context, out chan metadata.Controlle
 			}
 			cancel()
 		} else if ctx.Err() == nil && !s.closed.Load() {
-			s.retryFailed("controller watch: read failed", err, "retry_in", backoff)
+			s.retryFailed("controller watch: read failed", began, err, "retry_in", backoff)
 		}
 		if !sleepCtx(ctx, backoff) {
 			return

@@ -67,16 +67,21 @@ type outage struct {
 
 	mu       sync.Mutex
 	since    time.Time // start of the current outage; zero while etcd answers
-	lastErr  error
+	answered time.Time // when a request etcd answered was sent, the latest
 	reported time.Time // when the outage was last logged
 }
 
-// failed records a request that could not reach etcd.
-func (o *outage) failed(err error) {
+// failed records a request, sent at began, that could not reach etcd. A
+// request sent before one that etcd answered says nothing new (it may
+// have hung on a connection that is gone since) and is ignored, so that
+// the tail of an outage does not log a new one.
+func (o *outage) failed(err error, began time.Time) {
 	now := time.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.lastErr = err
+	if began.Before(o.answered) {
+		return
+	}
 	switch {
 	case o.since.IsZero():
 		o.since, o.reported = now, now
@@ -87,15 +92,18 @@ func (o *outage) failed(err error) {
 	}
 }
 
-// ok records a request that etcd answered.
-func (o *outage) ok() {
+// ok records a request, sent at began, that etcd answered.
+func (o *outage) ok(began time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if began.After(o.answered) {
+		o.answered = began
+	}
 	if o.since.IsZero() {
 		return
 	}
 	o.log.Info("etcd reachable again", "after", time.Since(o.since).Round(time.Millisecond))
-	o.since, o.lastErr = time.Time{}, nil
+	o.since = time.Time{}
 }
 
 // leaseAttrs says until when the broker's lease holds, or since when it
@@ -115,12 +123,12 @@ func (o *outage) leaseAttrs(now time.Time) []any {
 	return []any{"lease_may_have_expired_for", now.Sub(d).Round(100 * time.Millisecond)}
 }
 
-// retryFailed reports a failed retry of a background loop: an unreachable
-// etcd goes to the outage log (the loop's own message only at debug),
-// any other failure is logged as a warning.
-func (s *Store) retryFailed(msg string, err error, args ...any) {
+// retryFailed reports a failed request, sent at began, of a background
+// loop: an unreachable etcd goes to the outage log (the loop's own
+// message only at debug), any other failure is logged as a warning.
+func (s *Store) retryFailed(msg string, began time.Time, err error, args ...any) {
 	if unreachable(err) {
-		s.outage.failed(err)
+		s.outage.failed(err, began)
 		s.log.Debug(msg, append(args, "err", err)...)
 		return
 	}

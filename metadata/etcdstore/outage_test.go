@@ -2,6 +2,7 @@ package etcdstore
 
 import (
 	"bytes"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -228,5 +229,32 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestOutageLoggedOnce: an outage is logged once when it begins, then as
+// progress, and once when it ends; a request that was sent before etcd
+// last answered and fails afterwards (it hung on a connection that is gone
+// since) does not begin a new one.
+func TestOutageLoggedOnce(t *testing.T) {
+	buf := &logBuffer{}
+	o := &outage{log: slog.New(slog.NewTextHandler(buf, nil))}
+	err := errors.New("context deadline exceeded")
+	t0 := time.Now()
+	o.failed(err, t0)
+	o.failed(err, t0.Add(time.Millisecond))
+	o.reported = o.reported.Add(-outageProgressEvery) // ten seconds on
+	o.failed(err, t0.Add(2*time.Millisecond))
+	o.failed(err, t0.Add(3*time.Millisecond))
+	o.ok(t0.Add(4 * time.Millisecond))
+	o.failed(err, t0.Add(3*time.Millisecond)) // sent before the answer
+	for s, want := range map[string]int{"etcd unreachable": 1, "etcd still unreachable": 1, "etcd reachable again": 1} {
+		if n := buf.count(s); n != want {
+			t.Errorf("%q logged %d times, want %d:\n%s", s, n, want, buf)
+		}
+	}
+	o.failed(err, t0.Add(5*time.Millisecond)) // a new outage
+	if n := buf.count("etcd unreachable"); n != 2 {
+		t.Errorf("second outage logged %d times in all, want 2:\n%s", n, buf)
 	}
 }

@@ -62,7 +62,7 @@ func (s *Store) watchLoop(ctx context.Context, rev int64) {
 			return
 		}
 		if unreachable(err) {
-			s.outage.failed(err)
+			s.outage.failed(err, time.Now())
 		}
 		s.log.Info("metadata watch broke; re-listing", "revision", rev, "err", err)
 		backoff := relistMinBackoff
@@ -70,11 +70,12 @@ func (s *Store) watchLoop(ctx context.Context, rev int64) {
 			if !sleepCtx(ctx, backoff) {
 				return
 			}
+			began := time.Now()
 			lctx, cancel := context.WithTimeout(ctx, relistTimeout)
 			next, lerr := s.load(lctx)
 			cancel()
 			if lerr == nil {
-				s.outage.ok()
+				s.outage.ok(began)
 				s.log.Info("metadata re-listed", "revision", next, "was", rev)
 				rev = next
 				break
@@ -82,7 +83,7 @@ func (s *Store) watchLoop(ctx context.Context, rev int64) {
 			if ctx.Err() != nil {
 				return
 			}
-			s.retryFailed("metadata re-list failed", lerr, "retry_in", backoff)
+			s.retryFailed("metadata re-list failed", began, lerr, "retry_in", backoff)
 			backoff = min(2*backoff, relistMaxBackoff)
 		}
 	}
