@@ -43,6 +43,7 @@ type node struct {
 	observer     *controller.Observer
 	stopObserver context.CancelFunc
 	peers        *peer.Client
+	clients      *clients // the Kafka listener's connection limits, request memory and log limit
 
 	metrics        *prometheus.Registry
 	handlerMetrics *handler.Metrics
@@ -169,12 +170,18 @@ func (s *Server) components(n *node) []component {
 		// Connections to other brokers, for requests forwarded to the
 		// controller; closed once no handler runs.
 		{name: "peer client", start: func(context.Context) error {
-			n.peers = peer.NewClient(n.store.Cache())
+			// Half the idle limit: other brokers close a connection idle
+			// for connections.max.idle.ms (the cluster's brokers share it).
+			n.peers = peer.NewClient(n.store.Cache(), time.Duration(s.cfg.ConnectionsMaxIdleMs)*time.Millisecond/2)
 			return nil
 		}, stop: func() error { return n.peers.Close() }},
-		// Kafka clients: accepted from here on; when this step stops,
-		// connections drain. An accept failure stops the broker.
-		{name: "kafka server", run: func(ctx context.Context, fail func(error)) { s.serveKafka(ctx, fail, n) }},
+		// Kafka clients: accepted from here on, within the connection
+		// limits; when this step stops, connections drain. An accept
+		// failure that does not pass stops the broker.
+		{name: "kafka server", start: func(ctx context.Context) (err error) {
+			n.clients, err = newClients(ctx, s.cfg, s.log)
+			return err
+		}, run: func(ctx context.Context, fail func(error)) { s.serveKafka(ctx, fail, n) }},
 		// Stopped first, while the broker still serves: leaderships move
 		// to other ISR members (shutdown.go).
 		{name: "controlled shutdown", stop: func() error { s.shutDownControlled(n); return nil }},
@@ -292,8 +299,10 @@ func (s *Server) shutDownControlled(n *node) {
 // the group coordinator resigns at once (requests waiting on a rebalance
 // answer NOT_COORDINATOR, as from a coordinator that moved, rather than
 // hold the drain), and connections answer what they read and close
-// (serveConn). An accept failure asks for the ordered stop; connections
-// already open are served until this step's turn to stop.
+// (serveConn). Accepting waits while max.connections are open and
+// retries failures that pass, such as running out of file descriptors
+// (clients.accept); any other accept failure asks for the ordered stop,
+// and connections already open are served until this step's turn to stop.
 func (s *Server) serveKafka(ctx context.Context, fail func(error), n *node) {
 	s.env = &handler.Env{
 		Cfg: s.cfg, Store: n.store, Cache: n.store.Cache(), Partitions: n.parts, Groups: n.groups,
@@ -307,14 +316,14 @@ func (s *Server) serveKafka(ctx context.Context, fail func(error), n *node) {
 	})
 	var conns sync.WaitGroup
 	for {
-		c, err := n.kafkaLn.Accept()
+		c, err := n.clients.accept(ctx, n.kafkaLn)
 		if err != nil {
 			if ctx.Err() == nil {
 				fail(fmt.Errorf("accept: %w", err))
 			}
 			break
 		}
-		conns.Go(func() { s.serveConn(ctx, c) })
+		conns.Go(func() { s.serveConn(ctx, c, n.clients) })
 	}
 	<-closed // ctx ended
 	_ = n.groups.Close()

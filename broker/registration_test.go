@@ -77,7 +77,7 @@ func TestMembershipRegistersAgain(t *testing.T) {
 	if m.Revision() <= first {
 		t.Fatalf("registration revision %d after re-registering, first %d", m.Revision(), first)
 	}
-	if isClosed(m.Lost()) {
+	if metadata.IsClosed(m.Lost()) {
 		t.Fatal("Lost closed although the broker registered again")
 	}
 
@@ -161,14 +161,4 @@ func TestMembershipGivesUpWhenIDTaken(t *testing.T) {
 			t.Fatalf("broker 1 is %+v, want the other process's %+v", got, impostor)
 		}
 	})
-}
-
-// isClosed reports whether ch is closed now.
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }

@@ -77,6 +77,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.mu.Lock()
 	s.node = n
 	s.mu.Unlock()
+	raiseFDLimit(s.log)
 	life := newLifecycle(ctx, s.log, s.beforeStart)
 	if err := life.Start(s.components(n)); err != nil {
 		return err

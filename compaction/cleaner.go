@@ -359,8 +359,8 @@ func hashKeys(m *offsetMap, recs []record.Record, hs []keyHash) []keyHash {
 // groups splits consecutive segments into runs to be cleaned into one
 // segment each, as Kafka does: a run's old sizes add up to at most
 // maxBytes (segment.bytes) and its offsets fit one segment's 32-bit
-// relative offsets. Empty segments are left out of the end of a run, so
-// that a run always ends with a batch.
+// relative offsets. Empty segments (left by earlier passes) join a run
+// like any other and so are merged away.
 func groups(segs []local.SegmentInfo, maxBytes int64) [][]local.SegmentInfo {
 	maxBytes = min(max(maxBytes, 1), math.MaxInt32)
 	var out [][]local.SegmentInfo
@@ -370,13 +370,7 @@ func groups(segs []local.SegmentInfo, maxBytes int64) [][]local.SegmentInfo {
 			size += segs[j].Size
 			j++
 		}
-		g := segs[i:j]
-		for len(g) > 0 && g[len(g)-1].Size == 0 {
-			g = g[:len(g)-1]
-		}
-		if len(g) > 0 {
-			out = append(out, g)
-		}
+		out = append(out, segs[i:j])
 		i = j
 	}
 	return out
@@ -418,14 +412,13 @@ func (c *Cleaner) cleanGroup(ctx context.Context, th *thread, l *local.Log, g []
 // copyGroup runs every batch of g through the filter into cleaned and
 // reports whether any batch changed.
 func (c *Cleaner) copyGroup(ctx context.Context, th *thread, l *local.Log, g []local.SegmentInfo, f *filter, cleaned segmentWriter, st *Stats) (changed bool, err error) {
-	for i, s := range g {
+	for _, s := range g {
 		sl, err := l.ReadSegment(s)
 		if err != nil {
 			return changed, err
 		}
 		th.rd.reset(ctx, sl, c.thr)
-		last := i == len(g)-1
-		segChanged, err := copyBatches(&th.rd, f, cleaned, last, s.NextOffset)
+		segChanged, err := copyBatches(&th.rd, f, cleaned)
 		changed = changed || segChanged
 		sl.Release()
 		st.BytesRead += th.rd.bytes
@@ -437,10 +430,8 @@ func (c *Cleaner) copyGroup(ctx context.Context, th *thread, l *local.Log, g []l
 	return changed, nil
 }
 
-// copyBatches copies one segment's batches through the filter. lastSeg
-// says that the segment ends the group, whose final batch (ending at
-// next) is kept even if emptied.
-func copyBatches(rd *batchReader, f *filter, w segmentWriter, lastSeg bool, next int64) (changed bool, err error) {
+// copyBatches copies one segment's batches through the filter.
+func copyBatches(rd *batchReader, f *filter, w segmentWriter) (changed bool, err error) {
 	for {
 		b, err := rd.next()
 		if err == io.EOF {
@@ -449,7 +440,7 @@ func copyBatches(rd *batchReader, f *filter, w segmentWriter, lastSeg bool, next
 		if err != nil {
 			return changed, err
 		}
-		out, err := f.apply(b, lastSeg && b.LastOffset()+1 == next)
+		out, err := f.apply(b)
 		if err != nil {
 			return changed, err
 		}

@@ -40,11 +40,7 @@ func roll(t *testing.T, p *part) {
 func TestCleanKeepsLatestPerKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := newPart(t, 1024, compactCfg())
-		for round := range 20 {
-			for k := range 10 {
-				appendKV(t, p.l, record.None, kv{key: key(k), value: fmt.Appendf(nil, "v%d-%d", k, round), ts: nowMs()})
-			}
-		}
+		overwrite(t, p, 20)
 		roll(t, p)
 		before := readLog(t, p.l)
 		c := NewCleaner(settings(), source(p))
@@ -219,6 +215,9 @@ func checkCleaned(t *testing.T, p *part, m *model, st Stats, now, drm int64) {
 		if got[k] != v {
 			t.Fatalf("key %s: %q, want %q", k, got[k], v)
 		}
+	}
+	if e := emptyBatches(t, p.l); len(e) != 0 {
+		t.Fatalf("after pass %+v: %d empty batches, first at %d", st, len(e), e[0].BaseOffset())
 	}
 	lastBelowEnd := m.lastOffsets(st.End)
 	for _, r := range recs {
@@ -406,10 +405,7 @@ func TestCleanDirtiestPicksDirtiest(t *testing.T) {
 		// a is partly clean, b wholly dirty: b goes first, then a; plain never.
 		var order []string
 		for {
-			st, ok, err := c.CleanDirtiest(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			st, ok := cleanDirtiest(t, c)
 			if !ok {
 				break
 			}
@@ -484,10 +480,7 @@ func TestSmallDedupeBufferTakesSeveralPasses(t *testing.T) {
 		}
 		passes := 0
 		for {
-			st, ok, err := c.CleanDirtiest(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			st, ok := cleanDirtiest(t, c)
 			if !ok {
 				break
 			}
@@ -540,6 +533,10 @@ func TestIdempotentProducerLastBatchKept(t *testing.T) {
 		if len(batches) < 3 || batches[0].BaseOffset() != 2 || batches[0].NumRecords() != 0 || batches[0].ProducerID() != 5 || batches[0].BaseSequence() != 2 {
 			t.Fatalf("%d batches; first at %d with %d records, producer %d seq %d",
 				len(batches), batches[0].BaseOffset(), batches[0].NumRecords(), batches[0].ProducerID(), batches[0].BaseSequence())
+		}
+		// It is the only empty batch left.
+		if e := emptyBatches(t, p.l); len(e) != 1 {
+			t.Fatalf("%d empty batches", len(e))
 		}
 	})
 }

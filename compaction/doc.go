@@ -44,10 +44,14 @@
 // the same one) and timestamp type; its records keep their timestamps.
 // Unchanged batches are copied byte for byte, and a group of one segment
 // that comes out unchanged is not swapped at all. A batch emptied of
-// records is dropped, except the last batch of a group (kept empty so the
-// new segment ends where the old ones did, which swap recovery relies on)
-// and the newest batch of an active idempotent producer (kept empty so its
-// sequence survives, as in Kafka).
+// records is dropped, as in Kafka, unless it is the newest batch of an
+// active idempotent producer (kept empty so its sequence survives). A
+// cleaned segment keeps the first replaced segment's base as its name
+// even when its first batch starts later, and may end before the replaced
+// segments did or hold no batch at all: ReplaceSegments records the
+// replaced range for crash recovery, and reads step over such gaps to the
+// next batch. Empty segments join the next pass's groups and are merged
+// away.
 //
 // Tombstones (null values) follow KIP-534: the first pass that keeps a
 // tombstone stamps its batch with a delete horizon (now +

@@ -47,10 +47,10 @@ type filter struct {
 }
 
 // apply returns what to write for b: b itself when nothing changes, a
-// rebuilt batch, or nil to drop it. keepLast forces an emptied batch to
-// be kept as an empty batch (the last batch of a replaced segment group).
-// b aliases the reader's buffer; a rebuilt batch does not.
-func (f *filter) apply(b record.Batch, keepLast bool) (record.Batch, error) {
+// rebuilt batch, or nil to drop it. A batch emptied of records is dropped
+// unless it is an active idempotent producer's newest (Kafka's
+// RETAIN_EMPTY). b aliases the reader's buffer; a rebuilt batch does not.
+func (f *filter) apply(b record.Batch) (record.Batch, error) {
 	f.stats.Batches++
 	if b.IsTransactional() || b.IsControl() {
 		// Left alone: see "Transactions" in the package doc.
@@ -108,7 +108,7 @@ func (f *filter) apply(b record.Batch, keepLast bool) (record.Batch, error) {
 	case len(kept) == len(recs) && !needHorizon:
 		return b, nil
 	case len(kept) == 0:
-		if !keepLast && !f.isProducerLast(b) {
+		if !f.isProducerLast(b) {
 			return nil, nil
 		}
 		f.stats.BatchesRewritten++

@@ -36,6 +36,14 @@ type Broker struct {
 	// waits for etcd before the broker exits with an error.
 	InitialBrokerRegistrationTimeoutMs int64
 
+	MaxConnections      int32 // max.connections (MaxInt32): accepting waits while this many are open
+	MaxConnectionsPerIP int32 // max.connections.per.ip (MaxInt32): more from one address are closed at once
+	// MaxConnectionsPerIPOverrides is max.connections.per.ip.overrides
+	// (""): per host name or address, its own max.connections.per.ip.
+	MaxConnectionsPerIPOverrides map[string]int32
+	ConnectionsMaxIdleMs         int64 // connections.max.idle.ms (600000; negative: none)
+	QueuedMaxRequestBytes        int64 // queued.max.request.bytes (268435456 here, -1 in Kafka; <= 0: unbounded)
+
 	// ReplicaSelectorClass is replica.selector.class (unset: consumers
 	// fetch from the leader; RackAwareReplicaSelector: from an in-sync
 	// replica in their rack, KIP-392).
@@ -281,6 +289,9 @@ func (b *Broker) derive() error {
 	}
 	if b.ReplicaFetchWaitMaxMs > b.ReplicaLagTimeMaxMs { // as Kafka requires
 		return invalid("replica.fetch.wait.max.ms", fmt.Errorf("%d exceeds replica.lag.time.max.ms (%d)", b.ReplicaFetchWaitMaxMs, b.ReplicaLagTimeMaxMs))
+	}
+	if b.MaxConnectionsPerIP == 0 && len(b.MaxConnectionsPerIPOverrides) == 0 { // as Kafka requires
+		return invalid("max.connections.per.ip", fmt.Errorf("can be set to zero only if max.connections.per.ip.overrides is set"))
 	}
 	if !b.isSet("advertised.listeners") {
 		b.AdvertisedListeners = append([]string(nil), b.Listeners...)

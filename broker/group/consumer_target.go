@@ -43,7 +43,9 @@ func (cg *consumerGroup) computeTarget(topics map[string]TopicInfo) {
 }
 
 // resolve returns the existing topics the member subscribes to, by name
-// or by regex (internal topics only by name), sorted by name.
+// or by regex, sorted by name. A regex is matched against every topic,
+// internal ones such as __consumer_offsets included, as Kafka's
+// coordinator resolves it against the whole metadata image.
 func (m *consumerMember) resolve(topics map[string]TopicInfo) []TopicInfo {
 	var out []TopicInfo
 	for _, name := range m.topics {
@@ -53,7 +55,7 @@ func (m *consumerMember) resolve(topics map[string]TopicInfo) []TopicInfo {
 	}
 	if m.re != nil {
 		for name, t := range topics {
-			if !strings.HasPrefix(name, "__") && !slices.Contains(m.topics, name) && m.re.MatchString(name) {
+			if !slices.Contains(m.topics, name) && m.re.MatchString(name) {
 				out = append(out, t)
 			}
 		}

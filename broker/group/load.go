@@ -76,6 +76,11 @@ func readLog(l Log) (*loaded, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(buf) == 0 {
+			// No batch is left in [off, end): the cleaner removed the tail's
+			// records (expired tombstones). Kafka's loader stops there too.
+			break
+		}
 		batches, err := record.Split(buf)
 		if err != nil {
 			return nil, fmt.Errorf("group: read %s at %d: %w", TopicName, off, err)
@@ -104,7 +109,8 @@ func readLog(l Log) (*loaded, error) {
 	return st, nil
 }
 
-// readChunk reads the whole batches from off on.
+// readChunk reads the whole batches from off on; nothing when no batch is
+// left below the read's bound.
 func readChunk(read func(int64, int) (segment.Slice, error), off int64) ([]byte, error) {
 	s, err := read(off, loadChunk)
 	if err != nil {
@@ -112,7 +118,7 @@ func readChunk(read func(int64, int) (segment.Slice, error), off int64) ([]byte,
 	}
 	defer s.Release()
 	if s.Len == 0 || s.File == nil {
-		return nil, fmt.Errorf("group: read %s at %d: empty read below the high watermark", TopicName, off)
+		return nil, nil
 	}
 	buf := make([]byte, s.Len)
 	n, err := s.File.ReadAt(buf, s.Pos)

@@ -43,8 +43,11 @@ func (c *Coordinator) CommitOffsets(req CommitRequest) []error {
 		g.core().commit(req.Offsets, errs)
 		return nil
 	})
-	if errors.Is(err, ErrGroupNotFound) {
-		err = ErrIllegalGeneration // a generation for a group that does not exist
+	if errors.Is(err, ErrGroupNotFound) && !req.MemberEpochs {
+		// A generation for a group that does not exist: Kafka answers
+		// ILLEGAL_GENERATION before OffsetCommit v9, GROUP_ID_NOT_FOUND
+		// from v9 on.
+		err = ErrIllegalGeneration
 	}
 	if err != nil {
 		for i := range errs {

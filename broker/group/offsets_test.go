@@ -60,6 +60,8 @@ func TestSimpleCommitFetchAndReload(t *testing.T) {
 		// A generation for a group that does not exist.
 		wantErr(t, "commit gen 3 to missing group", e.c.CommitOffsets(CommitRequest{Group: "missing", MemberID: "m", Generation: 3,
 			Offsets: []CommitOffset{commit(tp0, offset(1, -1, ""))}})[0], ErrIllegalGeneration)
+		wantErr(t, "commit gen 3 to missing group (v9+)", e.c.CommitOffsets(CommitRequest{Group: "missing", MemberID: "m", Generation: 3, MemberEpochs: true,
+			Offsets: []CommitOffset{commit(tp0, offset(1, -1, ""))}})[0], ErrGroupNotFound)
 	})
 }
 

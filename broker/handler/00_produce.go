@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/tier/record"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -194,7 +195,7 @@ func awaitAcks(ctx context.Context, resp *kmsg.ProduceResponse, waits []ackWait,
 		if !stillWaiting {
 			continue
 		}
-		if !sleepUntilWoken(ctx, wake, deadline, draining) || isClosed(draining) {
+		if !sleepUntilWoken(ctx, wake, deadline, draining) || metadata.IsClosed(draining) {
 			break
 		}
 	}

@@ -43,7 +43,9 @@ const maxPooledOffsets = 1024
 // * Generation -1 with an empty member id commits for a group used only
 //   for offsets (Empty or new); otherwise the member and generation are
 //   checked: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID,
-//   and REBALANCE_IN_PROGRESS while the group awaits its assignment.
+//   and REBALANCE_IN_PROGRESS while the group awaits its assignment. A
+//   generation for a group that does not exist is ILLEGAL_GENERATION, from
+//   v9 on GROUP_ID_NOT_FOUND, as in Kafka.
 // * Partitions the metadata does not know are UNKNOWN_TOPIC_OR_PARTITION;
 //   metadata longer than offset.metadata.max.bytes (default 4096) is
 //   OFFSET_METADATA_TOO_LARGE.

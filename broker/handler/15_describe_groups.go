@@ -18,8 +18,8 @@ const groupOperations = 1<<3 | 1<<6 | 1<<8
 //   elsewhere are NOT_COORDINATOR (or COORDINATOR_LOAD_IN_PROGRESS).
 // * An unknown group is described as "Dead" with no error, as Kafka does
 //   before v6.
-// * Member metadata and assignments are shown only while the group is
-//   Stable, as in Kafka.
+// * The protocol, member metadata and assignments are shown only while
+//   the group is Stable, as in Kafka.
 // * v3+ IncludeAuthorizedOperations: every group operation is allowed (no
 //   ACLs yet).
 //
@@ -39,7 +39,10 @@ func handleDescribeGroups(_ context.Context, env *Env, req *Request) (Result, er
 			resp.Groups = append(resp.Groups, sg)
 			continue
 		}
-		sg.State, sg.ProtocolType, sg.Protocol = d.State, d.ProtocolType, d.Protocol
+		sg.State, sg.ProtocolType = d.State, d.ProtocolType
+		if d.State == "Stable" {
+			sg.Protocol = d.Protocol
+		}
 		if r.IncludeAuthorizedOperations {
 			sg.AuthorizedOperations = groupOperations
 		}

@@ -2,7 +2,9 @@ package handler
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/strata-broker/strata/config"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -12,9 +14,14 @@ import (
 // Behavior:
 // * NumPartitions/ReplicationFactor -1 take num.partitions and
 //   default.replication.factor; more replicas than live brokers is
-//   INVALID_REPLICATION_FACTOR; manual assignments must name live brokers.
+//   INVALID_REPLICATION_FACTOR; manual assignments must give every
+//   partition from 0 on once, the same number of distinct live brokers
+//   each (INVALID_REPLICA_ASSIGNMENT otherwise).
+// * A name differing from an existing topic's only in '.' against '_' is
+//   INVALID_TOPIC_EXCEPTION, as in Kafka.
 // * Config overrides are validated by the config package: an unknown key or
-//   bad value is INVALID_CONFIG with a message naming the key.
+//   bad value is INVALID_CONFIG with a message naming the key; so is a null
+//   value.
 // * A topic named twice in one request is INVALID_REQUEST for both.
 // * v1+ ValidateOnly checks without creating.
 // * v5+ answers the partitions, replication factor and effective configs;
@@ -37,23 +44,11 @@ func handleCreateTopics(ctx context.Context, env *Env, req *Request) (Result, er
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
-		spec := topicSpec{name: rt.Topic, partitions: rt.NumPartitions, rf: rt.ReplicationFactor, configs: map[string]string{}}
-		for _, c := range rt.Configs {
-			if c.Value != nil {
-				spec.configs[c.Name] = *c.Value
-			}
-		}
-		if len(rt.ReplicaAssignment) > 0 {
-			if rt.NumPartitions != -1 || rt.ReplicationFactor != -1 {
-				st.ErrorCode = kerr.InvalidRequest.Code
-				st.ErrorMessage = kmsg.StringPtr("replica assignment given with a partition count or replication factor")
-				resp.Topics = append(resp.Topics, st)
-				continue
-			}
-			spec.assignment = map[int32][]int32{}
-			for _, a := range rt.ReplicaAssignment {
-				spec.assignment[a.Partition] = a.Replicas
-			}
+		spec, err := createSpec(rt)
+		if err != nil {
+			st.ErrorCode, st.ErrorMessage = errorCode(err), errorMessage(err)
+			resp.Topics = append(resp.Topics, st)
+			continue
 		}
 		t, err := env.createTopic(ctx, spec, r.ValidateOnly)
 		if err != nil {
@@ -73,4 +68,33 @@ func handleCreateTopics(ctx context.Context, env *Env, req *Request) (Result, er
 		resp.Topics = append(resp.Topics, st)
 	}
 	return Result{Resp: resp}, nil
+}
+
+// createSpec reads one topic of the request, refusing what Kafka refuses
+// before placement: null config values (INVALID_CONFIG), a manual
+// assignment together with a count or replication factor
+// (INVALID_REQUEST), a partition assigned twice
+// (INVALID_REPLICA_ASSIGNMENT).
+func createSpec(rt kmsg.CreateTopicsRequestTopic) (topicSpec, error) {
+	spec := topicSpec{name: rt.Topic, partitions: rt.NumPartitions, rf: rt.ReplicationFactor, configs: map[string]string{}}
+	for _, c := range rt.Configs {
+		if c.Value == nil {
+			return spec, fmt.Errorf("%w: null value not supported for topic config %s", config.ErrInvalidValue, c.Name)
+		}
+		spec.configs[c.Name] = *c.Value
+	}
+	if len(rt.ReplicaAssignment) == 0 {
+		return spec, nil
+	}
+	if rt.NumPartitions != -1 || rt.ReplicationFactor != -1 {
+		return spec, fmt.Errorf("%w: replica assignment given with a partition count or replication factor", errInvalidRequest)
+	}
+	spec.assignment = map[int32][]int32{}
+	for _, a := range rt.ReplicaAssignment {
+		if _, dup := spec.assignment[a.Partition]; dup {
+			return spec, fmt.Errorf("%w: partition %d assigned twice", errInvalidReplicaAssignment, a.Partition)
+		}
+		spec.assignment[a.Partition] = a.Replicas
+	}
+	return spec, nil
 }

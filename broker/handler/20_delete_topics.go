@@ -2,6 +2,7 @@ package handler
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/strata-broker/strata/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -17,7 +18,10 @@ import (
 //   the remote log managers of all brokers then delete its objects and
 //   remote-segment records (tier/remote/deleted.go), also when the
 //   partitions' leaders are down.
-// * v6+ topics may be named by id; an unknown id is UNKNOWN_TOPIC_ID.
+// * v6+ topics may be named by id; an unknown id is UNKNOWN_TOPIC_ID; a
+//   topic named by both name and id, or by neither, is INVALID_REQUEST.
+// * A topic named twice in one request is INVALID_REQUEST for both, as in
+//   Kafka; it is not deleted.
 
 func handleDeleteTopics(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.DeleteTopicsRequest)
@@ -25,17 +29,39 @@ func handleDeleteTopics(ctx context.Context, env *Env, req *Request) (Result, er
 	type target struct {
 		name *string
 		id   [16]byte
+		err  error // how the request names it wrongly
 	}
 	var targets []target
+	names, ids := map[string]int{}, map[[16]byte]int{}
 	for _, n := range r.TopicNames {
 		targets = append(targets, target{name: kmsg.StringPtr(n)})
+		names[n]++
 	}
 	for _, t := range r.Topics {
-		targets = append(targets, target{name: t.Topic, id: t.TopicID})
+		tg := target{name: t.Topic, id: t.TopicID}
+		switch {
+		case t.Topic == nil && t.TopicID == [16]byte{}:
+			tg.err = fmt.Errorf("%w: neither topic name nor id given", errInvalidRequest)
+		case t.Topic != nil && t.TopicID != [16]byte{}:
+			tg.err = fmt.Errorf("%w: topic name and id given together", errInvalidRequest)
+		case t.Topic != nil:
+			names[*t.Topic]++
+		default:
+			ids[t.TopicID]++
+		}
+		targets = append(targets, tg)
 	}
 	for _, tg := range targets {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = tg.name, tg.id
+		if tg.err == nil && (tg.name != nil && names[*tg.name] > 1 || tg.name == nil && ids[tg.id] > 1) {
+			tg.err = fmt.Errorf("%w: topic named more than once in one request", errInvalidRequest)
+		}
+		if tg.err != nil {
+			st.ErrorCode, st.ErrorMessage = errorCode(tg.err), errorMessage(tg.err)
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
 		var (
 			t  metadata.Topic
 			ok bool

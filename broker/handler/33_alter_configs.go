@@ -14,14 +14,19 @@ import (
 // * Changes apply to the live partitions at once, without a restart.
 // * Broker resources are static: INVALID_REQUEST.
 // * ValidateOnly checks without storing.
+// * A resource named twice in one request is INVALID_REQUEST, unchanged.
 
 func handleAlterConfigs(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.AlterConfigsRequest)
 	resp := r.ResponseKind().(*kmsg.AlterConfigsResponse)
+	named := countResources(r.Resources, func(rr kmsg.AlterConfigsRequestResource) resourceKey {
+		return resourceKey{rr.ResourceType, rr.ResourceName}
+	})
 	for _, rr := range r.Resources {
 		sr := kmsg.NewAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		sr.ErrorCode, sr.ErrorMessage = env.alterResource(ctx, rr.ResourceType, rr.ResourceName, r.ValidateOnly,
+		times := named[resourceKey{rr.ResourceType, rr.ResourceName}]
+		sr.ErrorCode, sr.ErrorMessage = env.alterResource(ctx, rr.ResourceType, rr.ResourceName, times, r.ValidateOnly,
 			func(map[string]string) (map[string]string, error) {
 				next := map[string]string{}
 				for _, c := range rr.Configs {

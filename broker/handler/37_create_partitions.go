@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/strata-broker/strata/metadata"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -14,16 +15,24 @@ import (
 // * Count is the new total; it must exceed the current count
 //   (INVALID_PARTITIONS otherwise).
 // * New partitions keep the topic's replication factor, placed round-robin,
-//   or as the manual assignment says (one replica list per new partition).
+//   or as the manual assignment says (one list of that many distinct live
+//   brokers per new partition, INVALID_REPLICA_ASSIGNMENT otherwise).
+// * A topic named twice in one request is INVALID_REQUEST for both.
 // * ValidateOnly checks without creating.
 
 func handleCreatePartitions(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.CreatePartitionsRequest)
 	resp := r.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	seen := map[string]int{}
+	for _, rt := range r.Topics {
+		seen[rt.Topic]++
+	}
 	for _, rt := range r.Topics {
 		st := kmsg.NewCreatePartitionsResponseTopic()
 		st.Topic = rt.Topic
-		if err := env.createPartitions(ctx, rt, r.ValidateOnly); err != nil {
+		if seen[rt.Topic] > 1 {
+			st.ErrorCode, st.ErrorMessage = kerr.InvalidRequest.Code, kmsg.StringPtr("topic named more than once in one request")
+		} else if err := env.createPartitions(ctx, rt, r.ValidateOnly); err != nil {
 			st.ErrorCode, st.ErrorMessage = errorCode(err), errorMessage(err)
 		}
 		resp.Topics = append(resp.Topics, st)

@@ -10,19 +10,27 @@ import (
 //
 // Behavior:
 // * SET, DELETE, APPEND and SUBTRACT (the last two on list keys such as
-//   cleanup.policy) change a topic's overrides; the result is validated as
-//   a whole (INVALID_CONFIG names the key) and applied live.
+//   cleanup.policy; on a key without an override they start from its
+//   value without one, as in Kafka) change a topic's overrides; the result
+//   is validated as a whole (INVALID_CONFIG names the key) and applied live.
 // * Broker resources are static: INVALID_REQUEST.
 // * ValidateOnly checks without storing.
+// * A resource named twice in one request is INVALID_REQUEST, unchanged.
 
 func handleIncrementalAlterConfigs(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := r.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+	named := countResources(r.Resources, func(rr kmsg.IncrementalAlterConfigsRequestResource) resourceKey {
+		return resourceKey{rr.ResourceType, rr.ResourceName}
+	})
 	for _, rr := range r.Resources {
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		sr.ErrorCode, sr.ErrorMessage = env.alterResource(ctx, rr.ResourceType, rr.ResourceName, r.ValidateOnly,
-			func(cur map[string]string) (map[string]string, error) { return applyIncremental(cur, rr.Configs) })
+		times := named[resourceKey{rr.ResourceType, rr.ResourceName}]
+		sr.ErrorCode, sr.ErrorMessage = env.alterResource(ctx, rr.ResourceType, rr.ResourceName, times, r.ValidateOnly,
+			func(cur map[string]string) (map[string]string, error) {
+				return applyIncremental(cur, rr.Configs, env.topicDefault)
+			})
 		resp.Resources = append(resp.Resources, sr)
 	}
 	return Result{Resp: resp}, nil

@@ -16,12 +16,17 @@ import (
 //   __consumer_offsets). An Empty group left without offsets is removed.
 // * In an active consumer group, partitions of topics its members
 //   subscribe to are GROUP_SUBSCRIBED_TO_TOPIC; an active group of another
-//   protocol type is NON_EMPTY_GROUP; an unknown group GROUP_ID_NOT_FOUND.
+//   protocol type is NON_EMPTY_GROUP; an unknown group GROUP_ID_NOT_FOUND;
+//   an empty group id INVALID_GROUP_ID, as in Kafka.
 // * Partitions the metadata does not know are UNKNOWN_TOPIC_OR_PARTITION.
 
 func handleOffsetDelete(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.OffsetDeleteRequest)
 	resp := r.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	if r.Group == "" {
+		resp.ErrorCode = kerr.InvalidGroupID.Code
+		return Result{Resp: resp}, nil
+	}
 	type slot struct{ t, p int }
 	var slots []slot
 	var tps []group.TopicPartition

@@ -32,6 +32,9 @@ import (
 //   heartbeat within group.consumer.session.timeout.ms (45 s), are
 //   removed; the heartbeat interval answered is
 //   group.consumer.heartbeat.interval.ms (5 s).
+// * A topic regex (v1) must match a whole topic name (RE2 syntax, as
+//   Kafka's RE2/J) and is matched against every topic, internal ones such
+//   as __consumer_offsets included, as Kafka resolves it.
 // * A classic group with members is not a consumer group
 //   (GROUP_ID_NOT_FOUND); an empty one becomes one.
 // * Group epoch, members, target and current assignments are written to

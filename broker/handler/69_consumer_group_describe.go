@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/broker/group"
@@ -17,7 +18,8 @@ import (
 //   Stable), group and assignment epochs, the assignor, and every member
 //   with its epoch, subscription, current and target assignment.
 // * A missing or classic group is GROUP_ID_NOT_FOUND; a group coordinated
-//   elsewhere NOT_COORDINATOR.
+//   elsewhere NOT_COORDINATOR; an empty group id INVALID_GROUP_ID, as in
+//   Kafka.
 // * IncludeAuthorizedOperations: every group operation (no ACLs yet).
 //
 // Version notes:
@@ -30,6 +32,11 @@ func handleConsumerGroupDescribe(_ context.Context, env *Env, req *Request) (Res
 		sg := kmsg.NewConsumerGroupDescribeResponseGroup()
 		sg.Group = name
 		sg.AuthorizedOperations = math.MinInt32
+		if name == "" {
+			sg.ErrorCode = kerr.InvalidGroupID.Code
+			resp.Groups = append(resp.Groups, sg)
+			continue
+		}
 		d, err := env.Groups.DescribeConsumerGroup(name)
 		if err != nil {
 			sg.ErrorCode, sg.ErrorMessage = groupErrorCode(err), kmsg.StringPtr(err.Error())

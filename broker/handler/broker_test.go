@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ import (
 type testBroker struct {
 	env   *Env
 	store *memstore.Store
-	corr  int32
+	corr  atomic.Int32 // requests may be sent from several goroutines
 	// clientID is the client id of the request headers ("": handler-test).
 	clientID string
 }
@@ -120,8 +121,7 @@ func (b *testBroker) try(req kmsg.Request) (kmsg.Response, error) {
 	if !Supported(req.Key(), req.GetVersion()) {
 		return nil, fmt.Errorf("version %d not served (%d-%d)", req.GetVersion(), api.Min, api.Max)
 	}
-	b.corr++
-	h := wire.Header{Key: req.Key(), Version: req.GetVersion(), CorrelationID: b.corr, ClientID: cmp.Or(b.clientID, "handler-test")}
+	h := wire.Header{Key: req.Key(), Version: req.GetVersion(), CorrelationID: b.corr.Add(1), ClientID: cmp.Or(b.clientID, "handler-test")}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := api.Fn(ctx, b.env, &Request{Header: h, Body: req, Bytes: 64})

@@ -60,8 +60,9 @@ func (e *Env) alterTopicConfigs(ctx context.Context, topic string, next map[stri
 }
 
 // applyIncremental applies IncrementalAlterConfigs operations to a copy of
-// the current overrides.
-func applyIncremental(cur map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) (map[string]string, error) {
+// the current overrides. APPEND and SUBTRACT on a key without an override
+// start from its value without one (def), as Kafka's do.
+func applyIncremental(cur map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig, def func(key string) string) (map[string]string, error) {
 	next := maps.Clone(cur)
 	if next == nil {
 		next = map[string]string{}
@@ -80,7 +81,11 @@ func applyIncremental(cur map[string]string, ops []kmsg.IncrementalAlterConfigsR
 			if !listKeys[op.Name] {
 				return nil, fmt.Errorf("%w: %s is not a list; APPEND/SUBTRACT need a list key", config.ErrInvalidValue, op.Name)
 			}
-			items := splitItems(next[op.Name])
+			v, ok := next[op.Name]
+			if !ok {
+				v = def(op.Name)
+			}
+			items := splitItems(v)
 			for _, v := range splitItems(val) {
 				has := slices.Contains(items, v)
 				if op.Op == kmsg.IncrementalAlterConfigOpAppend && !has {
@@ -107,6 +112,32 @@ func splitItems(s string) []string {
 	return out
 }
 
+// topicDefault is the value of topic key name without an override.
+func (e *Env) topicDefault(name string) string {
+	for _, d := range e.Cfg.DescribeTopic(nil) {
+		if d.Name == name {
+			return d.Value
+		}
+	}
+	return ""
+}
+
+// resourceKey names a config resource within a request.
+type resourceKey struct {
+	typ  kmsg.ConfigResourceType
+	name string
+}
+
+// countResources counts how often a request names each resource: Kafka
+// refuses one named twice (INVALID_REQUEST) and changes nothing of it.
+func countResources[R any](rs []R, key func(R) resourceKey) map[resourceKey]int {
+	n := make(map[resourceKey]int, len(rs))
+	for _, r := range rs {
+		n[key(r)]++
+	}
+	return n
+}
+
 // resourceError turns an error into a resource's code and message.
 func resourceError(err error) (int16, *string) {
 	switch {
@@ -121,10 +152,14 @@ func resourceError(err error) (int16, *string) {
 }
 
 // alterResource applies a config change to one resource of AlterConfigs
-// or IncrementalAlterConfigs: next turns a topic's current overrides into
-// the new set. It returns the resource's error code and message.
-func (e *Env) alterResource(ctx context.Context, typ kmsg.ConfigResourceType, name string, validateOnly bool,
+// or IncrementalAlterConfigs, named times in the request: next turns a
+// topic's current overrides into the new set. It returns the resource's
+// error code and message.
+func (e *Env) alterResource(ctx context.Context, typ kmsg.ConfigResourceType, name string, times int, validateOnly bool,
 	next func(cur map[string]string) (map[string]string, error)) (int16, *string) {
+	if times > 1 {
+		return kerr.InvalidRequest.Code, kmsg.StringPtr("resource named more than once in one request")
+	}
 	var err error
 	switch typ {
 	case resourceTopic:

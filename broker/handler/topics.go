@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/metadata/controller"
@@ -16,6 +17,10 @@ var errInvalidReplicationFactor = errors.New("handler: replication factor larger
 
 // errInvalidReplicaAssignment means a manual assignment is malformed.
 var errInvalidReplicaAssignment = errors.New("handler: invalid replica assignment")
+
+// errInvalidRequest means a request contradicts itself (INVALID_REQUEST):
+// a topic named twice, by name and id at once, or by neither.
+var errInvalidRequest = errors.New("handler: invalid request")
 
 // topicSpec is a topic to create, as CreateTopics or auto-creation asks.
 type topicSpec struct {
@@ -30,6 +35,9 @@ type topicSpec struct {
 // until this broker serves its partitions.
 func (e *Env) createTopic(ctx context.Context, spec topicSpec, validateOnly bool) (metadata.Topic, error) {
 	if err := metadata.ValidateTopicName(spec.name); err != nil {
+		return metadata.Topic{}, err
+	}
+	if err := e.checkCollision(spec.name); err != nil {
 		return metadata.Topic{}, err
 	}
 	if err := e.Cfg.ValidateTopic(spec.configs); err != nil {
@@ -55,6 +63,24 @@ func (e *Env) createTopic(ctx context.Context, spec topicSpec, validateOnly bool
 	return t, nil
 }
 
+// checkCollision refuses a name that differs from an existing topic's
+// only in '.' against '_', as Kafka does: both map to the same metric
+// names.
+func (e *Env) checkCollision(name string) error {
+	if !strings.ContainsAny(name, "._") {
+		return nil
+	}
+	norm := collisionName(name)
+	for _, t := range e.Cache.Topics() {
+		if t.Name != name && collisionName(t.Name) == norm {
+			return fmt.Errorf("%w: topic %q collides with existing topic %q", metadata.ErrInvalidTopic, name, t.Name)
+		}
+	}
+	return nil
+}
+
+func collisionName(name string) string { return strings.ReplaceAll(name, ".", "_") }
+
 // place assigns replicas to partitions from index `from` on: the manual
 // assignment when given, else round-robin over the live brokers with the
 // leaders spread evenly.
@@ -66,14 +92,27 @@ func (e *Env) place(spec topicSpec, from int32) (map[int32]metadata.PartitionSta
 	}
 	parts := map[int32]metadata.PartitionState{}
 	if len(spec.assignment) > 0 {
+		// Kafka's validateManualPartitionAssignment: every partition has
+		// the topic's replication factor (spec.rf, else the first
+		// partition's), in distinct live brokers.
+		rf := int(spec.rf)
 		for i := from; i < from+int32(len(spec.assignment)); i++ {
 			reps, ok := spec.assignment[i]
 			if !ok || len(reps) == 0 {
 				return nil, fmt.Errorf("%w: partition %d", errInvalidReplicaAssignment, i)
 			}
-			for _, r := range reps {
+			if rf <= 0 {
+				rf = len(reps)
+			}
+			if len(reps) != rf {
+				return nil, fmt.Errorf("%w: partition %d has %d replicas, the others %d", errInvalidReplicaAssignment, i, len(reps), rf)
+			}
+			for j, r := range reps {
 				if !slices.Contains(ids, r) {
 					return nil, fmt.Errorf("%w: broker %d is not live", errInvalidReplicaAssignment, r)
+				}
+				if slices.Contains(reps[:j], r) {
+					return nil, fmt.Errorf("%w: partition %d names broker %d twice", errInvalidReplicaAssignment, i, r)
 				}
 			}
 			parts[i] = newPartitionState(reps)
@@ -105,16 +144,17 @@ func newPartitionState(replicas []int32) metadata.PartitionState {
 	}
 }
 
-// autoCreate creates a topic with broker defaults if auto.create.topics.enable.
-func (e *Env) autoCreate(ctx context.Context, name string) (metadata.Topic, error) {
+// autoCreate creates a topic with broker defaults if
+// auto.create.topics.enable. A topic another request created meanwhile is
+// no error.
+func (e *Env) autoCreate(ctx context.Context, name string) error {
 	t, err := e.createTopic(ctx, topicSpec{name: name, partitions: -1, rf: -1}, false)
-	if errors.Is(err, metadata.ErrTopicExists) {
-		if t, ok := e.Cache.Topic(name); ok {
-			return t, nil
-		}
+	switch {
+	case errors.Is(err, metadata.ErrTopicExists):
+		return nil
+	case err != nil:
+		return err
 	}
-	if err == nil {
-		e.Log.Info("auto-created topic", "topic", name, "partitions", len(t.Partitions))
-	}
-	return t, err
+	e.Log.Info("auto-created topic", "topic", name, "partitions", len(t.Partitions))
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/metadata/etcdstore/etcdtest"
+	"github.com/strata-broker/strata/metadata/metadatatest"
 )
 
 // logBuffer collects a store's logs for the test to read.
@@ -74,16 +75,6 @@ func proxied(t *testing.T) (*Store, *logBuffer, *etcdtest.Proxy) {
 	return s, buf, px
 }
 
-// isClosed reports whether ch is closed now.
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
 // TestRegistrationSurvivesShortOutage: etcd silent for less than the
 // lease's TTL (a paused process, a network stall) does not end the
 // registration: the keep-alives are retried, the broker key stays as it
@@ -104,12 +95,12 @@ func TestRegistrationSurvivesShortOutage(t *testing.T) {
 	logs.waitLogged(t, "etcd unreachable")
 	px.Resume()
 	logs.waitLogged(t, "etcd reachable again")
-	if isClosed(reg.Lost()) {
+	if metadata.IsClosed(reg.Lost()) {
 		t.Fatal("registration lost after an outage shorter than its TTL")
 	}
 	// Still kept alive: past another TTL the key is there, unchanged.
 	time.Sleep(ttl)
-	if isClosed(reg.Lost()) {
+	if metadata.IsClosed(reg.Lost()) {
 		t.Fatal("registration lost after the outage")
 	}
 	if got, ok := watcher.Cache().Broker(1); !ok || got != b {
@@ -144,11 +135,11 @@ func TestRegistrationLostWhenLeaseExpired(t *testing.T) {
 		_, ok := watcher.Cache().Broker(2)
 		return !ok
 	})
-	if isClosed(reg.Lost()) {
+	if metadata.IsClosed(reg.Lost()) {
 		t.Fatal("registration lost while etcd could not say so")
 	}
 	px.Resume()
-	waitClosed(t, reg.Lost(), "Lost once etcd answered that the lease is gone")
+	metadatatest.WaitClosed(t, reg.Lost(), "Lost once etcd answered that the lease is gone")
 	if !strings.Contains(logs.String(), "lease_may_have_expired_for") && !strings.Contains(logs.String(), "lease_valid_for") {
 		t.Errorf("outage logged without the lease's state:\n%s", logs)
 	}
@@ -199,14 +190,14 @@ func TestRegistrationSurvivesEtcdRestart(t *testing.T) {
 	px.Resume()
 	logs.waitLogged(t, "etcd reachable again")
 	time.Sleep(2 * ttl) // renewed since, or it would have expired
-	if isClosed(reg.Lost()) {
+	if metadata.IsClosed(reg.Lost()) {
 		t.Fatalf("registration lost across an etcd restart:\n%s", logs)
 	}
 	direct := openAt(t, e.Endpoints(), "/restart")
 	if got, ok := direct.Cache().Broker(3); !ok || got != b {
 		t.Fatalf("broker key after the restart: %+v, %v", got, ok)
 	}
-	rev, err := direct.CreateTopic(ctx, topicOf("after-restart", 1, 3))
+	rev, err := direct.CreateTopic(ctx, metadatatest.TopicOf("after-restart", 1, 3))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,17 +24,22 @@
 //	<base:020>.log.cleaned (+indexes)  a cleaned segment being written
 //	<base:020>.log.swap (+indexes)     a cleaned segment committed to replace
 //	                                   the segments in its offset range
+//	<base:020>.swap-end                text: where that range ends
 //
 // Cleaning (ReplaceSegments, for the compaction cleaner): the cleaner
 // reads sealed segments (ReadSegment), writes a .cleaned segment without
-// the lock (CreateCleaned) and swaps it in under the lock: rename to
-// .swap (the commit point, .log last), delete the replaced segments,
-// rename to the plain names. Open first removes .cleaned files and index
-// .swap files without a .log.swap (rolling back), and completes every
-// .log.swap (rolling forward: the segments with a base inside the swap's
-// offset range are deleted, then the .swap files renamed), so a crash
-// leaves either the old or the new segment set. A cleaned segment always
-// ends at the replaced segments' next offset, so its range covers them.
+// the lock (CreateCleaned) and swaps it in under the lock: record the
+// end of the replaced range (.swap-end), rename to .swap (the commit
+// point, .log last), delete the replaced segments, rename to the plain
+// names. Open first removes .cleaned files, and index .swap and
+// .swap-end files without a .log.swap (rolling back), and completes every
+// .log.swap (rolling forward: the segments with a base inside the
+// recorded range are deleted, then the .swap files renamed), so a crash
+// leaves either the old or the new segment set. A cleaned segment keeps
+// the first replaced segment's base as its name but may end earlier than
+// the replaced ones did, or hold no batch at all (the cleaner drops
+// emptied batches, as Kafka's does), so segments may end below the next
+// one's base and be empty; Read moves on to the next segment.
 //
 // Durability: by default nothing is fdatasynced on append (Kafka's
 // defaults; the page cache and replication carry durability).
@@ -61,10 +66,10 @@
 // Concurrency: Log.mu (a sync.RWMutex) guards the segment list, the
 // producer state, the recovery point and the roll/flush bookkeeping.
 // Appends, rolls, truncations, DeleteRecordsBefore, Flush, SetConfig,
-// Close and Delete hold it exclusively; Read, OffsetForTimestamp,
-// MaxTimestamp and Segments share it, and Read holds it only to find the
-// segment and compute the Slice: the caller writes the Slice out and
-// releases it without any lock (the file stays open until Release, even if
+// Close and Delete hold it exclusively; Read, OnOlderSegment,
+// OffsetForTimestamp, MaxTimestamp and Segments share it, and Read holds
+// it only to find the segment and compute the Slice: the caller writes the
+// Slice out and releases it without any lock (the file stays open until Release, even if
 // the segment is deleted meanwhile). LogEndOffset and LogStartOffset are
 // atomics, readable without the lock. Lock order: Log.mu before a
 // Segment's own lock. The Log owns one goroutine, the roll flusher, started

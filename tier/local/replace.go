@@ -20,6 +20,13 @@ const (
 	SwapFileSuffix    = ".swap"
 )
 
+// swapEndSuffix names the file that records where a swap's replaced range
+// ends (<base>.swap-end). A cleaned segment may end before the segments
+// it replaces did (the cleaner drops emptied batches, so its last batch
+// may be gone, or every batch), so its own next offset does not say
+// which segments it replaces; recovery reads this file instead.
+const swapEndSuffix = ".swap-end"
+
 // ErrSegmentsChanged: the segments a cleaner read were truncated, deleted
 // or replaced before its result could be swapped in; the result is stale
 // and must be discarded.
@@ -79,19 +86,22 @@ func (l *Log) CreateCleaned(base int64) (*segment.Segment, error) {
 //  3. cleaned's files are renamed to their plain names and the directory
 //     is synced.
 //
-// Open rolls a swap forward when <base>.log.swap exists (it deletes the
-// segments inside the swap's offset range and finishes the renames) and
-// back otherwise (it deletes .cleaned and stray index .swap files), so a
-// crash at any point leaves either the old or the new segment set.
+// Before step 1 the end of the replaced range (past the last old
+// segment's base and batches) is written to <base>.swap-end. Open rolls a
+// swap forward when <base>.log.swap exists (it deletes the segments whose
+// base lies inside the replaced range and finishes the renames) and back
+// otherwise (it deletes .cleaned files, stray index .swap files and
+// swap-end files), so a crash at any point leaves either the old or the
+// new segment set.
 //
-// cleaned must be sealed and flushed, start at old[0]'s base and end at
-// the last old segment's next offset (the cleaner keeps a segment's last
-// batch, if only as an empty batch, so that the swap's range covers every
-// replaced segment). Readers holding Slices of the old segments keep
-// reading them. ErrSegmentsChanged means the log changed since Segments
-// was called. ReplaceSegments takes cleaned over: it deletes it when the
-// swap fails before its commit point; a failure after the commit point
-// fails the log (the next Open completes the swap).
+// cleaned must be sealed and flushed, and start at old[0]'s base; its
+// batches end at or before the last old segment's next offset (it may
+// hold no batch at all: Kafka's cleaner, too, keeps a cleaned segment's
+// base as its name whatever it holds). Readers holding Slices of the old
+// segments keep reading them. ErrSegmentsChanged means the log changed
+// since Segments was called. ReplaceSegments takes cleaned over: it
+// deletes it when the swap fails before its commit point; a failure after
+// the commit point fails the log (the next Open completes the swap).
 func (l *Log) ReplaceSegments(old []SegmentInfo, cleaned *segment.Segment) error {
 	if cleaned == nil {
 		return errors.New("local: replace segments: no cleaned segment")
@@ -130,12 +140,22 @@ func (l *Log) replaceLocked(old []SegmentInfo, cleaned *segment.Segment) (commit
 	switch {
 	case cleaned.FileSuffix() != CleanedFileSuffix || !cleaned.Sealed():
 		return false, fmt.Errorf("local: replace segments from %d: cleaned segment is not a sealed %s segment", old[0].BaseOffset, CleanedFileSuffix)
-	case cleaned.BaseOffset() != old[0].BaseOffset || cleaned.NextOffset() != last.NextOffset:
+	case cleaned.BaseOffset() != old[0].BaseOffset || cleaned.NextOffset() > last.NextOffset:
 		return false, fmt.Errorf("local: replace segments [%d, %d) with a segment covering [%d, %d)",
 			old[0].BaseOffset, last.NextOffset, cleaned.BaseOffset(), cleaned.NextOffset())
 	}
-	if err := cleaned.RenameSuffix(SwapFileSuffix); err != nil {
+	// The range must take in the last old segment's base even when that
+	// segment is empty (its next offset is its base); the segment after it
+	// starts further on.
+	endPath := segment.FileName(l.dir, cleaned.BaseOffset(), swapEndSuffix)
+	if err := writeSwapEnd(endPath, max(last.NextOffset, last.BaseOffset+1)); err != nil {
 		return false, fmt.Errorf("replace segments from %d: %w", old[0].BaseOffset, err)
+	}
+	if err := hook("swap-end"); err != nil {
+		return false, errors.Join(err, removeFile(endPath))
+	}
+	if err := cleaned.RenameSuffix(SwapFileSuffix); err != nil {
+		return false, errors.Join(fmt.Errorf("replace segments from %d: %w", old[0].BaseOffset, err), removeFile(endPath))
 	}
 	if err := segment.SyncDir(l.dir); err != nil {
 		// Whether the commit is durable is unknown: let recovery decide.
@@ -153,7 +173,11 @@ func (l *Log) replaceLocked(old []SegmentInfo, cleaned *segment.Segment) (commit
 			return true, err
 		}
 	}
-	errs = append(errs, cleaned.RenameSuffix(""), segment.SyncDir(l.dir))
+	errs = append(errs, cleaned.RenameSuffix(""))
+	if err := hook("renamed"); err != nil {
+		return true, err
+	}
+	errs = append(errs, removeFile(endPath), segment.SyncDir(l.dir))
 	l.segs = slices.Replace(l.segs, i, i+len(old), cleaned)
 	if err := errors.Join(errs...); err != nil {
 		l.failed = fmt.Errorf("local: log %s failed: replace segments: %w", l.dir, err)
@@ -174,10 +198,11 @@ func hook(step string) error {
 // completeSwaps finishes or undoes the swaps of ReplaceSegments that a
 // crash interrupted. Files named .cleaned are removed (not committed). For
 // every <base>.log.swap the swap was committed: the segments with a base
-// inside (base, swap's next offset) are deleted and the .swap files are
-// renamed over <base>'s files. Index .swap files without a .log.swap
-// belong to a commit that did not happen and are removed. Called by
-// recover before the segments are listed.
+// inside the replaced range (base, end) are deleted and the .swap files
+// are renamed over <base>'s files. Index .swap files and swap-end files
+// without a .log.swap belong to a commit that did not happen (or to a
+// swap already completed) and are removed. Called by recover before the
+// segments are listed.
 func (l *Log) completeSwaps() error {
 	entries, err := os.ReadDir(l.dir)
 	if err != nil {
@@ -188,7 +213,7 @@ func (l *Log) completeSwaps() error {
 	for _, e := range entries {
 		name := e.Name()
 		if strings.HasSuffix(name, CleanedFileSuffix) {
-			if err := os.Remove(filepath.Join(l.dir, name)); err != nil && !os.IsNotExist(err) {
+			if err := removeFile(filepath.Join(l.dir, name)); err != nil {
 				return fmt.Errorf("remove unfinished cleaned file: %w", err)
 			}
 			continue
@@ -200,7 +225,7 @@ func (l *Log) completeSwaps() error {
 			logs = append(logs, base)
 		case suffix == segment.LogSuffix+SwapFileSuffix:
 			swaps = append(swaps, base)
-		case strings.HasSuffix(suffix, SwapFileSuffix):
+		case strings.HasSuffix(suffix, SwapFileSuffix), suffix == swapEndSuffix:
 			strays[base] = append(strays[base], name)
 		}
 	}
@@ -209,7 +234,7 @@ func (l *Log) completeSwaps() error {
 			continue
 		}
 		for _, name := range names {
-			if err := os.Remove(filepath.Join(l.dir, name)); err != nil && !os.IsNotExist(err) {
+			if err := removeFile(filepath.Join(l.dir, name)); err != nil {
 				return fmt.Errorf("remove uncommitted swap file: %w", err)
 			}
 		}
@@ -227,7 +252,9 @@ func (l *Log) completeSwaps() error {
 }
 
 // rollSwapForward completes the committed swap at base; logs are the
-// bases of the plain .log files in the directory.
+// bases of the plain .log files in the directory. The replaced range ends
+// where the swap-end file says, or (a swap without one) at the swapped
+// segment's next offset.
 func (l *Log) rollSwapForward(base int64, logs []int64) error {
 	opts := l.segmentOptions()
 	opts.FileSuffix, opts.Recover = SwapFileSuffix, true
@@ -235,7 +262,11 @@ func (l *Log) rollSwapForward(base int64, logs []int64) error {
 	if err != nil {
 		return fmt.Errorf("complete segment swap at %d: %w", base, err)
 	}
+	endPath := segment.FileName(l.dir, base, swapEndSuffix)
 	end := s.NextOffset()
+	if recorded, ok := readSwapEnd(endPath); ok {
+		end = max(end, recorded)
+	}
 	var errs []error
 	for _, b := range logs {
 		if b > base && b < end {
@@ -246,10 +277,42 @@ func (l *Log) rollSwapForward(base int64, logs []int64) error {
 		_ = s.Close()
 		return fmt.Errorf("complete segment swap at %d: %w", base, err)
 	}
-	err = errors.Join(s.RenameSuffix(""), s.Close())
+	err = errors.Join(s.RenameSuffix(""), s.Close(), removeFile(endPath))
 	if err != nil {
 		return fmt.Errorf("complete segment swap at %d: %w", base, err)
 	}
 	l.logger.Warn("completed a segment swap interrupted by a crash", "base", base, "end", end)
+	return nil
+}
+
+// writeSwapEnd durably records end, the end of a swap's replaced range, at
+// path.
+func writeSwapEnd(path string, end int64) error {
+	body := fmt.Sprintf("strata-swap-end 1\nend-offset %d\n", end)
+	if err := segment.WriteFileAtomic(path, []byte(body)); err != nil {
+		return fmt.Errorf("write swap end: %w", err)
+	}
+	return nil
+}
+
+// readSwapEnd reads the end offset writeSwapEnd recorded; ok is false when
+// the file is missing or unreadable.
+func readSwapEnd(path string) (end int64, ok bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	n, err := fmt.Sscanf(string(data), "strata-swap-end 1\nend-offset %d\n", &end)
+	if err != nil || n != 1 || end < 0 {
+		return 0, false
+	}
+	return end, true
+}
+
+// removeFile removes path; a missing file is not an error.
+func removeFile(path string) error {
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		return err
+	}
 	return nil
 }

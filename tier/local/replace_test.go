@@ -67,10 +67,29 @@ func copyDir(t *testing.T, src string) string {
 	return dst
 }
 
+// keepFunc decides whether a cleaned copy keeps a batch: n counts the
+// batches of the group from 1, last marks the group's last batch.
+type keepFunc func(n int, last bool) bool
+
+// Ways a cleaned group can come out: every other batch and the last; every
+// other batch without the last few (the cleaned segment ends early); none
+// (the cleaned segment is empty).
+var (
+	keepAlternate = func(n int, last bool) bool { return n%2 == 1 || last }
+	keepHead      = func(n int, _ bool) bool { return n%2 == 1 && n < 8 }
+	keepNone      = func(int, bool) bool { return false }
+)
+
 // cleanGroup writes a cleaned copy of the segments in old, keeping every
 // other batch and always the last, and returns it sealed and flushed with
 // the batches it kept.
 func cleanGroup(t *testing.T, l *Log, old []SegmentInfo) (*segment.Segment, []record.Batch) {
+	t.Helper()
+	return cleanGroupKeeping(t, l, old, keepAlternate)
+}
+
+// cleanGroupKeeping is cleanGroup keeping the batches keep selects.
+func cleanGroupKeeping(t *testing.T, l *Log, old []SegmentInfo, keep keepFunc) (*segment.Segment, []record.Batch) {
 	t.Helper()
 	cleaned, err := l.CreateCleaned(old[0].BaseOffset)
 	if err != nil {
@@ -86,7 +105,7 @@ func cleanGroup(t *testing.T, l *Log, old []SegmentInfo) (*segment.Segment, []re
 		bs := readSlice(t, sl)
 		for j, b := range bs {
 			n++
-			if n%2 == 0 && !(i == len(old)-1 && j == len(bs)-1) {
+			if !keep(n, i == len(old)-1 && j == len(bs)-1) {
 				continue
 			}
 			if err := cleaned.Append(b); err != nil {
@@ -167,6 +186,87 @@ func TestReplaceSegments(t *testing.T) {
 	}
 }
 
+// TestReplaceWithEmptySegment: a group cleaned down to nothing is swapped
+// in as an empty segment; reads inside it move on to the next segment,
+// and a later swap merges it with its neighbour (a group ending with an
+// empty segment).
+func TestReplaceWithEmptySegment(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{SegmentBytes: 1024, IndexIntervalBytes: 128}
+	l := openLog(t, dir, cfg)
+	appendN(t, l, 60, 1000)
+	segs := l.Segments()
+	before := readAllBatches(t, l)
+	leo := l.LogEndOffset()
+	cleaned, _ := cleanGroupKeeping(t, l, segs[1:3], keepNone)
+	if err := l.ReplaceSegments(segs[1:3], cleaned); err != nil {
+		t.Fatal(err)
+	}
+	var want []record.Batch
+	for _, b := range before {
+		if b.BaseOffset() < segs[1].BaseOffset || b.BaseOffset() >= segs[2].NextOffset {
+			want = append(want, b)
+		}
+	}
+	if got := readAllBatches(t, l); !sameBatches(got, want) || l.LogEndOffset() != leo {
+		t.Fatalf("after emptying: %d batches (want %d), log end %d (want %d)", len(got), len(want), l.LogEndOffset(), leo)
+	}
+	// A read inside the emptied range, bounded by a high watermark past it,
+	// answers with the next segment's first batch.
+	sl, err := l.Read(segs[1].BaseOffset+1, 1, segs[3].NextOffset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bs := readSlice(t, sl); len(bs) != 1 || bs[0].BaseOffset() != segs[3].BaseOffset {
+		t.Fatalf("read in the emptied range: %d batches", len(bs))
+	}
+	mid := l.Segments()
+	if e := mid[1]; e.BaseOffset != segs[1].BaseOffset || e.NextOffset != e.BaseOffset || e.Size != 0 {
+		t.Fatalf("emptied segment %+v", e)
+	}
+	// Merge the first segment with the empty one.
+	merged, kept := cleanGroup(t, l, mid[:2])
+	if err := l.ReplaceSegments(mid[:2], merged); err != nil {
+		t.Fatal(err)
+	}
+	want = mergeByOffset(kept, want[len(batchesIn(t, before, segs[0])):])
+	if got := readAllBatches(t, l); !sameBatches(got, want) {
+		t.Fatalf("after merging: %d batches, want %d", len(got), len(want))
+	}
+	if n := len(l.Segments()); n != len(segs)-2 {
+		t.Fatalf("%d segments after merging, want %d", n, len(segs)-2)
+	}
+	for _, name := range dirNames(t, dir) {
+		if strings.HasSuffix(name, swapEndSuffix) {
+			t.Fatalf("leftover %s", name)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	re := openLog(t, dir, cfg)
+	if got := readAllBatches(t, re); !sameBatches(got, want) || len(re.Segments()) != len(segs)-2 {
+		t.Fatal("reopened log differs")
+	}
+	re.closeUnclean()
+	re = openLog(t, dir, cfg)
+	if got := readAllBatches(t, re); !sameBatches(got, want) || len(re.Segments()) != len(segs)-2 {
+		t.Fatal("recovered log differs")
+	}
+}
+
+// batchesIn returns the batches of before that lie in segment s.
+func batchesIn(t *testing.T, before []record.Batch, s SegmentInfo) []record.Batch {
+	t.Helper()
+	var out []record.Batch
+	for _, b := range before {
+		if b.BaseOffset() >= s.BaseOffset && b.LastOffset() < s.NextOffset {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 func TestReplaceSegmentsRefusesActiveAndBadRange(t *testing.T) {
 	l := openLog(t, t.TempDir(), Config{SegmentBytes: 1024})
 	appendN(t, l, 30, 0)
@@ -176,9 +276,13 @@ func TestReplaceSegmentsRefusesActiveAndBadRange(t *testing.T) {
 	if err := l.ReplaceSegments(active, c); !errors.Is(err, ErrSegmentsChanged) {
 		t.Fatalf("replacing the active segment: %v", err)
 	}
-	c, _ = cleanGroup(t, l, segs[:1])
+	c, _ = cleanGroup(t, l, segs[:2])
+	if err := l.ReplaceSegments(segs[:1], c); err == nil {
+		t.Fatal("a cleaned segment reaching past the replaced range was accepted")
+	}
+	c, _ = cleanGroup(t, l, segs[1:2])
 	if err := l.ReplaceSegments(segs[:2], c); err == nil {
-		t.Fatal("a cleaned segment not covering the replaced range was accepted")
+		t.Fatal("a cleaned segment starting after the replaced range was accepted")
 	}
 	if err := l.DeleteRecordsBefore(segs[1].BaseOffset); err != nil {
 		t.Fatal(err)
@@ -217,8 +321,19 @@ func dirNames(t *testing.T, dir string) []string {
 // TestCrashDuringSwap snapshots the directory at every step of a swap,
 // adds the states in between (one file renamed or deleted at a time), and
 // checks that recovering each gives exactly the old or exactly the new
-// segment set.
+// segment set: for a cleaned segment ending where the replaced ones did,
+// one ending earlier, and one holding no batch at all.
 func TestCrashDuringSwap(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		keep  keepFunc
+		short bool // the cleaned segment ends before the last old segment's base
+	}{{"last batch kept", keepAlternate, false}, {"ends early", keepHead, true}, {"no batches", keepNone, true}} {
+		t.Run(tc.name, func(t *testing.T) { crashDuringSwap(t, tc.keep, tc.short) })
+	}
+}
+
+func crashDuringSwap(t *testing.T, keep keepFunc, short bool) {
 	dir := t.TempDir()
 	cfg := Config{SegmentBytes: 1024, IndexIntervalBytes: 128}
 	l := openLog(t, dir, cfg)
@@ -229,7 +344,10 @@ func TestCrashDuringSwap(t *testing.T) {
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	cleaned, kept := cleanGroup(t, l, old)
+	cleaned, kept := cleanGroupKeeping(t, l, old, keep)
+	if end := cleaned.NextOffset(); short != (end <= old[2].BaseOffset) {
+		t.Fatalf("cleaned segment ends at %d; last old segment [%d, %d)", end, old[2].BaseOffset, old[2].NextOffset)
+	}
 	var newSet []record.Batch
 	for _, b := range oldSet {
 		if b.BaseOffset() < old[0].BaseOffset || b.BaseOffset() >= old[2].NextOffset {
@@ -252,16 +370,9 @@ func TestCrashDuringSwap(t *testing.T) {
 	}
 	name := func(base int64, suffix string) string { return filepath.Base(segment.FileName("", base, suffix)) }
 	b0 := old[0].BaseOffset
-	// Commit in progress: indexes renamed to .swap one by one, .log not yet.
-	d := copyDir(t, dir)
-	rename(d, name(b0, segment.IndexSuffix+CleanedFileSuffix), name(b0, segment.IndexSuffix+SwapFileSuffix))
-	states = append(states, state{"index renamed to swap", d, false})
-	d = copyDir(t, d)
-	rename(d, name(b0, segment.TimeIndexSuffix+CleanedFileSuffix), name(b0, segment.TimeIndexSuffix+SwapFileSuffix))
-	states = append(states, state{"both indexes renamed to swap", d, false})
 
 	replaceHook = func(step string) error {
-		states = append(states, state{step, copyDir(t, dir), true})
+		states = append(states, state{step, copyDir(t, dir), step != "swap-end"})
 		return nil
 	}
 	t.Cleanup(func() { replaceHook = nil })
@@ -269,11 +380,21 @@ func TestCrashDuringSwap(t *testing.T) {
 		t.Fatal(err)
 	}
 	replaceHook = nil
+	// Commit in progress: indexes renamed to .swap one by one, .log not yet.
+	if states[1].name != "swap-end" {
+		t.Fatalf("second state %q", states[1].name)
+	}
+	d := copyDir(t, states[1].dir)
+	rename(d, name(b0, segment.IndexSuffix+CleanedFileSuffix), name(b0, segment.IndexSuffix+SwapFileSuffix))
+	states = append(states, state{"index renamed to swap", d, false})
+	d = copyDir(t, d)
+	rename(d, name(b0, segment.TimeIndexSuffix+CleanedFileSuffix), name(b0, segment.TimeIndexSuffix+SwapFileSuffix))
+	states = append(states, state{"both indexes renamed to swap", d, false})
 	// Between "deleted-1" and "deleted-2": one old segment's .log gone,
 	// its indexes still there.
 	for _, s := range states {
 		if s.name == "deleted-1" {
-			d := copyDir(t, s.dir)
+			d = copyDir(t, s.dir)
 			if err := os.Remove(filepath.Join(d, name(old[2].BaseOffset, segment.LogSuffix))); err != nil {
 				t.Fatal(err)
 			}
@@ -309,8 +430,15 @@ func TestCrashDuringSwap(t *testing.T) {
 		if !sameBatches(got, want) {
 			t.Errorf("%s: recovered %d batches, not the %s set (%d batches)", s.name, len(got), which, len(want))
 		}
+		wantSegs := len(segs)
+		if s.committed {
+			wantSegs -= len(old) - 1
+		}
+		if n := len(re.Segments()); n != wantSegs {
+			t.Errorf("%s: recovered %d segments, not the %s set (%d)", s.name, n, which, wantSegs)
+		}
 		for _, n := range dirNames(t, s.dir) {
-			if strings.HasSuffix(n, CleanedFileSuffix) || strings.HasSuffix(n, SwapFileSuffix) {
+			if strings.HasSuffix(n, CleanedFileSuffix) || strings.HasSuffix(n, SwapFileSuffix) || strings.HasSuffix(n, swapEndSuffix) {
 				t.Errorf("%s: leftover %s after recovery", s.name, n)
 			}
 		}
