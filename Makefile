@@ -88,7 +88,7 @@ lint: ## no binaries or large files in git, gofmt, go vet, staticcheck
 	fi
 	$(STATICCHECK) ./...
 
-# Size of `make chaos`: records in the stream, nemesis rounds (7 faults
+# Size of `make chaos`: records in the stream, nemesis rounds (8 faults
 # each) and seconds each etcd outage lasts; CHAOS_SEED replays a run (its
 # seed is printed).
 CHAOS_RECORDS     ?= 200000

@@ -4,9 +4,11 @@
 // kill -9s partition leaders, SIGSTOPs a broker past its lease, cuts a
 // broker off the network through the TCP proxies it is reached by (both
 // must register again by themselves, without a restart), restarts an
-// etcd member, and takes etcd's quorum away (two of three members paused
-// or killed) while records are produced, after which every broker must
-// serve again without a restart. A checker then proves that every
+// etcd member, takes etcd's quorum away (two of three members paused or
+// killed) while records are produced, after which every broker must serve
+// again without a restart, and cuts a partition leader off etcd alone
+// while clients still reach it (the deposed leader must acknowledge
+// nothing once the controller moved its leaderships). A checker then proves that every
 // acknowledged record is readable exactly once, in order per producer and
 // partition, with no offset gaps below the high watermark, and that all
 // replicas are byte-identical after healing.
@@ -22,7 +24,7 @@
 //
 // Size and seed come from the environment: STRATA_FAULT_RECORDS (records
 // in the stream, default 20000), STRATA_FAULT_ROUNDS (nemesis rounds of
-// seven faults each, default 1), STRATA_FAULT_ETCD_OUTAGE (seconds each
+// eight faults each, default 1), STRATA_FAULT_ETCD_OUTAGE (seconds each
 // etcd outage lasts, default twice the brokers' lease TTL) and
 // STRATA_FAULT_SEED (the nemesis RNG seed, printed in the output; default
 // derived from the clock). `make chaos` runs a longer schedule, with

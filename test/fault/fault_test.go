@@ -53,6 +53,7 @@ var faults = []fault{
 	{"etcd member restart", restartEtcd},
 	{"kill -9 leader and a follower", killTwo},
 	{"etcd quorum lost", loseEtcdQuorum},
+	{"leader cut off etcd", cutLeaderFromEtcd},
 }
 
 // TestNemesis is the robustness test: the nemesis injects each fault of
@@ -316,4 +317,33 @@ func (c *cluster) waitMetadataFollowed(probe string) time.Duration {
 		})
 	}
 	return time.Since(start)
+}
+
+// cutLeaderFromEtcd cuts the leader of a random partition off etcd only:
+// clients and the other brokers still reach it, and it serves on from its
+// cached metadata as if it still led. Its lease runs out, the controller
+// moves its leaderships to the other ISR members, and records are
+// produced meanwhile; the deposed leader must not acknowledge any of
+// those it takes (its followers fetch from the new leader, so its high
+// watermark stalls, and its ISR cannot shrink: etcd fences the write).
+// Healed, it learns the new leader epochs, truncates, and registers again
+// by itself.
+func cutLeaderFromEtcd(c *cluster, rng *rand.Rand) string {
+	p := int32(rng.IntN(partitions))
+	id := leaderOf(c, p)
+	n := c.node(id)
+	began := time.Now()
+	for _, px := range n.etcd {
+		px.Cut()
+	}
+	gone := c.waitGone(id, topic, settle)
+	c.duringFault()
+	// Deposed for a while: past replica.lag.time.max.ms, so that it tries
+	// (and fails) to shrink its ISR to itself.
+	time.Sleep(max(time.Until(began.Add(etcdOutage(c.t))), 3*time.Second))
+	for _, px := range n.etcd {
+		px.Heal()
+	}
+	return fmt.Sprintf("broker %d (leader of partition %d) cut off etcd for %v; its leaderships moved after %v; %s",
+		id, p, time.Since(began).Round(time.Millisecond), gone.Round(time.Millisecond), c.revive(id))
 }
