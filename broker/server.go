@@ -64,8 +64,9 @@ func (s *Server) Addr() string {
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 
 // Run starts the broker's parts in order (components), serves until ctx
-// is done or a part fails (the registration lease is lost, the Kafka
-// listener cannot accept), then stops them in reverse order: a controlled
+// is done or a part fails (its broker id taken by another live process,
+// the Kafka listener cannot accept; an etcd outage is ridden out), then
+// stops them in reverse order: a controlled
 // shutdown while still serving, then connections drain, logs are flushed
 // with a clean-shutdown marker, the lease is revoked and the metadata
 // store closed. A step that fails to start stops the steps before it;
