@@ -89,14 +89,17 @@ lint: ## no binaries or large files in git, gofmt, go vet, staticcheck
 	fi
 	$(STATICCHECK) ./...
 
-# Size of `make chaos`: records in the stream and nemesis rounds (6 faults
-# each); CHAOS_SEED replays a run (its seed is printed).
-CHAOS_RECORDS ?= 200000
-CHAOS_ROUNDS  ?= 6
-CHAOS_SEED    ?=
+# Size of `make chaos`: records in the stream, nemesis rounds (8 faults
+# each) and seconds each etcd outage lasts; CHAOS_SEED replays a run (its
+# seed is printed).
+CHAOS_RECORDS     ?= 200000
+CHAOS_ROUNDS      ?= 6
+CHAOS_ETCD_OUTAGE ?= 30
+CHAOS_SEED        ?=
 
 chaos: deps ## fault-injection tests against a 3-broker cluster (longer than in `make test`)
 	STRATA_FAULT_RECORDS=$(CHAOS_RECORDS) STRATA_FAULT_ROUNDS=$(CHAOS_ROUNDS) STRATA_FAULT_SEED=$(CHAOS_SEED) \
+		STRATA_FAULT_ETCD_OUTAGE=$(CHAOS_ETCD_OUTAGE) \
 		$(GO) test -race -count=1 -v -timeout $(TEST_TIMEOUT) -run TestNemesis ./test/fault/
 
 cluster: build ## etcd + 3 brokers on loopback (19092-19094, data in ./data/cluster)

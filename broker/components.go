@@ -31,8 +31,9 @@ type node struct {
 	closeEtcd func()        // stops the embedded etcd; nil with an external one
 	endpoints []string
 	store     metadata.Store
+	wait      *metadataWait // start-up's wait for etcd
 	self      metadata.Broker
-	reg       metadata.Registration
+	reg       *membership
 
 	parts        *partition.Manager
 	tier         *tiering
@@ -89,23 +90,24 @@ func (s *Server) components(n *node) []component {
 			}
 			return nil
 		}},
-		{name: "metadata store", start: func(ctx context.Context) error { return s.openStore(ctx, n) },
-			stop: func() error { return n.store.Close() }},
+		// Loads the metadata, waiting (logged, bounded by
+		// initial.broker.registration.timeout.ms) while etcd is
+		// unavailable; Kafka clients are not accepted before it is loaded.
+		{name: "metadata store", start: func(ctx context.Context) error {
+			n.wait = &metadataWait{log: s.log, timeout: time.Duration(s.cfg.InitialBrokerRegistrationTimeoutMs) * time.Millisecond}
+			return s.openStore(ctx, n)
+		}, stop: func() error { return n.store.Close() }},
 		// The broker's lease. It is revoked only after the logs were
-		// flushed: the broker counts as live until then. Losing it stops
-		// the broker.
-		{name: "registration", start: func(ctx context.Context) (err error) {
+		// flushed: the broker counts as live until then. A lease lost
+		// (etcd out of reach for longer than its TTL) is replaced by a
+		// new registration while the broker goes on serving; only its id
+		// taken by another live process stops the broker (registration.go).
+		{name: "registration", start: func(ctx context.Context) error {
 			n.self = handler.SelfBroker(s.cfg, n.kafkaLn.Addr().String())
 			n.self.Incarnation = n.logDir.incarnation
-			n.reg, err = s.register(ctx, n.store, n.self)
-			return err
-		}, run: func(ctx context.Context, fail func(error)) {
-			select {
-			case <-n.reg.Lost():
-				fail(errLeaseLost)
-			case <-ctx.Done():
-			}
-		}, stop: func() error { return n.reg.Close() }},
+			return s.register(ctx, n)
+		}, run: func(ctx context.Context, fail func(error)) { n.reg.run(ctx, fail) },
+			stop: func() error { return n.reg.Close() }},
 		// The embedded etcd's space guard: it raises etcd's NOSPACE alarm
 		// while its disk is below the reserve, which refuses lease grants,
 		// so it starts only once this broker holds its lease.
@@ -204,10 +206,6 @@ func (s *Server) components(n *node) []component {
 	}
 }
 
-// errLeaseLost means the broker's registration lease ended without the
-// broker asking (expired, or etcd unreachable for longer than its TTL).
-var errLeaseLost = errors.New("lease lost")
-
 // closeListener closes *ln if set; a listener already closed (its server
 // closes it when it stops) is not an error.
 func closeListener(ln *net.Listener) func() error {
@@ -301,12 +299,12 @@ func (s *Server) runController(ctx context.Context, ctrl *controller.Controller)
 
 // shutDownControlled stops following and runs the controlled shutdown
 // (its registration's flag keeps leaders from taking it back into an ISR
-// while its leaderships move away). After a lost lease it does nothing: the controller
-// already moves them, and etcd is likely out of reach.
+// while its leaderships move away). Without a registration (lost, and its
+// id taken) it does nothing: the controller already moves them.
 func (s *Server) shutDownControlled(n *node) {
 	select {
 	case <-n.reg.Lost():
-		s.log.Warn("controlled shutdown skipped: the registration lease is lost")
+		s.log.Warn("controlled shutdown skipped: the broker is not registered")
 		return
 	default:
 	}

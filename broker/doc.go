@@ -34,8 +34,8 @@
 //	metrics listener            bind
 //	log dir                     lock; released last
 //	embedded etcd               single-node mode only, in metadata.etcd.dir
-//	metadata store              closed after everything that uses it
-//	registration                the lease; revoked after the logs are flushed
+//	metadata store              waits for etcd (logged, bounded); closed after everything that uses it
+//	registration                the lease, renewed if lost; revoked after the logs are flushed
 //	metadata space guard        embedded etcd's disk reserve and quota; after the lease (see etcdstore)
 //	partition manager           logs on the embedded etcd's disk leave its reserve
 //	remote tier                 chunk cache dropped after the logs closed
@@ -54,15 +54,63 @@
 //
 // A step that fails to start stops the steps before it, and Run returns
 // an error naming it; nothing is left running or open. Stopping (ctx done,
-// e.g. SIGTERM) and a failure of a running part (the registration lease
-// lost, the Kafka listener failing to accept) go through the same ordered
-// stop; a failure is Run's error. The controlled shutdown stops following,
-// flags the registration as shutting down and waits (bounded) until the
-// controller has moved the partitions this broker leads to live ISR
-// members (shutdown.go); after a lost lease it is skipped, as the
-// controller already moves them. When serving ends the group coordinator
-// resigns at once, so requests waiting on a rebalance answer
-// NOT_COORDINATOR instead of holding the connections' drain.
+// e.g. SIGTERM) and a failure of a running part (the broker id taken by
+// another live process, the Kafka listener failing to accept) go through
+// the same ordered stop; a failure is Run's error. The controlled shutdown
+// stops following, flags the registration as shutting down and waits
+// (bounded) until the controller has moved the partitions this broker
+// leads to live ISR members (shutdown.go); without a registration it is
+// skipped, as the controller already moves them. When serving ends the
+// group coordinator resigns at once, so requests waiting on a rebalance
+// answer NOT_COORDINATOR instead of holding the connections' drain.
+//
+// # Metadata outages
+//
+// etcd out of reach — stopped, paused, without quorum, or cut off from
+// this broker — does not stop the broker; it behaves as a Kafka broker
+// does when ZooKeeper or the KRaft controller quorum is out of reach:
+//
+//   - At start-up it waits for etcd before it accepts any client (the
+//     listener is bound, nothing is accepted), logging that it waits, for
+//     up to initial.broker.registration.timeout.ms (KRaft's setting),
+//     then fails the start (a non-zero exit) (metadatawait.go).
+//   - Running, it serves on from its metadata cache, which keeps the last
+//     state etcd gave: fetches, metadata, and produce to the partitions it
+//     leads. The store logs the outage once, with progress every 10 s (how
+//     long, and until when the lease holds or since when it may have
+//     expired) and its end (metadata/etcdstore).
+//   - The lease survives an outage shorter than broker.session.timeout.ms,
+//     and often a longer one (a restarted or re-elected etcd leader
+//     extends every lease): keep-alives are retried, and the registration
+//     counts as lost only when etcd answers that the lease is gone. Then
+//     the broker registers again under a new lease, serving meanwhile, as
+//     Kafka's ZooKeeper-mode broker re-creates /brokers/ids/N after a
+//     session expiry (registration.go). Only its id held by another live
+//     process past the grace of a lease stops it (a non-zero exit).
+//   - Resync is the ordinary path: the cache re-lists or resumes its watch,
+//     and the partitions apply the states it shows. If the controller
+//     moved a leadership while this broker was away (its lease expired),
+//     the new state carries a higher leader epoch; the broker becomes a
+//     follower and truncates its log to where the new leader's epoch
+//     began, as after any leader change.
+//
+// Produce while the lease may have expired follows Kafka, which never
+// fences a partition leader for lost contact with its metadata quorum
+// (a KRaft broker whose heartbeats fail only retries them; the controller
+// fences it in its own records and elects other leaders, and the broker
+// learns of that only when it reads the metadata again). Fencing comes
+// from replication instead: an acks=all write is acknowledged only once
+// every ISR member fetched it — the new leader, elected from that ISR,
+// among them — and once the new leader stops fetching from the deposed
+// one, the deposed leader's high watermark stalls, so nothing it takes
+// afterwards is acknowledged; its ISR cannot shrink to let it proceed
+// alone either, since that is a compare-and-set on the partition epoch
+// the controller bumped. acks=1 and acks=0 writes a deposed leader took are truncated
+// when it learns of the new epoch: the loss Kafka documents for acks=1
+// when a leader fails. Refusing produce once the lease may have expired
+// would not make acks=1 safe (a leader cut off from etcd cannot know when
+// the controller acts) and would turn every etcd outage, during which no
+// leader can change at all, into an outage of writes.
 //
 // A partition that cannot open at start-up is logged, counted
 // (strata_partition_open_errors_total) and stays offline on this broker

@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/strata-broker/strata/broker/handler"
 	"github.com/strata-broker/strata/config"
-	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/metadata/etcdstore"
 )
 
@@ -65,8 +63,9 @@ func (s *Server) Addr() string {
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 
 // Run starts the broker's parts in order (components), serves until ctx
-// is done or a part fails (the registration lease is lost, the Kafka
-// listener cannot accept), then stops them in reverse order: a controlled
+// is done or a part fails (its broker id taken by another live process,
+// the Kafka listener cannot accept; an etcd outage is ridden out), then
+// stops them in reverse order: a controlled
 // shutdown while still serving, then connections drain, logs are flushed
 // with a clean-shutdown marker, the lease is revoked and the metadata
 // store closed. A step that fails to start stops the steps before it;
@@ -146,37 +145,40 @@ func (s *Server) spaceCheck(n *node) (func(int64) error, error) {
 	return n.emb.AllowWrite, nil
 }
 
-// openStore connects to etcd: the one place the etcd implementation is
-// chosen; every part depends on the metadata roles it uses.
+// openStore connects to etcd and loads the metadata: the one place the
+// etcd implementation is chosen; every part depends on the metadata roles
+// it uses. While etcd is unavailable it waits (n.wait).
 func (s *Server) openStore(ctx context.Context, n *node) error {
-	store, err := etcdstore.Open(ctx, n.endpoints, s.cfg.EtcdPrefix, s.log)
+	ctx, cancel := n.wait.bound(ctx)
+	defer cancel()
+	err := n.wait.retry(ctx, func(ctx context.Context) error {
+		store, err := etcdstore.Open(ctx, n.endpoints, s.cfg.EtcdPrefix, s.log)
+		if err == nil {
+			n.store = store
+		}
+		return err
+	})
+	if err == nil {
+		n.wait.ready("metadata loaded")
+	}
+	return err
+}
+
+// register records this broker in etcd under a lease (membership), waiting
+// while etcd is unavailable (n.wait) and while an earlier incarnation's
+// lease (after a crash) has not yet expired.
+func (s *Server) register(ctx context.Context, n *node) error {
+	ttl := time.Duration(s.cfg.BrokerSessionTimeoutMs) * time.Millisecond
+	m := newMembership(n.store, n.self, ttl, s.log)
+	ctx, cancel := n.wait.bound(ctx)
+	defer cancel()
+	reg, err := m.register(ctx, n.wait.waiting)
 	if err != nil {
 		return err
 	}
-	n.store = store
+	n.wait.ready("registered")
+	m.reg, n.reg = reg, m
 	return nil
-}
-
-// register records this broker in etcd under a lease, retrying while an
-// earlier incarnation's lease (after a crash) has not yet expired.
-func (s *Server) register(ctx context.Context, store metadata.Brokers, self metadata.Broker) (metadata.Registration, error) {
-	ttl := time.Duration(s.cfg.BrokerSessionTimeoutMs) * time.Millisecond
-	deadline := time.Now().Add(2*ttl + 5*time.Second)
-	for {
-		reg, err := store.RegisterBroker(ctx, self, ttl)
-		if err == nil {
-			return reg, nil
-		}
-		if !errors.Is(err, metadata.ErrBrokerRegistered) || time.Now().After(deadline) {
-			return nil, fmt.Errorf("register broker %d: %w", self.ID, err)
-		}
-		s.log.Info("broker id still registered by an earlier process; waiting for its lease to expire", "node.id", self.ID)
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
 }
 
 // metricsStopTimeout bounds how long a stopping broker waits for the

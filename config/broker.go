@@ -31,6 +31,10 @@ type Broker struct {
 	MinInsyncReplicas        int32    // min.insync.replicas (1)
 	CompressionType          string   // compression.type ("producer")
 	BrokerSessionTimeoutMs   int64    // broker.session.timeout.ms (9000): lease TTL of the broker registration
+	// InitialBrokerRegistrationTimeoutMs is
+	// initial.broker.registration.timeout.ms (60000): how long start-up
+	// waits for etcd before the broker exits with an error.
+	InitialBrokerRegistrationTimeoutMs int64
 
 	MaxConnections      int32 // max.connections (MaxInt32): accepting waits while this many are open
 	MaxConnectionsPerIP int32 // max.connections.per.ip (MaxInt32): more from one address are closed at once

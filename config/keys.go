@@ -69,6 +69,8 @@ var brokerKeys = []keyDef{
 		f: intField(math.MinInt64, func(b *Broker) *int64 { return &b.QueuedMaxRequestBytes })},
 	{name: "broker.session.timeout.ms", typ: TypeInt, def: "9000", doc: "Lease TTL of the broker's registration in etcd; the broker is considered gone after it.",
 		f: intField(1, func(b *Broker) *int64 { return &b.BrokerSessionTimeoutMs })},
+	{name: "initial.broker.registration.timeout.ms", typ: TypeInt, def: "60000", doc: "How long a starting broker waits for etcd (to load the metadata and register) before it exits with an error; it logs while it waits and accepts no client meanwhile.",
+		f: intField(1, func(b *Broker) *int64 { return &b.InitialBrokerRegistrationTimeoutMs })},
 
 	// Topics and replication.
 	{name: "num.partitions", typ: TypeInt, def: "1", doc: "Partitions of an auto-created topic or a CreateTopics request with -1.",

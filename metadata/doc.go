@@ -40,11 +40,19 @@
 // ErrTopicExists). Another process's cache is synchronised with
 // Cache.WaitRevision(ctx, rev).
 //
+// A call that could not reach the store, or that the store could not
+// answer (no quorum, a timeout), fails with an error wrapping
+// ErrUnavailable: the outage passes, the call may be retried, and the
+// store logs the outage itself, so loops that retry log such failures
+// only at debug level.
+//
 // # Cache
 //
 // Cache is the in-memory view every broker reads from. A store feeds it with
 // Load (a full listing at one revision) and Apply (the key-level changes of
-// one revision, in commit order); readers never talk to the store. Values
+// one revision, in commit order); readers never talk to the store. While
+// the store is out of reach the cache keeps its last state, and the broker
+// serves from it. Values
 // handed out by the Cache are immutable snapshots that share memory with the
 // cache: callers must not modify a returned Topic's maps or a
 // PartitionState's slices (use Clone for a private copy). Because every

@@ -48,9 +48,11 @@ type Brokers interface {
 
 // Registration is a live broker registration.
 type Registration interface {
-	// Lost is closed when the registration ended without Close (the
-	// store could not keep it alive and it expired): the broker must stop
-	// acting as a cluster member or register again.
+	// Lost is closed when the registration ended without Close: the
+	// store answered that its lease is gone (it expired, e.g. while the
+	// store was out of reach for longer than the TTL). A store merely
+	// out of reach does not close it: the lease may outlive the outage.
+	// A lost registration does not come back; the broker registers again.
 	Lost() <-chan struct{}
 	// Revision is the store revision the registration was written at.
 	Revision() int64

@@ -41,6 +41,11 @@ var (
 	// ErrSessionLost: a controller candidate's session ended without
 	// Close: its lease expired or the store became unreachable or closed.
 	ErrSessionLost = errors.New("metadata: controller session lost")
+	// ErrUnavailable: the store could not be reached or could not answer
+	// now (no connection, no quorum, a timeout). The request may or may
+	// not have taken effect; retrying later is right. The store logs such
+	// an outage itself, so callers that retry need not.
+	ErrUnavailable = errors.New("metadata: store unavailable")
 	// ErrRemoteFenced: a remote-segment write carried a leader epoch older
 	// than one already written for the partition (a deposed leader).
 	ErrRemoteFenced = errors.New("metadata: remote segment write fenced by a newer leader epoch")

@@ -43,6 +43,10 @@ func errorCode(err error) int16 {
 		// Kafka's answer while a partition's remote metadata is not ready
 		// (RemotePartitionMetadataStore): retriable.
 		return kerr.ReplicaNotAvailable.Code
+	case errors.Is(err, metadata.ErrUnavailable):
+		// etcd out of reach: Kafka's answer when the controller could not
+		// act within the request's time (retriable).
+		return kerr.RequestTimedOut.Code
 	case errors.Is(err, metadata.ErrTopicExists):
 		return kerr.TopicAlreadyExists.Code
 	case errors.Is(err, metadata.ErrUnknownTopic):

@@ -156,7 +156,7 @@ func (c *Controller) Run(ctx context.Context) error {
 			backoff = retryMin
 			continue
 		}
-		c.log.Warn("controller term ended; campaigning again", "err", err, "retry_in", backoff)
+		c.retryFailed("controller term ended; campaigning again", err, "retry_in", backoff)
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
@@ -262,4 +262,16 @@ func (c *Controller) Changed() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.changed
+}
+
+// retryFailed logs a failure the controller retries: at debug level when
+// the store is unavailable (the store logs the outage itself, once),
+// else as a warning.
+func (c *Controller) retryFailed(msg string, err error, args ...any) {
+	args = append(args, "err", err)
+	if errors.Is(err, metadata.ErrUnavailable) {
+		c.log.Debug(msg, args...)
+		return
+	}
+	c.log.Warn(msg, args...)
 }

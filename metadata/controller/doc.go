@@ -77,7 +77,8 @@
 // term, up to maxParallelWrites at once. A lost compare-and-set (the
 // partition leader changed the ISR meanwhile) is not an error: the cache
 // will show the newer state and the next pass re-decides. Other failures
-// are retried with backoff. With Options.AutoLeaderRebalance a ticker
+// are retried with backoff (logged at debug level while the store is
+// unavailable, metadata.ErrUnavailable: the store logs the outage once). With Options.AutoLeaderRebalance a ticker
 // moves leadership back to preferred replicas when a broker leads fewer
 // than (100 - ImbalancePercent)% of the partitions it prefers, as Kafka's
 // auto.leader.rebalance.enable does.

@@ -77,7 +77,7 @@ func (c *Controller) RunReassignments(ctx context.Context) {
 		changed := c.cache.Changed()
 		if term, err := c.currentTerm(); err == nil {
 			if err := c.reassignPass(ctx, term); err != nil && ctx.Err() == nil {
-				c.log.Warn("reassignment pass failed", "err", err)
+				c.retryFailed("reassignment pass failed", err)
 			}
 		}
 		select {

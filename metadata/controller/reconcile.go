@@ -46,7 +46,7 @@ func (c *Controller) lead(ctx context.Context, term metadata.Term) error {
 		case errors.Is(err, metadata.ErrFenced):
 			return err
 		case err != nil && ctx.Err() == nil:
-			c.log.Warn("controller pass failed; retrying", "err", err, "retry_in", backoff)
+			c.retryFailed("controller pass failed; retrying", err, "retry_in", backoff)
 			retry.Reset(backoff)
 			backoff = min(2*backoff, retryMax)
 		case err == nil:
@@ -63,7 +63,7 @@ func (c *Controller) lead(ctx context.Context, term metadata.Term) error {
 			if err := c.rebalance(ctx, term); errors.Is(err, metadata.ErrFenced) {
 				return err
 			} else if err != nil && ctx.Err() == nil {
-				c.log.Warn("preferred leader rebalance failed", "err", err)
+				c.retryFailed("preferred leader rebalance failed", err)
 			}
 		}
 	}

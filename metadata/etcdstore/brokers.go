@@ -25,6 +25,12 @@ const revokeTimeout = 5 * time.Second
 // fails with ErrBrokerRegistered; once a dead broker's lease expires its
 // key vanishes and the id is free again, like ZooKeeper's ephemeral
 // /brokers/ids nodes. Store.Close closes registrations still open.
+//
+// The keep-alives ride out an outage: while etcd does not answer they are
+// retried, and the registration is lost (Lost) only when etcd answers
+// that the lease is gone — never because the client stopped hearing from
+// it, since a restarted or re-elected etcd leader extends every lease and
+// the registration may well have survived.
 func (s *Store) RegisterBroker(ctx context.Context, b metadata.Broker, ttl time.Duration) (metadata.Registration, error) {
 	op := fmt.Sprintf("register broker %d", b.ID)
 	if err := s.checkOpen(op); err != nil {
@@ -34,6 +40,7 @@ func (s *Store) RegisterBroker(ctx context.Context, b metadata.Broker, ttl time.
 		return nil, fmt.Errorf("etcdstore: %s: invalid broker %+v", op, b)
 	}
 	secs := max(int64((ttl+time.Second-1)/time.Second), 1)
+	granted := time.Now()
 	lease, err := s.cli.Grant(ctx, secs)
 	if err != nil {
 		return nil, writeErr(op+": grant lease", err)
@@ -48,6 +55,7 @@ func (s *Store) RegisterBroker(ctx context.Context, b metadata.Broker, ttl time.
 		s.revoke(lease.ID)
 		return nil, writeErr(op, err)
 	}
+	s.outage.ok(granted)
 	if !resp.Succeeded {
 		s.revoke(lease.ID)
 		holder := "unknown"
@@ -67,17 +75,12 @@ func (s *Store) RegisterBroker(ctx context.Context, b metadata.Broker, ttl time.
 		return nil, fmt.Errorf("etcdstore: %s: held by %s until its lease expires: %w", op, holder, metadata.ErrBrokerRegistered)
 	}
 	kctx, cancel := context.WithCancel(context.Background())
-	alive, err := s.cli.KeepAlive(kctx, lease.ID)
-	if err != nil {
-		cancel()
-		s.revoke(lease.ID)
-		return nil, fmt.Errorf("etcdstore: %s: keep lease alive: %w", op, err)
-	}
 	r := &registration{
-		s: s, b: b, lease: lease.ID, rev: resp.Header.Revision,
+		s: s, b: b, lease: lease.ID, ttl: time.Duration(lease.TTL) * time.Second, rev: resp.Header.Revision,
 		cancel: cancel, lost: make(chan struct{}), done: make(chan struct{}),
 	}
-	go r.keepAlive(alive)
+	r.deadline.Store(granted.Add(r.ttl).UnixNano())
+	go r.keepAlive(kctx)
 	s.mu.Lock()
 	s.regs[r] = struct{}{}
 	s.mu.Unlock()
@@ -92,41 +95,96 @@ func (s *Store) RegisterBroker(ctx context.Context, b metadata.Broker, ttl time.
 	return r, nil
 }
 
-// revoke drops a lease, best effort (it expires by itself otherwise).
+// revoke drops a lease, best effort: a lease etcd cannot be reached to
+// revoke (an outage) expires by itself after its TTL, which is logged and
+// not an error.
 func (s *Store) revoke(id clientv3.LeaseID) error {
 	ctx, cancel := context.WithTimeout(context.Background(), revokeTimeout)
 	defer cancel()
-	if _, err := s.cli.Revoke(ctx, id); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+	_, err := s.cli.Revoke(ctx, id)
+	switch {
+	case err == nil, errors.Is(err, rpctypes.ErrLeaseNotFound):
+		return nil
+	case unreachable(err):
+		s.log.Info("lease not revoked: etcd unreachable; it expires after its TTL", "lease", int64(id), "err", err)
+		return nil
+	default:
 		return fmt.Errorf("etcdstore: revoke lease %x: %w", int64(id), err)
 	}
-	return nil
 }
 
+// keepAliveRetry is the pause between keep-alive attempts that failed.
+const keepAliveRetry = 500 * time.Millisecond
+
 // registration is the metadata.Registration of one broker. Its goroutine
-// (keepAlive) drains the keep-alive responses and ends when the lease is
-// gone or Close cancelled it.
+// (keepAlive) renews the lease and ends when etcd says the lease is gone
+// or Close cancelled it.
 type registration struct {
 	s      *Store
 	b      metadata.Broker // as registered; never modified
 	lease  clientv3.LeaseID
+	ttl    time.Duration // as granted
 	rev    int64
-	cancel context.CancelFunc // stops the keep-alive stream
+	cancel context.CancelFunc // stops the keep-alives
+
+	// deadline (unix nanoseconds) is when the lease expires at the
+	// earliest: the last renewal's send time plus the TTL etcd granted.
+	deadline atomic.Int64
 
 	closing atomic.Bool   // set by Close before cancel: not a loss
-	lost    chan struct{} // closed by keepAlive on an unexpected end
+	lost    chan struct{} // closed by keepAlive when etcd says the lease is gone
 	done    chan struct{} // closed when keepAlive returns
 	once    sync.Once
 	err     error // Close's result, set once
 }
 
-func (r *registration) keepAlive(alive <-chan *clientv3.LeaseKeepAliveResponse) {
+// keepAlive renews the lease every third of its TTL, each attempt bounded
+// by that third, until ctx ends (Close). An attempt that etcd does not
+// answer is retried after keepAliveRetry and reported to the store's
+// outage log; only etcd's answer that the lease is gone (it expired while
+// etcd was out of reach, or was revoked) loses the registration. The
+// client's own KeepAlive is not used: it gives up once it has not heard
+// from etcd for a TTL, which says nothing about the lease.
+func (r *registration) keepAlive(ctx context.Context) {
 	defer close(r.done)
-	for range alive {
+	every := max(r.ttl/3, 100*time.Millisecond)
+	wait := every
+	for sleepCtx(ctx, wait) {
+		actx, cancel := context.WithTimeout(ctx, every)
+		sent := time.Now()
+		resp, err := r.s.cli.KeepAliveOnce(actx, r.lease)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err == nil:
+			r.deadline.Store(sent.Add(time.Duration(resp.TTL) * time.Second).UnixNano())
+			r.s.outage.ok(sent)
+			wait = every
+		case errors.Is(err, rpctypes.ErrLeaseNotFound):
+			r.s.outage.ok(sent) // etcd answered
+			r.s.log.Info("broker registration lost: its lease expired", "broker", r.b.ID, "lease", int64(r.lease),
+				"expired_after", time.Since(time.Unix(0, r.deadline.Load())).Round(time.Millisecond))
+			close(r.lost)
+			return
+		default:
+			r.s.retryFailed("broker lease keep-alive failed", sent, err, "broker", r.b.ID)
+			wait = keepAliveRetry
+		}
 	}
-	if !r.closing.Load() {
-		r.s.log.Error("broker registration lost: lease expired or etcd unreachable", "broker", r.b.ID, "lease", int64(r.lease))
-		close(r.lost)
+}
+
+// leaseDeadline is the earliest lease deadline of the open registrations.
+func (s *Store) leaseDeadline() (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var first int64
+	for r := range s.regs {
+		if d := r.deadline.Load(); first == 0 || d < first {
+			first = d
+		}
 	}
+	return time.Unix(0, first), first != 0
 }
 
 // Lost is closed if the lease ended without Close.
@@ -156,7 +214,7 @@ func (r *registration) RequestShutdown(ctx context.Context) (int64, error) {
 		Then(clientv3.OpPut(key, encodeBroker(b), clientv3.WithLease(r.lease))).
 		Commit()
 	if err != nil {
-		return 0, fmt.Errorf("etcdstore: %s: %w", op, err)
+		return 0, fmt.Errorf("etcdstore: %s: %w", op, unavailable(err))
 	}
 	if !resp.Succeeded {
 		return 0, fmt.Errorf("etcdstore: %s: the broker key is no longer this registration's: %w", op, metadata.ErrClosed)

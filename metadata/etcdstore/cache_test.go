@@ -52,7 +52,7 @@ func TestWatchRelistsAfterCompaction(t *testing.T) {
 	}
 
 	// A second feeder for a fresh cache, starting far behind.
-	lagging := &Store{cli: s.cli, keys: s.keys, log: s.log, cache: metadata.NewCache(), watchDone: make(chan struct{})}
+	lagging := &Store{cli: s.cli, keys: s.keys, log: s.log, cache: metadata.NewCache(), outage: &outage{log: s.log}, watchDone: make(chan struct{})}
 	wctx, stop := context.WithCancel(context.Background())
 	go lagging.watchLoop(wctx, 1)
 	defer func() {

@@ -51,7 +51,7 @@ func (s *Store) deletedMarkerOps(ctx context.Context, name string, rec topicReco
 	if !tiered {
 		resp, err := s.cli.Get(ctx, s.keys.remoteTopic(rec.ID), clientv3.WithPrefix(), clientv3.WithCountOnly())
 		if err != nil {
-			return nil, fmt.Errorf("etcdstore: look for remote segments of %q: %w", name, err)
+			return nil, fmt.Errorf("etcdstore: look for remote segments of %q: %w", name, unavailable(err))
 		}
 		tiered = resp.Count > 0
 	}
@@ -71,7 +71,7 @@ func (s *Store) ListDeletedTopics(ctx context.Context) (ids []metadata.TopicID, 
 	dir := s.keys.deletedTopics()
 	resp, err := s.cli.Get(ctx, dir, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
 	if err != nil {
-		return nil, nil, fmt.Errorf("etcdstore: list deleted topics: %w", err)
+		return nil, nil, fmt.Errorf("etcdstore: list deleted topics: %w", unavailable(err))
 	}
 	for _, kv := range resp.Kvs {
 		raw, err := hex.DecodeString(strings.TrimPrefix(string(kv.Key), dir))
@@ -93,7 +93,7 @@ func (s *Store) ListDeletedTopics(ctx context.Context) (ids []metadata.TopicID, 
 // topic id, all partitions. Deleting nothing is not an error.
 func (s *Store) DeleteRemoteTopic(ctx context.Context, id metadata.TopicID) error {
 	if _, err := s.cli.Delete(ctx, s.keys.remoteTopic(id), clientv3.WithPrefix()); err != nil {
-		return fmt.Errorf("etcdstore: delete remote segments of topic %x: %w", id[:], err)
+		return fmt.Errorf("etcdstore: delete remote segments of topic %x: %w", id[:], unavailable(err))
 	}
 	return nil
 }
@@ -102,7 +102,7 @@ func (s *Store) DeleteRemoteTopic(ctx context.Context, id metadata.TopicID) erro
 // remote data is gone. Removing a missing marker is not an error.
 func (s *Store) ForgetDeletedTopic(ctx context.Context, id metadata.TopicID) error {
 	if _, err := s.cli.Delete(ctx, s.keys.deletedTopic(id)); err != nil {
-		return fmt.Errorf("etcdstore: forget deleted topic %x: %w", id[:], err)
+		return fmt.Errorf("etcdstore: forget deleted topic %x: %w", id[:], unavailable(err))
 	}
 	return nil
 }

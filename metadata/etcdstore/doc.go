@@ -63,19 +63,37 @@
 // cause) once space is back. Embedded.AllowWrite lets the broker's own
 // writes to that disk leave the reserve alone.
 //
+// # Outages
+//
+// etcd out of reach (stopped, paused, without quorum, cut off) is a state
+// the store rides out, never a reason to give up: a registration's
+// keep-alives are retried (brokers.go), and it is lost only when etcd
+// answers that the lease is gone; the watch keeps the cache's last state
+// and re-lists when etcd answers again; failed calls wrap
+// metadata.ErrUnavailable. outage.go logs an outage once — a warning
+// when a periodic request first fails, progress every 10 s with the
+// lease's state, and its end — and the background loops log their own
+// failures then only at debug level. The client detects a member that
+// stopped answering with gRPC keep-alives and reconnects with a backoff
+// capped at a second, so a returning etcd is used before the leases it
+// extended run out.
+//
 // # Concurrency
 //
 // Store methods are safe for concurrent use. Goroutines owned by a Store:
 // one watch loop (watch.go) that is the only writer of the Cache — it lists
 // the prefix at revision R, watches from R+1, applies each revision's
 // events as one Cache.Apply, and re-lists with backoff when the watch
-// breaks (compaction, lost leader); one keep-alive drainer per open
-// broker registration (brokers.go); one per WatchController call, ending
-// with its ctx or the store. A controller Term (election.go) owns two
+// breaks (compaction, lost leader); one keep-alive loop per open broker
+// registration (brokers.go), which stores its lease deadline atomically;
+// one per WatchController call, ending with its ctx or the store. A controller Term (election.go) owns two
 // goroutines, joined by its Close: one ends the term when the session
 // ends, one when the campaign key is deleted; the session's keep-alives
-// run on the client's context, so a term outlives the ctx of Campaign.
-// Store.mu guards only the set of open registrations; Store.Close
+// run on the client's context, so a term outlives the ctx of Campaign (a
+// session the client stops hearing from for a TTL ends the term: a
+// controller does not act on a lease it cannot vouch for).
+// Store.mu guards only the set of open registrations (the outage log's
+// own mutex is taken before it, to read their lease deadlines); Store.Close
 // withdraws them, stops the watch and closes the client (open terms then
 // end with metadata.ErrSessionLost; their leases expire after the TTL, as
 // after a crash). Close Stores before the Embedded server they talk to.

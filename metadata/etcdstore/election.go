@@ -10,6 +10,7 @@ import (
 	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 
@@ -148,7 +149,7 @@ func (s *Store) claimController(ctx context.Context, electionKey string, electio
 	key := s.keys.controllerEpoch()
 	resp, err := s.cli.Get(ctx, key)
 	if err != nil {
-		return fence{}, 0, fmt.Errorf("claim: %w", err)
+		return fence{}, 0, fmt.Errorf("claim: %w", unavailable(err))
 	}
 	kvs := resp.Kvs
 	for range maxCASAttempts {
@@ -169,7 +170,7 @@ func (s *Store) claimController(ctx context.Context, electionKey string, electio
 			Else(clientv3.OpGet(electionKey), clientv3.OpGet(key)).
 			Commit()
 		if err != nil {
-			return fence{}, 0, fmt.Errorf("claim: %w", err)
+			return fence{}, 0, fmt.Errorf("claim: %w", unavailable(err))
 		}
 		if tresp.Succeeded {
 			return f, tresp.Header.Revision, nil
@@ -272,7 +273,11 @@ func (t *term) Close() error {
 	t.once.Do(func() {
 		t.end(fmt.Errorf("etcdstore: term closed: %w", metadata.ErrClosed))
 		t.wg.Wait()
-		if err := t.sess.Close(); err != nil && t.s.cli.Ctx().Err() == nil && !errors.Is(err, context.Canceled) {
+		switch err := t.sess.Close(); {
+		case err == nil, t.s.cli.Ctx().Err() != nil, errors.Is(err, context.Canceled), errors.Is(err, rpctypes.ErrLeaseNotFound):
+		case unreachable(err):
+			t.s.log.Info("controller session not revoked: etcd unreachable; it expires after its TTL", "lease", int64(t.sess.Lease()), "err", err)
+		default:
 			t.closeErr = fmt.Errorf("etcdstore: revoke controller session: %w", err)
 		}
 	})
@@ -289,7 +294,7 @@ func (s *Store) controller(ctx context.Context) (metadata.ControllerInfo, int64,
 	}
 	resp, err := s.cli.Get(ctx, s.keys.controllerLeader())
 	if err != nil {
-		return none, 0, fmt.Errorf("etcdstore: %s: %w", op, err)
+		return none, 0, fmt.Errorf("etcdstore: %s: %w", op, unavailable(err))
 	}
 	if len(resp.Kvs) == 0 {
 		return none, resp.Header.Revision, nil
@@ -329,6 +334,7 @@ func (s *Store) watchController(ctx context.Context, out chan metadata.Controlle
 	}
 	key, backoff := s.keys.controllerLeader(), relistMinBackoff
 	for ctx.Err() == nil && !s.closed.Load() {
+		began := time.Now()
 		info, rev, err := s.controller(ctx)
 		if err == nil {
 			publish(info)
@@ -351,7 +357,7 @@ func (s *Store) watchController(ctx context.Context, out chan metadata.Controlle
 			}
 			cancel()
 		} else if ctx.Err() == nil && !s.closed.Load() {
-			s.log.Warn("controller watch: read failed", "err", err, "retry_in", backoff)
+			s.retryFailed("controller watch: read failed", began, err, "retry_in", backoff)
 		}
 		if !sleepCtx(ctx, backoff) {
 			return

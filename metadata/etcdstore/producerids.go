@@ -26,7 +26,7 @@ func (s *Store) AllocateProducerIDs(ctx context.Context, n int64) (int64, error)
 	key := s.keys.producerIDs()
 	resp, err := s.cli.Get(ctx, key)
 	if err != nil {
-		return 0, fmt.Errorf("etcdstore: %s: %w", op, err)
+		return 0, fmt.Errorf("etcdstore: %s: %w", op, unavailable(err))
 	}
 	kvs := resp.Kvs
 	for range maxCASAttempts {

@@ -56,7 +56,7 @@ func (s *Store) Reassignments(ctx context.Context) ([]metadata.Reassignment, err
 	dir := s.keys.reassignments()
 	resp, err := s.cli.Get(ctx, dir, clientv3.WithPrefix())
 	if err != nil {
-		return nil, fmt.Errorf("etcdstore: %s: %w", op, err)
+		return nil, fmt.Errorf("etcdstore: %s: %w", op, unavailable(err))
 	}
 	out := make([]metadata.Reassignment, 0, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
@@ -92,7 +92,7 @@ func (s *Store) DeleteReassignment(ctx context.Context, r metadata.Reassignment)
 		Then(clientv3.OpDelete(key)).
 		Commit()
 	if err != nil {
-		return fmt.Errorf("etcdstore: %s: %w", op, err)
+		return fmt.Errorf("etcdstore: %s: %w", op, unavailable(err))
 	}
 	return nil
 }

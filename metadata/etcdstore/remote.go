@@ -37,7 +37,7 @@ func (s *Store) ListRemoteSegments(ctx context.Context, id metadata.TopicID, par
 	dir := s.keys.remotePartition(id, partition) + "seg/"
 	resp, err := s.cli.Get(ctx, dir, segmentsInOrder()...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("etcdstore: list remote segments: %w", err)
+		return nil, nil, fmt.Errorf("etcdstore: list remote segments: %w", unavailable(err))
 	}
 	names, values = splitRecords(dir, resp.Kvs)
 	return names, values, nil
@@ -89,7 +89,7 @@ func (s *Store) ClaimRemoteSegments(ctx context.Context, id metadata.TopicID, pa
 	dir := s.keys.remotePartition(id, partition) + "seg/"
 	resp, err := s.fenced(ctx, id, partition, leaderEpoch, clientv3.OpGet(dir, segmentsInOrder()...))
 	if err != nil {
-		return nil, nil, fmt.Errorf("etcdstore: claim remote segments: %w", err)
+		return nil, nil, fmt.Errorf("etcdstore: claim remote segments: %w", unavailable(err))
 	}
 	names, values = splitRecords(dir, resp.GetResponseRange().Kvs)
 	return names, values, nil
@@ -105,7 +105,7 @@ func (s *Store) fenced(ctx context.Context, id metadata.TopicID, partition int32
 	for range maxCASAttempts {
 		cur, err := s.cli.Get(ctx, fence)
 		if err != nil {
-			return nil, fmt.Errorf("read remote fence: %w", err)
+			return nil, fmt.Errorf("read remote fence: %w", unavailable(err))
 		}
 		var rev int64
 		if len(cur.Kvs) > 0 {

@@ -35,16 +35,6 @@ func startGuarded(t *testing.T, c EmbeddedConfig) *Embedded {
 	return e
 }
 
-// waitFor polls cond until it holds, failing the test after 30 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 // bulkyTopic is a one-partition topic carrying size bytes of config.
 func bulkyTopic(i, size int) metadata.Topic {
 	t := topicOf(fmt.Sprintf("bulky-%d", i), 1, 1)

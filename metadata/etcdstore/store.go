@@ -11,6 +11,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap/zapcore"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 
 	"github.com/strata-broker/strata/metadata"
 )
@@ -28,6 +30,22 @@ const maxRequestBytes = 8 << 20
 // beyond its key and value (protobuf framing).
 const opOverhead = 16
 
+// reconnectMaxDelay caps gRPC's backoff between attempts to reconnect to
+// a member (its default grows to two minutes), so that once etcd is back
+// the broker is too within a second or so — before the leases that a
+// restarted etcd extended by one TTL run out.
+const reconnectMaxDelay = time.Second
+
+// A connection to a member that stopped answering (a paused or hung
+// process keeps its sockets open) is closed after keepAliveTime of
+// silence plus keepAliveTimeout, so requests and watches move to another
+// member. keepAliveTime stays above etcd's --grpc-keepalive-min-time
+// (5 s), below which the server drops the connection.
+const (
+	keepAliveTime    = 10 * time.Second
+	keepAliveTimeout = 5 * time.Second
+)
+
 // maxCASAttempts bounds the read-compare-swap loops under contention.
 const maxCASAttempts = 64
 
@@ -38,6 +56,7 @@ type Store struct {
 	log       *slog.Logger
 	clusterID string
 	cache     *metadata.Cache
+	outage    *outage
 
 	stopWatch context.CancelFunc
 	watchDone chan struct{}
@@ -51,7 +70,9 @@ var _ metadata.Store = (*Store)(nil)
 
 // Open connects to etcd at endpoints, creates the cluster id if this is a
 // new cluster, loads the cache and starts its watch. prefix "" means
-// DefaultPrefix; log nil means slog.Default(). ctx bounds only the start.
+// DefaultPrefix; log nil means slog.Default(). ctx bounds only the start;
+// when etcd does not answer within it the error wraps
+// metadata.ErrUnavailable (the caller may try again).
 func Open(ctx context.Context, endpoints []string, prefix string, log *slog.Logger) (*Store, error) {
 	if log == nil {
 		log = slog.Default()
@@ -59,12 +80,18 @@ func Open(ctx context.Context, endpoints []string, prefix string, log *slog.Logg
 	log = log.With("component", "etcdstore")
 	// The client logs every retry at warn; only its errors are news.
 	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:   endpoints,
-		DialTimeout: dialTimeout,
-		Logger:      newZapLogger(log, zapcore.ErrorLevel, nil),
+		Endpoints:            endpoints,
+		DialTimeout:          dialTimeout,
+		DialKeepAliveTime:    keepAliveTime,
+		DialKeepAliveTimeout: keepAliveTimeout,
+		Logger:               newZapLogger(log, zapcore.ErrorLevel, nil),
 		// Above the largest write (checkSize), so that the server, not
 		// the client's gRPC, judges a request too large.
 		MaxCallSendMsgSize: 2 * maxRequestBytes,
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: reconnectMaxDelay},
+			MinConnectTimeout: dialTimeout,
+		})},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("etcdstore: connect %v: %w", endpoints, err)
@@ -76,14 +103,15 @@ func Open(ctx context.Context, endpoints []string, prefix string, log *slog.Logg
 		cache: metadata.NewCache(),
 		regs:  make(map[*registration]struct{}),
 	}
+	s.outage = &outage{log: log, leases: s.leaseDeadline}
 	if err := s.ensureClusterID(ctx); err != nil {
 		_ = cli.Close()
-		return nil, err
+		return nil, unavailable(err)
 	}
 	rev, err := s.load(ctx)
 	if err != nil {
 		_ = cli.Close()
-		return nil, err
+		return nil, unavailable(err)
 	}
 	wctx, cancel := context.WithCancel(context.Background())
 	s.stopWatch, s.watchDone = cancel, make(chan struct{})

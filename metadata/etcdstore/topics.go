@@ -27,7 +27,7 @@ func writeErr(op string, err error) error {
 	case errors.Is(err, rpctypes.ErrRequestTooLarge):
 		return fmt.Errorf("etcdstore: %s: %w: %v (raise etcd --max-request-bytes)", op, metadata.ErrTooLarge, err)
 	}
-	return fmt.Errorf("etcdstore: %s: %w", op, err)
+	return fmt.Errorf("etcdstore: %s: %w", op, unavailable(err))
 }
 
 // checkSize refuses, before sending, a txn larger than the requests this
@@ -125,7 +125,7 @@ func (s *Store) DeleteTopic(ctx context.Context, name string) (int64, error) {
 func (s *Store) getTopic(ctx context.Context, op, name string) (topicRecord, int64, error) {
 	resp, err := s.cli.Get(ctx, s.keys.topic(name))
 	if err != nil {
-		return topicRecord{}, 0, fmt.Errorf("etcdstore: %s: %w", op, err)
+		return topicRecord{}, 0, fmt.Errorf("etcdstore: %s: %w", op, unavailable(err))
 	}
 	if len(resp.Kvs) == 0 {
 		return topicRecord{}, 0, fmt.Errorf("etcdstore: %s: %w", op, metadata.ErrUnknownTopic)
@@ -246,7 +246,7 @@ func (s *Store) casPartition(ctx context.Context, fence *fence, topic string, pa
 	key := s.keys.partition(topic, partition)
 	resp, err := s.cli.Get(ctx, key)
 	if err != nil {
-		return 0, fmt.Errorf("etcdstore: %s: %w", op, err)
+		return 0, fmt.Errorf("etcdstore: %s: %w", op, unavailable(err))
 	}
 	kvs := resp.Kvs
 	for range maxCASAttempts {

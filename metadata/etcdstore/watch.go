@@ -11,10 +11,12 @@ import (
 	"github.com/strata-broker/strata/metadata"
 )
 
-// Re-list backoff after the watch broke.
+// Re-list backoff after the watch broke, and the bound of one attempt (a
+// member that stopped answering must not hold the re-list forever).
 const (
 	relistMinBackoff = 50 * time.Millisecond
 	relistMaxBackoff = 5 * time.Second
+	relistTimeout    = 5 * time.Second
 )
 
 // errWatchClosed: the watch channel ended without saying why.
@@ -44,8 +46,10 @@ func (s *Store) load(ctx context.Context) (int64, error) {
 
 // watchLoop feeds the cache until ctx ends: watch from rev+1; when the
 // watch breaks (compaction, lost leader, cancellation by the server),
-// re-list with backoff and watch again from the new revision. It owns
-// s.watchDone.
+// re-list with backoff and watch again from the new revision. While etcd
+// is out of reach the cache keeps its last content (readers go on serving
+// from it) and the re-list failures go to the outage log; the re-list
+// that succeeds resynchronises it. It owns s.watchDone.
 func (s *Store) watchLoop(ctx context.Context, rev int64) {
 	defer close(s.watchDone)
 	for {
@@ -57,20 +61,29 @@ func (s *Store) watchLoop(ctx context.Context, rev int64) {
 		if ctx.Err() != nil {
 			return
 		}
-		s.log.Warn("metadata watch broke; re-listing", "revision", rev, "err", err)
+		if unreachable(err) {
+			s.outage.failed(err, time.Now())
+		}
+		s.log.Info("metadata watch broke; re-listing", "revision", rev, "err", err)
 		backoff := relistMinBackoff
 		for {
 			if !sleepCtx(ctx, backoff) {
 				return
 			}
-			var lerr error
-			if rev, lerr = s.load(ctx); lerr == nil {
+			began := time.Now()
+			lctx, cancel := context.WithTimeout(ctx, relistTimeout)
+			next, lerr := s.load(lctx)
+			cancel()
+			if lerr == nil {
+				s.outage.ok(began)
+				s.log.Info("metadata re-listed", "revision", next, "was", rev)
+				rev = next
 				break
 			}
 			if ctx.Err() != nil {
 				return
 			}
-			s.log.Warn("metadata re-list failed", "err", lerr, "retry_in", backoff)
+			s.retryFailed("metadata re-list failed", began, lerr, "retry_in", backoff)
 			backoff = min(2*backoff, relistMaxBackoff)
 		}
 	}

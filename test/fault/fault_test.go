@@ -2,14 +2,17 @@ package fault
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/strata-broker/strata/test/harness"
 )
@@ -49,6 +52,8 @@ var faults = []fault{
 	{"kill -9 leader", killLeader},
 	{"etcd member restart", restartEtcd},
 	{"kill -9 leader and a follower", killTwo},
+	{"etcd quorum lost", loseEtcdQuorum},
+	{"leader cut off etcd", cutLeaderFromEtcd},
 }
 
 // TestNemesis is the robustness test: the nemesis injects each fault of
@@ -93,11 +98,17 @@ func TestNemesis(t *testing.T) {
 	injected := map[string]int{}
 	began := time.Now()
 	for step := range steps {
-		s.release(issued, chunk)
+		// Half the chunk goes before the fault, half while it lasts
+		// (for the faults that say when) or after it.
+		half := chunk / 2
+		s.release(issued, half)
+		from := issued + half
+		c.midFault = func() { s.release(from, chunk-half) }
 		issued += chunk
 		f := faults[step%len(faults)]
 		start := time.Now()
 		detail := f.inject(c, rng)
+		c.duringFault()
 		healed := c.waitFullISR(topic, partitions, settle)
 		injected[f.name]++
 		acked, failed := s.counts()
@@ -210,4 +221,129 @@ func restartEtcd(c *cluster, rng *rand.Rand) string {
 	m := c.etcd.Members()[rng.IntN(len(c.etcd.Members()))]
 	m.Restart()
 	return m.String() + " restarted"
+}
+
+// loseEtcdQuorum stops two of the three etcd members — SIGSTOP, or kill
+// -9 and a restart on their data, chosen at random — for etcdOutage: no
+// metadata can be read or written, no lease renewed. The brokers serve on
+// from their cached metadata meanwhile (records are produced during the
+// outage); afterwards they keep or renew their registrations (a paused
+// leader expires the leases on waking, a newly elected one extends them),
+// the controller moves the leaderships of brokers it found gone, and
+// every broker serves again without having been restarted.
+func loseEtcdQuorum(c *cluster, rng *rand.Rand) string {
+	c.t.Helper()
+	pids, renewed, outages := map[int32]int{}, map[int32]int{}, map[int32]int{}
+	for _, n := range c.nodes {
+		pids[n.id] = n.proc.Pid()
+		log := n.proc.Log()
+		renewed[n.id] = strings.Count(log, "broker registered again")
+		outages[n.id] = strings.Count(log, outageBegins)
+	}
+	ms := c.etcd.Members()
+	down := []*harness.EtcdMember{}
+	for _, i := range rng.Perm(len(ms))[:2] {
+		down = append(down, ms[i])
+	}
+	pause := rng.IntN(2) == 0
+	how := "killed"
+	if pause {
+		how = "paused"
+	}
+	began := time.Now()
+	for _, m := range down {
+		if pause {
+			m.Pause()
+		} else {
+			m.Kill()
+		}
+	}
+	c.duringFault()
+	time.Sleep(time.Until(began.Add(etcdOutage(c.t))))
+	for _, m := range down {
+		if pause {
+			m.Resume()
+		} else {
+			m.Start()
+		}
+	}
+	for _, m := range down {
+		m.WaitHealthy()
+	}
+	healed := c.waitMetadataFollowed(fmt.Sprintf("probe-%d", began.UnixNano()))
+	var again []int32
+	for _, n := range c.nodes {
+		if !n.proc.Running() || n.proc.Pid() != pids[n.id] {
+			c.t.Fatalf("broker %d did not serve through the etcd outage: running %v, pid %d (was %d)", n.id, n.proc.Running(), n.proc.Pid(), pids[n.id])
+		}
+		log := n.proc.Log()
+		if strings.Count(log, "broker registered again") > renewed[n.id] {
+			again = append(again, n.id)
+		}
+		if k := strings.Count(log, outageBegins) - outages[n.id]; k != 1 {
+			c.t.Errorf("broker %d logged the etcd outage's beginning %d times, want once", n.id, k)
+		}
+	}
+	return fmt.Sprintf("%s and %s %s for %v; every broker follows the metadata again %v later, none restarted; registered again (lease expired): %v",
+		down[0].Name(), down[1].Name(), how, etcdOutage(c.t), healed.Round(time.Millisecond), again)
+}
+
+// waitMetadataFollowed creates a topic named probe through the cluster
+// and waits until every broker lists it: metadata is written again and
+// every broker's cache follows etcd.
+func (c *cluster) waitMetadataFollowed(probe string) time.Duration {
+	c.t.Helper()
+	start := time.Now()
+	adm := kadm.NewClient(c.client)
+	c.waitFor("a metadata write to succeed", settle, func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		resp, err := adm.CreateTopic(ctx, 1, 1, nil, probe)
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+	for _, n := range c.nodes {
+		c.waitFor(fmt.Sprintf("broker %d to list topic %s", n.id, probe), settle, func() (bool, string) {
+			v, err := c.metadata(n.id, probe)
+			if err != nil {
+				return false, err.Error()
+			}
+			return len(v.parts) == 1, fmt.Sprintf("broker %d sees %+v", n.id, v)
+		})
+	}
+	return time.Since(start)
+}
+
+// cutLeaderFromEtcd cuts the leader of a random partition off etcd only:
+// clients and the other brokers still reach it, and it serves on from its
+// cached metadata as if it still led. Its lease runs out, the controller
+// moves its leaderships to the other ISR members, and records are
+// produced meanwhile; the deposed leader must not acknowledge any of
+// those it takes (its followers fetch from the new leader, so its high
+// watermark stalls, and its ISR cannot shrink: etcd fences the write).
+// Healed, it learns the new leader epochs, truncates, and registers again
+// by itself.
+func cutLeaderFromEtcd(c *cluster, rng *rand.Rand) string {
+	p := int32(rng.IntN(partitions))
+	id := leaderOf(c, p)
+	n := c.node(id)
+	began := time.Now()
+	for _, px := range n.etcd {
+		px.Cut()
+	}
+	gone := c.waitGone(id, topic, settle)
+	c.duringFault()
+	// Deposed for a while: past replica.lag.time.max.ms, so that it tries
+	// (and fails) to shrink its ISR to itself.
+	time.Sleep(max(time.Until(began.Add(etcdOutage(c.t))), 3*time.Second))
+	for _, px := range n.etcd {
+		px.Heal()
+	}
+	return fmt.Sprintf("broker %d (leader of partition %d) cut off etcd for %v; its leaderships moved after %v; %s",
+		id, p, time.Since(began).Round(time.Millisecond), gone.Round(time.Millisecond), c.revive(id))
 }

@@ -21,6 +21,7 @@ import (
 // "<producer>-<its own sequence>", so records of one producer to one
 // partition must appear in sequence order.
 type stream struct {
+	t          *testing.T
 	partitions int32
 	tickets    chan int
 	wg         sync.WaitGroup
@@ -32,7 +33,7 @@ type stream struct {
 }
 
 func newStream(t *testing.T, seeds []string, topic string, producers int, partitions int32, total int) *stream {
-	s := &stream{partitions: partitions, tickets: make(chan int, total), acked: map[string]bool{}}
+	s := &stream{t: t, partitions: partitions, tickets: make(chan int, total), acked: map[string]bool{}}
 	for j := range producers {
 		cl := harness.NewClient(t, seeds[0],
 			kgo.SeedBrokers(seeds...),
@@ -90,6 +91,30 @@ func (s *stream) produce(cl *kgo.Client, producer int) {
 func (s *stream) finish() {
 	close(s.tickets)
 	s.wg.Wait()
+}
+
+// waitAcked waits until n records were acknowledged, failing the test
+// if a produce fails or settle passes first.
+func (s *stream) waitAcked(n int) {
+	s.t.Helper()
+	for deadline := time.Now().Add(settle); ; time.Sleep(20 * time.Millisecond) {
+		acked, failed := s.counts()
+		switch {
+		case failed > 0:
+			s.t.Fatalf("%d produces failed (last: %v), %d acknowledged", failed, s.lastErr(), acked)
+		case acked >= n:
+			return
+		case time.Now().After(deadline):
+			s.t.Fatalf("%d of %d records acknowledged after %v", acked, n, settle)
+		}
+	}
+}
+
+// lastErr is the last produce error.
+func (s *stream) lastErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastEr
 }
 
 // counts are the records acknowledged and failed so far.

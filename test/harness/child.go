@@ -1,10 +1,13 @@
 package harness
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -98,4 +101,45 @@ func (c *Child) Stop(sig os.Signal, timeout time.Duration) (killed bool) {
 		<-c.exited
 		return true
 	}
+}
+
+// Pause stops the process with SIGSTOP and returns once every thread has
+// stopped (a signal is delivered asynchronously, and a thread still
+// running could yet answer), or fails after timeout.
+func (c *Child) Pause(timeout time.Duration) error {
+	if err := c.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for !allStopped(c.Pid()) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("harness: pid %d not stopped %v after SIGSTOP", c.Pid(), timeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return nil
+}
+
+// Resume continues a paused process (SIGCONT).
+func (c *Child) Resume() error { return c.Signal(syscall.SIGCONT) }
+
+// allStopped reports whether every thread of process pid is stopped
+// (state T in /proc/pid/task/*/stat).
+func allStopped(pid int) bool {
+	stats, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	if err != nil || len(stats) == 0 {
+		return false
+	}
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return false // a thread that exited meanwhile: look again
+		}
+		// pid (comm) state ...; comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+			return false
+		}
+	}
+	return true
 }

@@ -10,12 +10,16 @@
 //   - StartProcess runs the real strata binary (built once per test binary
 //     by `go build ./cmd/strata`) as a child process with a generated
 //     properties file; Kill9 sends SIGKILL to model a crash, Restart starts
-//     it again on the same directories and port. Call Main from TestMain so
-//     the built binary is removed afterwards.
+//     it again on the same directories and port; LaunchProcess starts it
+//     without waiting until it answers (WaitReady waits). Call Main from
+//     TestMain so the built binary is removed afterwards.
 //
 // Every child process (a broker binary, an etcd member) is a Child: its
 // output appended to a log file, waited for on a goroutine of its own,
-// stopped with a signal and a timeout. Child needs no testing.TB, so the
+// stopped with a signal and a timeout, paused (SIGSTOP, every thread
+// stopped) and resumed. Etcd and EtcdMember are paused, killed and
+// restarted on their data for outage tests; NewEtcd prepares an etcd that
+// Launch starts later. Child needs no testing.TB, so the
 // cluster benchmark runs its processes with it too.
 //
 // Readiness is always a condition, never a sleep: the in-process broker

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -30,12 +31,20 @@ type Etcd struct {
 // answers its health check; it is stopped when the test ends.
 func StartEtcd(t testing.TB) *Etcd {
 	t.Helper()
+	e := NewEtcd(t)
+	e.Launch()
+	return e
+}
+
+// NewEtcd prepares a single-member etcd (directories, ports, endpoint)
+// without starting it: brokers can be pointed at an etcd that is not up
+// yet. Launch starts it.
+func NewEtcd(t testing.TB) *Etcd {
+	t.Helper()
 	requireFile(t, etcdBinary, "etcd (Debian package etcd-server; run `make deps`)")
 	e := &Etcd{t: t, dir: t.TempDir(), client: FreePort(t), peer: FreePort(t)}
 	e.logPath = filepath.Join(e.dir, "etcd.log")
 	e.endpoint = "http://127.0.0.1:" + strconv.Itoa(e.client)
-	e.start()
-	t.Cleanup(e.Stop)
 	return e
 }
 
@@ -88,3 +97,43 @@ func (e *Etcd) healthy(ctx context.Context) error {
 
 // Stop terminates etcd and waits for it to exit.
 func (e *Etcd) Stop() { e.child.Stop(os.Interrupt, startTimeout) }
+
+// Kill sends SIGKILL (a crash) and waits for etcd to die.
+func (e *Etcd) Kill() { e.child.Stop(syscall.SIGKILL, startTimeout) }
+
+// Restart starts etcd again, after Stop or Kill, on the same data
+// directory and ports, and waits until it is healthy.
+func (e *Etcd) Restart() {
+	e.t.Helper()
+	if e.child.Running() {
+		e.t.Fatalf("harness: etcd restarted while running")
+	}
+	e.start()
+}
+
+// Pause stops etcd with SIGSTOP: it keeps its sockets open and answers
+// nothing, as a hung server does. It is resumed at test end.
+func (e *Etcd) Pause() {
+	e.t.Helper()
+	if err := e.child.Pause(OpTimeout); err != nil {
+		e.t.Fatalf("harness: pause etcd: %v", err)
+	}
+	child := e.child
+	e.t.Cleanup(func() { _ = child.Resume() })
+}
+
+// Resume continues a paused etcd.
+func (e *Etcd) Resume() {
+	e.t.Helper()
+	if err := e.child.Resume(); err != nil {
+		e.t.Fatalf("harness: resume etcd: %v", err)
+	}
+}
+
+// Launch starts an Etcd that was prepared with NewEtcd, waiting until it
+// is healthy; it is stopped when the test ends.
+func (e *Etcd) Launch() {
+	e.t.Helper()
+	e.start()
+	e.t.Cleanup(e.Stop)
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -91,6 +92,46 @@ func (m *EtcdMember) Restart() {
 // Stop terminates the member and waits for it to exit; stopping a stopped
 // member does nothing.
 func (m *EtcdMember) Stop() { m.child.Stop(os.Interrupt, startTimeout) }
+
+// Kill sends SIGKILL (a crash) and waits for the member to die.
+func (m *EtcdMember) Kill() { m.child.Stop(syscall.SIGKILL, startTimeout) }
+
+// Start starts a stopped or killed member again on its data directory and
+// ports without waiting (it is healthy only once a quorum runs); see
+// WaitHealthy.
+func (m *EtcdMember) Start() {
+	m.t.Helper()
+	if m.child.Running() {
+		m.t.Fatalf("harness: %s started while running", m)
+	}
+	m.launch()
+}
+
+// WaitHealthy waits until the member answers its health check (which
+// needs a raft leader).
+func (m *EtcdMember) WaitHealthy() {
+	m.t.Helper()
+	m.waitHealthy()
+}
+
+// Pause stops the member with SIGSTOP: it keeps its sockets open and
+// answers nothing. It is resumed at test end.
+func (m *EtcdMember) Pause() {
+	m.t.Helper()
+	if err := m.child.Pause(OpTimeout); err != nil {
+		m.t.Fatalf("harness: pause %s: %v", m, err)
+	}
+	child := m.child
+	m.t.Cleanup(func() { _ = child.Resume() })
+}
+
+// Resume continues a paused member.
+func (m *EtcdMember) Resume() {
+	m.t.Helper()
+	if err := m.child.Resume(); err != nil {
+		m.t.Fatalf("harness: resume %s: %v", m, err)
+	}
+}
 
 // launch starts the member process without waiting for it to be healthy
 // (a fresh member cannot be healthy before a quorum of its peers runs).

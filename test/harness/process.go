@@ -95,6 +95,7 @@ type Process struct {
 	overrides map[string]string
 	addr      string
 	child     *Child // the running (or last) broker process
+	launched  time.Time
 	tailShown bool
 }
 
@@ -104,6 +105,15 @@ type Process struct {
 // flags, and waits until the broker answers. The process is stopped when the
 // test ends.
 func StartProcess(t testing.TB, overrides map[string]string) *Process {
+	t.Helper()
+	p := LaunchProcess(t, overrides)
+	p.WaitReady(startTimeout)
+	return p
+}
+
+// LaunchProcess is StartProcess without the wait: the broker process runs,
+// ready or not (e.g. waiting for an etcd not started yet); WaitReady waits.
+func LaunchProcess(t testing.TB, overrides map[string]string) *Process {
 	t.Helper()
 	bin := Binary(t)
 	dir := t.TempDir()
@@ -131,7 +141,7 @@ func StartProcess(t testing.TB, overrides map[string]string) *Process {
 			t.Logf("broker process log tail (%s):\n%s", p.logPath, logTail(p.logPath, 60))
 		}
 	})
-	p.start(bin)
+	p.launch(bin)
 	return p
 }
 
@@ -144,7 +154,20 @@ func (p *Process) Dir() string { return filepath.Join(p.dir, "data") }
 // Running reports whether the process is alive as far as the harness knows.
 func (p *Process) Running() bool { return p.child.Running() }
 
-func (p *Process) start(bin string) {
+// LogPath is the broker's log file (every run of the process appends).
+func (p *Process) LogPath() string { return p.logPath }
+
+// Log is the broker's log so far.
+func (p *Process) Log() string {
+	b, err := os.ReadFile(p.logPath)
+	if err != nil {
+		p.t.Fatalf("harness: read broker log: %v", err)
+	}
+	return string(b)
+}
+
+// launch starts the broker process without waiting for it.
+func (p *Process) launch(bin string) {
 	p.t.Helper()
 	args := []string{"serve", "--config", p.confPath}
 	for _, k := range slices.Sorted(maps.Keys(p.overrides)) {
@@ -160,13 +183,25 @@ func (p *Process) start(bin string) {
 	if err != nil {
 		p.t.Fatalf("%v", err)
 	}
-	p.child = child
-	began := time.Now()
-	if err := waitReady(p.addr, child.Exited(), startTimeout); err != nil {
+	p.child, p.launched = child, time.Now()
+}
+
+// WaitReady waits until the broker answers (ApiVersions and Metadata),
+// failing the test if it exits or timeout passes first.
+func (p *Process) WaitReady(timeout time.Duration) {
+	p.t.Helper()
+	if err := waitReady(p.addr, p.child.Exited(), timeout); err != nil {
 		p.t.Fatalf("harness: %v\nbroker log:\n%s", err, logTail(p.logPath, 40))
 	}
-	p.t.Logf("harness: broker pid %d ready at %s after %v", child.Pid(), p.addr, time.Since(began).Round(time.Millisecond))
+	p.t.Logf("harness: broker pid %d ready at %s after %v", p.child.Pid(), p.addr, time.Since(p.launched).Round(time.Millisecond))
 }
+
+// Exited is closed when the broker process has exited.
+func (p *Process) Exited() <-chan struct{} { return p.child.Exited() }
+
+// Err waits for the broker process to exit and returns its exit error
+// (nil for status 0).
+func (p *Process) Err() error { return p.child.Err() }
 
 // Kill9 sends SIGKILL to the broker and waits for it to die.
 func (p *Process) Kill9() {
@@ -208,5 +243,6 @@ func (p *Process) Stop() {
 func (p *Process) Restart() {
 	p.t.Helper()
 	p.Stop()
-	p.start(Binary(p.t))
+	p.launch(Binary(p.t))
+	p.WaitReady(startTimeout)
 }

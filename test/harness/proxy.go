@@ -1,17 +1,10 @@
 package harness
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // Proxy is a loopback TCP forwarder the test controls, so a broker can be
@@ -188,59 +181,24 @@ func (p *Proxy) forget(c net.Conn) {
 
 // Pause stops the broker process with SIGSTOP (it keeps its sockets but
 // answers nothing, so its etcd lease runs out) and returns once every
-// thread has stopped: a signal is delivered asynchronously, and a thread
-// still running could yet answer. Resume continues it. A paused process
-// is resumed before it is stopped at test end.
+// thread has stopped. Resume continues it. A paused process is resumed
+// before it is stopped at test end.
 func (p *Process) Pause() {
 	p.t.Helper()
-	if err := p.signal(syscall.SIGSTOP); err != nil {
+	if err := p.child.Pause(OpTimeout); err != nil {
 		p.t.Fatalf("harness: pause broker: %v", err)
 	}
-	p.t.Cleanup(func() { _ = p.signal(syscall.SIGCONT) })
-	deadline := time.Now().Add(OpTimeout)
-	for !allStopped(p.Pid()) {
-		if time.Now().After(deadline) {
-			p.t.Fatalf("harness: broker pid %d not stopped %v after SIGSTOP", p.Pid(), OpTimeout)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// allStopped reports whether every thread of process pid is stopped
-// (state T in /proc/pid/task/*/stat).
-func allStopped(pid int) bool {
-	stats, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
-	if err != nil || len(stats) == 0 {
-		return false
-	}
-	for _, f := range stats {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return false // a thread that exited meanwhile: look again
-		}
-		// pid (comm) state ...; comm may hold spaces and parentheses.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
-			return false
-		}
-	}
-	return true
+	child := p.child
+	p.t.Cleanup(func() { _ = child.Resume() })
 }
 
 // Resume sends SIGCONT to a paused broker.
 func (p *Process) Resume() {
 	p.t.Helper()
-	if err := p.signal(syscall.SIGCONT); err != nil {
+	if err := p.child.Resume(); err != nil {
 		p.t.Fatalf("harness: resume broker: %v", err)
 	}
 }
 
 // Pid is the process id of the running broker (0 when it is not running).
 func (p *Process) Pid() int { return p.child.Pid() }
-
-func (p *Process) signal(sig syscall.Signal) error {
-	if !p.Running() {
-		return errors.New("harness: broker process is not running")
-	}
-	return p.child.Signal(sig)
-}

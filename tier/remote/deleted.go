@@ -40,7 +40,7 @@ func (s *Sweeper) Run(ctx context.Context) {
 	t := time.NewTicker(s.m.opts.Interval)
 	defer t.Stop()
 	for {
-		if err := s.RunOnce(ctx); err != nil && ctx.Err() == nil {
+		if err := s.RunOnce(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, metadata.ErrUnavailable) {
 			s.m.log.Warn("remote: deleted-topic sweep failed; retrying next interval", "err", err)
 		}
 		select {

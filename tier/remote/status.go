@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/strata-broker/strata/metadata"
 )
@@ -82,7 +83,11 @@ func (m *Manager) noteResult(pi PartitionInfo, err error) {
 	}
 	m.mu.Unlock()
 	if err != nil && !errors.Is(err, context.Canceled) {
-		m.log.Warn("remote log task failed; local segments are kept until copied",
+		level := slog.LevelWarn
+		if errors.Is(err, metadata.ErrUnavailable) {
+			level = slog.LevelDebug // the metadata store logs its outage once
+		}
+		m.log.Log(context.Background(), level, "remote log task failed; local segments are kept until copied",
 			"topic", pi.Topic, "partition", pi.Partition, "copy_backlog_segments", backlog, "err", err)
 	}
 }
