@@ -3,6 +3,8 @@ package local
 import (
 	"errors"
 	"math"
+
+	"github.com/strata-broker/strata/tier/segment"
 )
 
 // Sentinel errors.
@@ -58,6 +60,10 @@ type Config struct {
 	// older than this are forgotten when a segment rolls
 	// (producer.id.expiration.ms).
 	ProducerIDExpirationMs int64
+	// Files, shared by the logs of a broker, bounds the open files of
+	// their sealed segments (segment.FileCache); nil keeps every
+	// segment's file open.
+	Files *segment.FileCache
 }
 
 // withDefaults returns c with zero fields replaced by the defaults.
