@@ -17,7 +17,7 @@ const regTTL = 3 * time.Second
 func testRegisterBrokerAndClose(t *testing.T, cl Cluster) {
 	s, watcher := cl.Open(t), cl.Open(t)
 	ctx := testCtx(t)
-	b := metadata.Broker{ID: 7, Host: "127.0.0.1", Port: 9092, Rack: "r1", Incarnation: "dir-a"}
+	b := metadata.Broker{ID: 7, Host: "127.0.0.1", Port: 9092, Rack: "r1", Incarnation: "dir-a", MaxPartitions: 4000}
 	reg, err := s.RegisterBroker(ctx, b, regTTL)
 	if err != nil {
 		t.Fatalf("RegisterBroker: %v", err)
@@ -137,7 +137,7 @@ func testRegisterTakesOverOwnIncarnation(t *testing.T, cl Cluster) {
 func testRequestShutdown(t *testing.T, cl Cluster) {
 	s, watcher := cl.Open(t), cl.Open(t)
 	ctx := testCtx(t)
-	b := metadata.Broker{ID: 5, Host: "127.0.0.1", Port: 9092, Rack: "r1", Incarnation: "dir-a"}
+	b := metadata.Broker{ID: 5, Host: "127.0.0.1", Port: 9092, Rack: "r1", Incarnation: "dir-a", MaxPartitions: 100}
 	reg, err := s.RegisterBroker(ctx, b, regTTL)
 	if err != nil {
 		t.Fatalf("RegisterBroker: %v", err)
