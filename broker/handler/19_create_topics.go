@@ -23,6 +23,10 @@ import (
 //   bad value is INVALID_CONFIG with a message naming the key; so is a null
 //   value.
 // * A topic named twice in one request is INVALID_REQUEST for both.
+// * Replicas that would take a broker past the partition limit it
+//   registered (max.broker.partitions, capped by its open files) are
+//   POLICY_VIOLATION with a message naming the broker and the limit, as
+//   is an auto-created topic (Metadata) that would.
 // * v1+ ValidateOnly checks without creating.
 // * v5+ answers the partitions, replication factor and effective configs;
 //   v7+ the topic id.
