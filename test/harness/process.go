@@ -94,7 +94,8 @@ type Process struct {
 	logPath   string
 	overrides map[string]string
 	addr      string
-	child     *Child // the running (or last) broker process
+	child     *Child   // the running (or last) broker process
+	wrapper   []string // command the broker runs under (SetWrapper)
 	tailShown bool
 }
 
@@ -104,6 +105,13 @@ type Process struct {
 // flags, and waits until the broker answers. The process is stopped when the
 // test ends.
 func StartProcess(t testing.TB, overrides map[string]string) *Process {
+	t.Helper()
+	return StartProcessUnder(t, nil, overrides)
+}
+
+// StartProcessUnder is StartProcess with the broker run under wrapper (see
+// SetWrapper).
+func StartProcessUnder(t testing.TB, wrapper []string, overrides map[string]string) *Process {
 	t.Helper()
 	bin := Binary(t)
 	dir := t.TempDir()
@@ -115,6 +123,7 @@ func StartProcess(t testing.TB, overrides map[string]string) *Process {
 		logPath:   filepath.Join(dir, "broker.log"),
 		overrides: maps.Clone(overrides),
 		addr:      "127.0.0.1:" + strconv.Itoa(port),
+		wrapper:   slices.Clone(wrapper),
 	}
 	var conf strings.Builder
 	base := BaseConfig(filepath.Join(dir, "data"), port)
@@ -144,6 +153,11 @@ func (p *Process) Dir() string { return filepath.Join(p.dir, "data") }
 // Running reports whether the process is alive as far as the harness knows.
 func (p *Process) Running() bool { return p.child.Running() }
 
+// SetWrapper makes the next start run the broker under wrapper, a command
+// that execs its arguments (such as prlimit --nofile=N:N --), so that it
+// starts with the wrapper's limits; none runs it directly.
+func (p *Process) SetWrapper(wrapper ...string) { p.wrapper = wrapper }
+
 func (p *Process) start(bin string) {
 	p.t.Helper()
 	args := []string{"serve", "--config", p.confPath}
@@ -156,7 +170,8 @@ func (p *Process) start(bin string) {
 	}
 	fmt.Fprintf(logf, "=== harness: %s %s ===\n", bin, strings.Join(args, " "))
 	logf.Close()
-	child, err := StartChild(p.logPath, append([]string{bin}, args...)...)
+	cmd := append(append(slices.Clone(p.wrapper), bin), args...)
+	child, err := StartChild(p.logPath, cmd...)
 	if err != nil {
 		p.t.Fatalf("%v", err)
 	}
