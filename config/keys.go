@@ -65,7 +65,7 @@ var brokerKeys = []keyDef{
 	{name: "default.replication.factor", typ: TypeInt, def: "1", doc: "Replication factor of an auto-created topic or a CreateTopics request with -1.",
 		f: intField(1, func(b *Broker) *int16 { return &b.DefaultReplicationFactor })},
 	{name: "max.broker.partitions", typ: TypeInt, def: "2147483647", doc: "Most partition replicas this broker hosts (the name KIP-578 proposed; Kafka has no such limit, this is Strata's own). The effective limit is the lower of this and what the broker's open-file limit (RLIMIT_NOFILE) leaves room for after a quarter of it for connections and log.segment.open.files.max for sealed segments, at two descriptors a partition; the broker publishes it in its registration. CreateTopics, CreatePartitions, auto-creation and reassignments that would put more replicas on a broker are refused (POLICY_VIOLATION, naming the limit), and a broker opens no more partitions than its limit: the rest stay offline.",
-		f: intField(0, func(b *Broker) *int32 { return &b.MaxBrokerPartitions })},
+		f: intField(1, func(b *Broker) *int32 { return &b.MaxBrokerPartitions })},
 	{name: "auto.create.topics.enable", typ: TypeBoolean, def: "true", doc: "Create a topic when Metadata or Produce names one that does not exist.",
 		f: boolField(func(b *Broker) *bool { return &b.AutoCreateTopics })},
 	{name: "message.max.bytes", typ: TypeInt, def: "1048588", doc: "Largest record batch accepted (topic: max.message.bytes).",

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/strata-broker/strata/tier/record"
+	"github.com/strata-broker/strata/tier/segment"
 )
 
 // benchLog opens a log of segments of segBytes and appends 1 KiB batches
@@ -43,9 +44,19 @@ func BenchmarkAppend(b *testing.B) {
 }
 
 // BenchmarkReadSealed reads one batch at offsets spread over 200 sealed
-// segments of 64 KiB.
-func BenchmarkReadSealed(b *testing.B) {
-	l, leo := benchLog(b, Config{}, 64<<10, 200)
+// segments of 64 KiB, with every file open (no FileCache).
+func BenchmarkReadSealed(b *testing.B) { benchReadSealed(b, nil) }
+
+// BenchmarkReadSealedCached is BenchmarkReadSealed through a FileCache that
+// holds every segment's file.
+func BenchmarkReadSealedCached(b *testing.B) { benchReadSealed(b, segment.NewFileCache(1024)) }
+
+// BenchmarkReadSealedEvicting is BenchmarkReadSealed through a FileCache of
+// 16 files: nearly every read opens its segment's file again.
+func BenchmarkReadSealedEvicting(b *testing.B) { benchReadSealed(b, segment.NewFileCache(16)) }
+
+func benchReadSealed(b *testing.B, files *segment.FileCache) {
+	l, leo := benchLog(b, Config{Files: files}, 64<<10, 200)
 	b.ResetTimer()
 	for i := range b.N {
 		off := int64(i*7919) % leo
