@@ -253,3 +253,43 @@ func TestFileCacheConcurrentReads(t *testing.T) {
 		t.Fatalf("cache holds %d files", files.Len())
 	}
 }
+
+// TestIndexFilesHoldNoDescriptor: a segment's index files are open only
+// while written; an empty segment reopened without them gets them back,
+// empty, since the tier's copier reads them.
+func TestIndexFilesHoldNoDescriptor(t *testing.T) {
+	dir := t.TempDir()
+	before := openFDs(t)
+	s, err := Create(dir, 0, Options{IndexIntervalBytes: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := openFDs(t); n != before+1 {
+		t.Fatalf("%d descriptors open for a new segment, want %d", n, before+1)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{s.IndexPath(), s.TimeIndexPath()} {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	re, err := Open(dir, 0, Options{IndexIntervalBytes: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer re.Close()
+	for _, p := range []string{re.IndexPath(), re.TimeIndexPath()} {
+		if st, err := os.Stat(p); err != nil || st.Size() != 0 {
+			t.Fatalf("index %s after reopening: %v", p, err)
+		}
+	}
+	fill(t, re, 30)
+	if err := re.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n := openFDs(t); n != before+1 {
+		t.Fatalf("%d descriptors open after appends and a flush, want %d", n, before+1)
+	}
+}

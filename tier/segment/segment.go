@@ -155,7 +155,10 @@ func Open(dir string, base int64, opts Options) (*Segment, error) {
 		return nil, fmt.Errorf("open segment %s: %w", path, err)
 	}
 	if errors.Is(err, errMissingIndex) && s.size == 0 {
-		err = nil // a new segment whose index files were never written
+		// A new segment whose index files were never written: create
+		// them, empty, as readers of the files (the tier's copier)
+		// expect them.
+		err = s.ix.reset()
 	}
 	if err == nil {
 		err = s.ix.check(s.size)
