@@ -18,6 +18,7 @@ CONFIG  ?= deploy/server.properties
 FUZZ_TARGETS ?= \
 	./tier/record:FuzzValidate \
 	./tier/record:FuzzSplit \
+	./tier/record:FuzzScan \
 	./tier/segment:FuzzRecover \
 	./broker/wire:FuzzDecodeRequest \
 	./tier/objstore:FuzzValidateKey \

@@ -139,3 +139,53 @@ func (c *remoteCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.copies, prometheus.GaugeValue, float64(st.RemoteCopies), labels...)
 	}
 }
+
+// metadataSpace is what metadataSpaceCollector reports: the embedded
+// etcd space guard's last measurement (etcdstore.SpaceStats).
+type metadataSpace struct {
+	backend, inUse, quota, avail, reserve int64
+	noSpace                               bool
+}
+
+// metadataSpaceCollector reports the embedded etcd's database against
+// its quota, its disk against the reserve, and whether etcd refuses
+// writes that would grow it.
+type metadataSpaceCollector struct {
+	stats                                 func() metadataSpace
+	backend, inUse, quota, avail, reserve *prometheus.Desc
+	noSpace                               *prometheus.Desc
+}
+
+func newMetadataSpaceCollector(stats func() metadataSpace) *metadataSpaceCollector {
+	return &metadataSpaceCollector{
+		stats:   stats,
+		backend: prometheus.NewDesc("strata_metadata_backend_bytes", "Size of the embedded etcd's database file (etcd_mvcc_db_total_size_in_bytes).", nil, nil),
+		inUse:   prometheus.NewDesc("strata_metadata_backend_in_use_bytes", "Part of the embedded etcd's database holding live data; defragmentation reclaims the rest (etcd_mvcc_db_total_size_in_use_in_bytes).", nil, nil),
+		quota:   prometheus.NewDesc("strata_metadata_quota_bytes", "Database size past which the embedded etcd refuses writes that would grow it (metadata.etcd.quota.backend.bytes, etcd_server_quota_backend_bytes).", nil, nil),
+		avail:   prometheus.NewDesc("strata_metadata_disk_available_bytes", "Free space of the embedded etcd's disk (-1: not measured).", nil, nil),
+		reserve: prometheus.NewDesc("strata_metadata_disk_reserve_bytes", "Free space kept for the embedded etcd on its disk (metadata.etcd.reserve.bytes): below it, metadata writes and appends to logs on that disk are refused.", nil, nil),
+		noSpace: prometheus.NewDesc("strata_metadata_no_space", "1 while the embedded etcd refuses writes that would grow it (its NOSPACE alarm: the quota or the disk reserve was reached).", nil, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *metadataSpaceCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.backend, c.inUse, c.quota, c.avail, c.reserve, c.noSpace} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *metadataSpaceCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.stats()
+	noSpace := 0.0
+	if st.noSpace {
+		noSpace = 1
+	}
+	for d, v := range map[*prometheus.Desc]float64{
+		c.backend: float64(st.backend), c.inUse: float64(st.inUse), c.quota: float64(st.quota),
+		c.avail: float64(st.avail), c.reserve: float64(st.reserve), c.noSpace: noSpace,
+	} {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
+	}
+}

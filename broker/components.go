@@ -28,7 +28,8 @@ type node struct {
 	kafkaLn, metricsLn net.Listener
 
 	logDir    *logDir
-	closeEtcd func() // stops the embedded etcd; nil with an external one
+	emb       embeddedSpace // the embedded etcd's space guard; nil with an external etcd
+	closeEtcd func()        // stops the embedded etcd; nil with an external one
 	endpoints []string
 	store     metadata.Store
 	self      metadata.Broker
@@ -43,6 +44,7 @@ type node struct {
 	observer     *controller.Observer
 	stopObserver context.CancelFunc
 	peers        *peer.Client
+	clients      *clients // the Kafka listener's connection limits, request memory and log limit
 
 	metrics        *prometheus.Registry
 	handlerMetrics *handler.Metrics
@@ -80,7 +82,8 @@ func (s *Server) components(n *node) []component {
 			n.logDir = ld
 			return err
 		}, stop: func() error { return n.logDir.close() }},
-		// Single-node mode: etcd in this process, under the log dir.
+		// Single-node mode: etcd in this process, in metadata.etcd.dir
+		// (under the log dir by default).
 		{name: "embedded etcd", start: func(context.Context) error { return s.startEtcd(n) }, stop: func() error {
 			if n.closeEtcd != nil {
 				n.closeEtcd()
@@ -105,13 +108,29 @@ func (s *Server) components(n *node) []component {
 			case <-ctx.Done():
 			}
 		}, stop: func() error { return n.reg.Close() }},
+		// The embedded etcd's space guard: it raises etcd's NOSPACE alarm
+		// while its disk is below the reserve, which refuses lease grants,
+		// so it starts only once this broker holds its lease.
+		{name: "metadata space guard", run: func(ctx context.Context, _ func(error)) {
+			if n.emb != nil {
+				n.emb.Guard(ctx)
+			}
+			<-ctx.Done()
+		}},
 		// No log is open yet; cold reads are wired in before any opens.
+		// Appends to logs on the embedded etcd's disk leave its reserve.
 		{name: "partition manager", start: func(context.Context) (err error) {
 			n.parts, err = partition.NewManager(s.cfg, n.store.Cache(), s.log)
-			if err == nil {
-				n.metrics.MustRegister(newPartitionCollector(n.parts, n.store.Cache(), s.cfg.NodeID))
+			if err != nil {
+				return err
 			}
-			return err
+			check, err := s.spaceCheck(n)
+			if err != nil {
+				return err
+			}
+			n.parts.SetSpaceCheck(check)
+			n.metrics.MustRegister(newPartitionCollector(n.parts, n.store.Cache(), s.cfg.NodeID))
+			return nil
 		}},
 		// The remote log manager; its stop drops the chunk cache, after
 		// the logs closed.
@@ -169,12 +188,18 @@ func (s *Server) components(n *node) []component {
 		// Connections to other brokers, for requests forwarded to the
 		// controller; closed once no handler runs.
 		{name: "peer client", start: func(context.Context) error {
-			n.peers = peer.NewClient(n.store.Cache())
+			// Half the idle limit: other brokers close a connection idle
+			// for connections.max.idle.ms (the cluster's brokers share it).
+			n.peers = peer.NewClient(n.store.Cache(), time.Duration(s.cfg.ConnectionsMaxIdleMs)*time.Millisecond/2)
 			return nil
 		}, stop: func() error { return n.peers.Close() }},
-		// Kafka clients: accepted from here on; when this step stops,
-		// connections drain. An accept failure stops the broker.
-		{name: "kafka server", run: func(ctx context.Context, fail func(error)) { s.serveKafka(ctx, fail, n) }},
+		// Kafka clients: accepted from here on, within the connection
+		// limits; when this step stops, connections drain. An accept
+		// failure that does not pass stops the broker.
+		{name: "kafka server", start: func(ctx context.Context) (err error) {
+			n.clients, err = newClients(ctx, s.cfg, s.log)
+			return err
+		}, run: func(ctx context.Context, fail func(error)) { s.serveKafka(ctx, fail, n) }},
 		// Stopped first, while the broker still serves: leaderships move
 		// to other ISR members (shutdown.go).
 		{name: "controlled shutdown", stop: func() error { s.shutDownControlled(n); return nil }},
@@ -314,8 +339,10 @@ func (s *Server) shutDownControlled(n *node) {
 // the group coordinator resigns at once (requests waiting on a rebalance
 // answer NOT_COORDINATOR, as from a coordinator that moved, rather than
 // hold the drain), and connections answer what they read and close
-// (serveConn). An accept failure asks for the ordered stop; connections
-// already open are served until this step's turn to stop.
+// (serveConn). Accepting waits while max.connections are open and
+// retries failures that pass, such as running out of file descriptors
+// (clients.accept); any other accept failure asks for the ordered stop,
+// and connections already open are served until this step's turn to stop.
 func (s *Server) serveKafka(ctx context.Context, fail func(error), n *node) {
 	s.env = &handler.Env{
 		Cfg: s.cfg, Store: n.store, Cache: n.store.Cache(), Partitions: n.parts, Groups: n.groups,
@@ -329,14 +356,14 @@ func (s *Server) serveKafka(ctx context.Context, fail func(error), n *node) {
 	})
 	var conns sync.WaitGroup
 	for {
-		c, err := n.kafkaLn.Accept()
+		c, err := n.clients.accept(ctx, n.kafkaLn)
 		if err != nil {
 			if ctx.Err() == nil {
 				fail(fmt.Errorf("accept: %w", err))
 			}
 			break
 		}
-		conns.Go(func() { s.serveConn(ctx, c) })
+		conns.Go(func() { s.serveConn(ctx, c, n.clients) })
 	}
 	<-closed // ctx ended
 	_ = n.groups.Close()

@@ -3,12 +3,15 @@ package broker
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,26 +30,46 @@ const connDrainTimeout = 2 * time.Second
 // opened it has its first request on the way.
 const freshConnGrace = 250 * time.Millisecond
 
-// serveConn serves one client connection until it closes or serving is
-// done. When serving ends the connection drains: it stops reading
-// requests, answers those it read (their handlers' context stays live for
-// up to connDrainTimeout), and closes. A connection that has not yet read
-// a request other than ApiVersions first waits freshConnGrace for one and
-// answers it. A client so sees a close only on a connection that has
-// answered before, and retries what it had sent on it; a close before a
-// connection's first answer reads to some clients (franz-go) as a SASL or
-// TLS mismatch, which they do not retry.
-func (s *Server) serveConn(serving context.Context, c net.Conn) {
+// errIdle ends a connection idle for connections.max.idle.ms.
+var errIdle = errors.New("idle for connections.max.idle.ms")
+
+// serveConn serves one client connection until it closes, idles for
+// connections.max.idle.ms, or serving is done. When serving ends the
+// connection drains: it stops reading requests, answers those it read
+// (their handlers' context stays live for up to connDrainTimeout), and
+// closes. A connection that has not yet read a request other than
+// ApiVersions first waits freshConnGrace for one and answers it. A client
+// so sees a close only on a connection that has answered before, and
+// retries what it had sent on it; a close before a connection's first
+// answer reads to some clients (franz-go) as a SASL or TLS mismatch,
+// which they do not retry.
+//
+// A request frame must arrive whole within connections.max.idle.ms of its
+// first byte (awaitRequest), and a response be taken by the client within
+// it (at least half of it, responder.write); a request's bytes count in
+// queued.max.request.bytes from their reading until its handler is done
+// with them (dispatch).
+func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients) {
+	addr := remoteAddr(c)
+	defer cl.quotas.release(addr)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(serving))
-	log := s.log.With("remote", c.RemoteAddr().String())
+	// reading ends with the connection or when serving ends: a read
+	// paused at queued.max.request.bytes then gives up.
+	reading, stopReading := context.WithCancel(ctx)
+	log := cl.log.With("remote", c.RemoteAddr().String())
 	resp := newResponder(c, cancel, log)
+	if cl.idle > 0 {
+		resp.writeTimeout = cl.idle
+	}
+	dl := &readDeadline{c: c}
 	var served atomic.Bool // a request other than ApiVersions was read
 	stopDrain := context.AfterFunc(serving, func() {
-		stopReading := time.Now()
+		stopReading()
+		stop := time.Now()
 		if !served.Load() {
-			stopReading = stopReading.Add(freshConnGrace)
+			stop = stop.Add(freshConnGrace)
 		}
-		_ = c.SetReadDeadline(stopReading)
+		dl.drain(stop)
 		t := time.AfterFunc(connDrainTimeout, func() {
 			log.Warn("closing connection: requests still running after the drain timeout", "timeout", connDrainTimeout)
 			cancel()
@@ -60,27 +83,41 @@ func (s *Server) serveConn(serving context.Context, c net.Conn) {
 	}()
 
 	br := bufio.NewReaderSize(c, 64<<10)
+	budget := &connBudget{mem: cl.mem, ctx: reading}
 	// spare is a frame buffer free for reuse: the frame of a request whose
 	// handler ran here and whose table row says it releases the frame
 	// (handler.API.ReleasesFrame).
 	var spare []byte
 	for {
-		frame, err := wire.ReadFrame(br, s.cfg.SocketRequestMaxBytes, spare)
+		deadline, err := awaitRequest(br, dl, resp, cl.idle)
+		var frame []byte
+		if err == nil {
+			budget.deadline = deadline
+			frame, err = wire.ReadFrameWithin(br, s.cfg.SocketRequestMaxBytes, spare, budget)
+		}
 		spare = nil
+		held := budget.take()
 		if err != nil {
+			cl.mem.release(held)
+			stopped := ctx.Err() != nil || serving.Err() != nil || dl.draining()
 			switch {
 			case errors.Is(err, wire.ErrFrameTooLarge), errors.Is(err, wire.ErrMalformed):
 				log.Warn("closing connection: bad request frame", "err", err)
-			case !errors.Is(err, io.EOF) && ctx.Err() == nil && serving.Err() == nil && !errors.Is(err, net.ErrClosed):
+			case errors.Is(err, errIdle):
+				log.Debug("closing idle connection", "idle", cl.idle)
+			case errors.Is(err, os.ErrDeadlineExceeded) && !stopped:
+				log.Warn("closing connection: request frame not received whole within connections.max.idle.ms", "timeout", cl.idle)
+			case !errors.Is(err, io.EOF) && !stopped && !errors.Is(err, net.ErrClosed):
 				log.Debug("connection read failed", "err", err)
 			}
 			break
 		}
 		p, ok := resp.add(ctx)
 		if !ok {
+			cl.mem.release(held)
 			break
 		}
-		key, async, released := s.dispatch(ctx, frame, resp, p, log)
+		key, async, released := s.dispatch(ctx, frame, held, cl.mem, resp, p, log)
 		if !async && p.err != nil {
 			break
 		}
@@ -94,37 +131,114 @@ func (s *Server) serveConn(serving context.Context, c net.Conn) {
 			}
 		}
 	}
+	stopReading()
 	resp.wait()
 	cancel()
+	_ = c.Close() // before release frees its place under max.connections
+}
+
+// awaitRequest waits for the first byte of the next request and returns
+// the deadline by which the request must have arrived whole, idle from
+// that byte, which it sets as the read deadline. A connection is idle,
+// and awaitRequest returns errIdle, when idle passed with no byte
+// received, no request being answered and no response written, as Kafka
+// counts idleness from a connection's last activity. A negative idle is
+// no timeout (a zero deadline).
+func awaitRequest(br *bufio.Reader, dl *readDeadline, resp *responder, idle time.Duration) (time.Time, error) {
+	if idle < 0 {
+		_, err := br.Peek(1)
+		return time.Time{}, err
+	}
+	if n := br.Buffered(); n > 0 {
+		if b, _ := br.Peek(min(n, 4)); len(b) == 4 && int64(int32(binary.BigEndian.Uint32(b)))+4 <= int64(n) {
+			return time.Time{}, nil // the whole frame is here: nothing left to wait for
+		}
+		deadline := time.Now().Add(idle)
+		dl.set(deadline)
+		return deadline, nil
+	}
+	for {
+		answered := resp.answered.Load()
+		dl.set(time.Now().Add(idle))
+		_, err := br.Peek(1)
+		if err == nil {
+			deadline := time.Now().Add(idle)
+			dl.set(deadline)
+			return deadline, nil
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) || dl.draining() {
+			return time.Time{}, err
+		}
+		if resp.unanswered() == 0 && resp.answered.Load() == answered {
+			return time.Time{}, errIdle
+		}
+	}
+}
+
+// readDeadline is one connection's read deadline. The reading goroutine
+// sets it for the idle and frame timeouts; the drain moves it earlier,
+// and no later set moves it past the drain's.
+type readDeadline struct {
+	c    net.Conn
+	mu   sync.Mutex
+	stop time.Time // the drain's deadline (zero: not draining); guarded by mu
+}
+
+func (d *readDeadline) set(t time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.stop.IsZero() && t.After(d.stop) {
+		t = d.stop
+	}
+	_ = d.c.SetReadDeadline(t)
+}
+
+func (d *readDeadline) drain(t time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stop = t
+	_ = d.c.SetReadDeadline(t)
+}
+
+func (d *readDeadline) draining() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return !d.stop.IsZero()
 }
 
 // dispatch decodes a frame and runs its handler, inline or (for async APIs)
-// on its own goroutine. It reports the request's API key, whether the
+// on its own goroutine, and gives the frame's held bytes back to mem once
+// the handler (for a request that goes on in a Later continuation, its
+// synchronous part) has run. It reports the request's API key, whether the
 // request goes on off this goroutine (async; also when only a Later
 // continuation does), and whether frame is free for the next request: its
 // handler ran on this goroutine and its table row says it releases the
 // frame.
-func (s *Server) dispatch(ctx context.Context, frame []byte, resp *responder, p *pending, log *slog.Logger) (key int16, async, released bool) {
+func (s *Server) dispatch(ctx context.Context, frame []byte, held int, mem *requestMemory, resp *responder, p *pending, log *slog.Logger) (key int16, async, released bool) {
 	start := time.Now()
 	h, body, err := wire.ParseHeader(frame)
 	if err != nil {
+		mem.release(held)
 		p.err = err
 		resp.complete(p)
 		return h.Key, false, false
 	}
 	if h.Key == kmsg.ApiVersions.Int16() && !handler.Supported(h.Key, h.Version) {
+		mem.release(held)
 		p.frame, p.err = wire.EncodeResponse(h.CorrelationID, handler.UnsupportedApiVersions(), nil, nil)
 		resp.complete(p)
 		return h.Key, false, false
 	}
 	api, ok := handler.Lookup(h.Key)
 	if !ok || !handler.Supported(h.Key, h.Version) {
+		mem.release(held)
 		p.err = fmt.Errorf("unsupported api key %d version %d (client %q)", h.Key, h.Version, h.ClientID)
 		resp.complete(p)
 		return h.Key, false, false
 	}
 	req, err := wire.DecodeBody(h, body)
 	if err != nil {
+		mem.release(held)
 		p.err = err
 		resp.complete(p)
 		return h.Key, false, false
@@ -137,10 +251,15 @@ func (s *Server) dispatch(ctx context.Context, frame []byte, resp *responder, p 
 		resp.complete(p)
 	}
 	if api.Async {
-		go func() { finish(s.run(ctx, api, hreq, log)) }()
+		go func() {
+			res, err := s.run(ctx, api, hreq, log)
+			mem.release(held)
+			finish(res, err)
+		}()
 		return h.Key, true, false
 	}
 	res, err := s.run(ctx, api, hreq, log)
+	mem.release(held)
 	if err == nil && res.Later != nil {
 		// The request goes on off this goroutine; later requests of the
 		// connection are read (and their responses queued) meanwhile.

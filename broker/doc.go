@@ -33,10 +33,11 @@
 //	kafka listener              bind first: a bad address fails before anything starts
 //	metrics listener            bind
 //	log dir                     lock; released last
-//	embedded etcd               single-node mode only
+//	embedded etcd               single-node mode only, in metadata.etcd.dir
 //	metadata store              closed after everything that uses it
 //	registration                the lease; revoked after the logs are flushed
-//	partition manager
+//	metadata space guard        embedded etcd's disk reserve and quota; after the lease (see etcdstore)
+//	partition manager           logs on the embedded etcd's disk leave its reserve
 //	remote tier                 chunk cache dropped after the logs closed
 //	partitions                  open the logs; flushed with a clean-shutdown marker
 //	replica fetcher             stops before the logs close
@@ -79,6 +80,22 @@
 // writer goroutine per connection writes responses strictly in request
 // order, with record bytes sent from segment files by sendfile.
 //
+// # Connections
+//
+// No client can stop the broker by what it sends or by how many connect
+// (accept.go, connquota.go, reqmem.go, connlog.go). Run raises the soft
+// limit of open files to the hard limit. The accept loop waits while
+// max.connections are open, closes a connection from an address that has
+// max.connections.per.ip open, and retries accept failures that pass
+// (EMFILE and its kin) after a pause of 5 ms doubling to 1 s. A
+// connection idle for connections.max.idle.ms is closed; a request must
+// arrive whole within it of its first byte, and a response be taken by
+// the client within it. A frame's buffer grows
+// as its bytes arrive; the bytes of the requests being read or handled
+// count against queued.max.request.bytes, where reading pauses (past a
+// request's first 64 KiB, except for the request that began first).
+// Connections' warnings pass a shared rate limit.
+//
 // Concurrency: Run's goroutine starts and stops the parts; each part's
 // run loop has one goroutine of its own (it may start more, and joins
 // them before it returns), and a part's stop runs only after its loop
@@ -88,7 +105,11 @@
 // batches append in order); long-polling handlers (Fetch) run on their
 // own goroutine; one writing goroutine waits on each queued response in
 // turn. A panic in a handler closes only its connection. Server-wide state lives in
-// handler.Env and is safe for concurrent use.
+// handler.Env and is safe for concurrent use. What connections share
+// (clients: their quotas, request memory and log limit) is guarded by
+// its own locks and atomics; a connection's read deadline is set by its
+// reading goroutine and moved earlier by its drain, under readDeadline's
+// lock.
 //
 // Lock order (whole broker): partition.Manager.mu → partition.Partition.roleMu
 // → partition.Partition.mu → local.Log's lock → segment locks; a consumer

@@ -152,7 +152,13 @@ type startedServer struct {
 // startServer runs a broker until it is ready.
 func startServer(t *testing.T, cfg *config.Broker) *startedServer {
 	t.Helper()
-	s, err := New(cfg, quietLog(t))
+	return startServerLogging(t, cfg, quietLog(t))
+}
+
+// startServerLogging runs a broker that logs to log until it is ready.
+func startServerLogging(t *testing.T, cfg *config.Broker, log *slog.Logger) *startedServer {
+	t.Helper()
+	s, err := New(cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,3 +65,16 @@ func openLogDir(dir string, nodeID int32) (*logDir, error) {
 }
 
 func (ld *logDir) close() error { return ld.lock.Close() }
+
+// sameFilesystem reports whether directories a and b are on one
+// filesystem (one device), so that filling one fills the other.
+func sameFilesystem(a, b string) (bool, error) {
+	var sa, sb syscall.Stat_t
+	if err := syscall.Stat(a, &sa); err != nil {
+		return false, fmt.Errorf("stat %s: %w", a, err)
+	}
+	if err := syscall.Stat(b, &sb); err != nil {
+		return false, fmt.Errorf("stat %s: %w", b, err)
+	}
+	return uint64(sa.Dev) == uint64(sb.Dev), nil
+}

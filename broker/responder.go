@@ -2,9 +2,13 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/strata-broker/strata/broker/wire"
 )
@@ -32,6 +36,15 @@ type responder struct {
 	log    *slog.Logger
 	slots  chan struct{}  // one token per unanswered request, at most maxInFlight
 	open   sync.WaitGroup // unanswered requests
+	// answered counts the responses written or dropped, for the idle
+	// check: a connection that answered lately is not idle.
+	answered atomic.Uint64
+	// writeTimeout (connections.max.idle.ms; 0: none) bounds a stalled
+	// write: the write deadline is moved to now+writeTimeout whenever
+	// less than half of it is left, so every write has at least half of
+	// it. writeDeadline is owned by the goroutine writing.
+	writeTimeout  time.Duration
+	writeDeadline time.Time
 
 	mu      sync.Mutex
 	queue   []*pending // unanswered requests in request order; guarded by mu
@@ -77,6 +90,7 @@ func (r *responder) complete(p *pending) {
 		failed := r.failed
 		r.mu.Unlock()
 		failed = r.write(head, failed)
+		r.answered.Add(1)
 		<-r.slots
 		r.open.Done()
 		r.mu.Lock()
@@ -102,12 +116,24 @@ func (r *responder) write(p *pending, failed bool) bool {
 	case p.frame == nil:
 		return false
 	}
+	if r.writeTimeout > 0 {
+		if now := time.Now(); r.writeDeadline.Sub(now) < r.writeTimeout/2 {
+			r.writeDeadline = now.Add(r.writeTimeout)
+			_ = r.c.SetWriteDeadline(r.writeDeadline)
+		}
+	}
 	if err := wire.WriteFrame(r.c, p.frame); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			r.log.Warn("closing connection: response not taken within connections.max.idle.ms", "timeout", r.writeTimeout)
+		}
 		r.cancel()
 		return true
 	}
 	return false
 }
+
+// unanswered is the number of requests read and not yet answered.
+func (r *responder) unanswered() int { return len(r.slots) }
 
 // wait returns once every queued request has been answered or dropped.
 func (r *responder) wait() { r.open.Wait() }

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -79,6 +78,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.mu.Lock()
 	s.node = n
 	s.mu.Unlock()
+	raiseFDLimit(s.log)
 	life := newLifecycle(ctx, s.log, s.beforeStart)
 	if err := life.Start(s.components(n)); err != nil {
 		return err
@@ -95,19 +95,55 @@ func (s *Server) Run(ctx context.Context) error {
 	return errors.Join(life.Failure(), err)
 }
 
-// startEtcd starts the embedded etcd unless metadata.etcd.endpoints names
-// an external cluster.
+// startEtcd starts the embedded etcd in metadata.etcd.dir unless
+// metadata.etcd.endpoints names an external cluster, and reports its
+// space (metadataSpaceCollector).
 func (s *Server) startEtcd(n *node) error {
 	if len(s.cfg.EtcdEndpoints) > 0 {
 		n.endpoints = s.cfg.EtcdEndpoints
 		return nil
 	}
-	emb, err := etcdstore.StartEmbedded(filepath.Join(s.cfg.LogDirs[0], "etcd"), s.log)
+	emb, err := etcdstore.StartEmbeddedWith(etcdstore.EmbeddedConfig{
+		Dir:               s.cfg.EtcdDir,
+		QuotaBackendBytes: s.cfg.EtcdQuotaBackendBytes,
+		ReserveBytes:      s.cfg.EtcdReserveBytes,
+		Log:               s.log,
+	})
 	if err != nil {
 		return err
 	}
-	n.closeEtcd, n.endpoints = emb.Close, emb.Endpoints()
+	n.emb, n.closeEtcd, n.endpoints = emb, emb.Close, emb.Endpoints()
+	n.metrics.MustRegister(newMetadataSpaceCollector(func() metadataSpace {
+		st := emb.SpaceStats()
+		return metadataSpace{backend: st.BackendBytes, inUse: st.BackendInUseBytes, quota: st.QuotaBytes,
+			avail: st.DiskAvailableBytes, reserve: st.ReserveBytes, noSpace: st.NoSpace}
+	}))
 	return nil
+}
+
+// embeddedSpace is the embedded etcd's space guard as the broker's parts
+// use it (etcdstore.Embedded; only this file knows etcdstore).
+type embeddedSpace interface {
+	// Guard enforces the reserve until ctx ends.
+	Guard(ctx context.Context)
+	// AllowWrite charges n bytes to be written to etcd's disk.
+	AllowWrite(n int64) error
+	// Dir is etcd's data directory.
+	Dir() string
+}
+
+// spaceCheck is what the logs ask before an append: the embedded etcd's
+// reserve when the log dir shares its filesystem, else nothing (a full
+// log disk elsewhere cannot touch the metadata).
+func (s *Server) spaceCheck(n *node) (func(int64) error, error) {
+	if n.emb == nil || s.cfg.EtcdReserveBytes == 0 {
+		return nil, nil
+	}
+	same, err := sameFilesystem(s.cfg.LogDirs[0], n.emb.Dir())
+	if err != nil || !same {
+		return nil, err
+	}
+	return n.emb.AllowWrite, nil
 }
 
 // openStore connects to etcd: the one place the etcd implementation is

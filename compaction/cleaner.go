@@ -239,7 +239,7 @@ func (c *Cleaner) clean(ctx context.Context, th *thread, pl *plan) (Stats, error
 	}
 	st.End, st.MapEntries = end, th.m.used
 	f := &filter{m: th.m, hs: th.hs, end: end, nowMs: nowMs(), deleteRetentionMs: pl.cfg.DeleteRetentionMs,
-		producerLast: pl.log.ProducerLastOffset, minHorizon: math.MaxInt64, stats: &st}
+		producerLast: pl.log.ProducerLastOffset, maxBatchBytes: int(pl.cfg.MaxMessageBytes), minHorizon: math.MaxInt64, stats: &st}
 	var todo []local.SegmentInfo
 	for _, s := range pl.sealed {
 		if s.BaseOffset < end {
@@ -317,7 +317,7 @@ func (c *Cleaner) mapSegment(ctx context.Context, th *thread, pl *plan, s local.
 			}
 			return true, end, nil
 		}
-		if th.hs, err = mapBatch(th.m, b, th.hs); err != nil {
+		if th.hs, err = mapBatch(th.m, b, int(pl.cfg.MaxMessageBytes), th.hs); err != nil {
 			return false, end, err
 		}
 		end = b.LastOffset() + 1
@@ -326,9 +326,11 @@ func (c *Cleaner) mapSegment(ctx context.Context, th *thread, pl *plan, s local.
 
 // mapBatch records the offsets of b's keyed records at or after the
 // map's base (a batch may start before the first dirty offset when that
-// is a log start moved by DeleteRecords). hs is scratch space.
-func mapBatch(m *offsetMap, b record.Batch, hs []keyHash) ([]keyHash, error) {
-	recs, err := b.Records()
+// is a log start moved by DeleteRecords). A batch decompressing beyond
+// maxBatchBytes (max.message.bytes) is an error, as on produce. hs is
+// scratch space.
+func mapBatch(m *offsetMap, b record.Batch, maxBatchBytes int, hs []keyHash) ([]keyHash, error) {
+	recs, err := b.RecordsWithin(maxBatchBytes)
 	if err != nil {
 		return hs, fmt.Errorf("decode batch at offset %d: %w", b.BaseOffset(), err)
 	}

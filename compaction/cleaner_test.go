@@ -3,6 +3,7 @@ package compaction
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -40,11 +41,7 @@ func roll(t *testing.T, p *part) {
 func TestCleanKeepsLatestPerKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := newPart(t, 1024, compactCfg())
-		for round := range 20 {
-			for k := range 10 {
-				appendKV(t, p.l, record.None, kv{key: key(k), value: fmt.Appendf(nil, "v%d-%d", k, round), ts: nowMs()})
-			}
-		}
+		overwrite(t, p, 20)
 		roll(t, p)
 		before := readLog(t, p.l)
 		c := NewCleaner(settings(), source(p))
@@ -409,10 +406,7 @@ func TestCleanDirtiestPicksDirtiest(t *testing.T) {
 		// a is partly clean, b wholly dirty: b goes first, then a; plain never.
 		var order []string
 		for {
-			st, ok, err := c.CleanDirtiest(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			st, ok := cleanDirtiest(t, c)
 			if !ok {
 				break
 			}
@@ -487,10 +481,7 @@ func TestSmallDedupeBufferTakesSeveralPasses(t *testing.T) {
 		}
 		passes := 0
 		for {
-			st, ok, err := c.CleanDirtiest(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			st, ok := cleanDirtiest(t, c)
 			if !ok {
 				break
 			}
@@ -549,4 +540,29 @@ func TestIdempotentProducerLastBatchKept(t *testing.T) {
 			t.Fatalf("%d empty batches", len(e))
 		}
 	})
+}
+
+// TestCleanRefusesBatchOverMaxMessageBytes: a gzip batch in the log that
+// decompresses beyond the topic's max.message.bytes (written before the
+// limit was lowered) fails the pass, as produce would refuse it, instead
+// of being inflated whole. Real clock: see TestCleanPreservesCodecsAndTimestamps.
+func TestCleanRefusesBatchOverMaxMessageBytes(t *testing.T) {
+	t0 := nowMs() - 60_000
+	const segBytes = 64 << 10
+	p := newPart(t, segBytes, compactCfg("segment.bytes", fmt.Sprint(segBytes)))
+	// 2 MiB of zeros: past InflateFactor times the 64 KiB limit set below.
+	appendKV(t, p.l, record.Gzip, kv{key: []byte("big"), value: make([]byte, 2<<20), ts: t0})
+	appendKV(t, p.l, record.None, kv{key: []byte("big"), value: []byte("small"), ts: t0 + 1})
+	appendKV(t, p.l, record.None, kv{key: []byte("roll"), value: make([]byte, segBytes), ts: t0 + 2})
+	p.setConfig(t, compactCfg("segment.bytes", fmt.Sprint(segBytes), "max.message.bytes", "65536"))
+	c := NewCleaner(settings(), source(p))
+	if _, err := c.Clean(context.Background(), p); !errors.Is(err, record.ErrTooLarge) {
+		t.Fatalf("clean with a batch inflating past max.message.bytes: %v, want ErrTooLarge", err)
+	}
+	// Under a limit it fits, the same log cleans (a new cleaner: the
+	// first marked the log uncleanable).
+	p.setConfig(t, compactCfg("segment.bytes", fmt.Sprint(segBytes), "max.message.bytes", fmt.Sprint(1<<20)))
+	if st := cleanNow(t, NewCleaner(settings(), source(p)), p); st.RecordsRemoved != 1 {
+		t.Fatalf("stats %+v, want the big record removed", st)
+	}
 }

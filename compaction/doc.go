@@ -93,6 +93,11 @@
 // Cleaner.mu guards the set of logs being cleaned, so two threads never
 // clean one log. Retention may run alongside a pass on the same log;
 // local.Log's lock orders them. The I/O throttler is shared and has its
-// own lock. Decisions, backoffs, tickers and the throttle all read the
-// time package's clock, so tests run them in testing/synctest bubbles.
+// own lock. A cleaner thread decompressing a batch holds one of
+// tier/record's process-wide decompression slots, which produce
+// validation shares, and fails the pass past what the topic's
+// max.message.bytes lets a batch decompress to (as Kafka's cleaner
+// refuses a batch over it). Decisions, backoffs, tickers and the
+// throttle all read the time package's clock, so tests run them in
+// testing/synctest bubbles.
 package compaction

@@ -129,11 +129,7 @@ func TestNoEmptyBatchesLeft(t *testing.T) {
 func TestFullyRemovedGroup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := newPart(t, 1024, compactCfg())
-		for round := range 30 {
-			for k := range 10 {
-				appendKV(t, p.l, record.None, kv{key: key(k), value: fmt.Appendf(nil, "v%d-%d", k, round), ts: nowMs()})
-			}
-		}
+		overwrite(t, p, 30)
 		roll(t, p)
 		before := len(p.l.Segments())
 		c := NewCleaner(settings(), source(p))

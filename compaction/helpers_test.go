@@ -166,4 +166,26 @@ func cleanNow(t *testing.T, c *Cleaner, p *part) Stats {
 	return st
 }
 
+// cleanDirtiest runs one CleanDirtiest and fails the test on error; ok is
+// false once no log needs cleaning.
+func cleanDirtiest(t *testing.T, c *Cleaner) (st Stats, ok bool) {
+	t.Helper()
+	st, ok, err := c.CleanDirtiest(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, ok
+}
+
+// overwrite appends rounds rounds of one record for each of the keys 0 to
+// 9; key k's value in round r is v<k>-<r>.
+func overwrite(t *testing.T, p *part, rounds int) {
+	t.Helper()
+	for round := range rounds {
+		for k := range 10 {
+			appendKV(t, p.l, record.None, kv{key: key(k), value: fmt.Appendf(nil, "v%d-%d", k, round), ts: nowMs()})
+		}
+	}
+}
+
 func key(i int) []byte { return fmt.Appendf(nil, "key-%04d", i) }

@@ -35,6 +35,9 @@ type filter struct {
 	deleteRetentionMs int64
 	// producerLast says which batch is an active producer's newest.
 	producerLast func(pid int64) (int64, bool)
+	// maxBatchBytes is the topic's max.message.bytes, which bounds what
+	// a batch may decompress to, as on produce.
+	maxBatchBytes int
 
 	// txnSeen: a transactional batch lies before the current one; later
 	// tombstones are kept (they might hide a transactional record of the
@@ -60,7 +63,7 @@ func (f *filter) apply(b record.Batch) (record.Batch, error) {
 	if b.BaseOffset() >= f.end {
 		return b, nil
 	}
-	recs, err := b.Records()
+	recs, err := b.RecordsWithin(f.maxBatchBytes)
 	if err != nil {
 		return nil, fmt.Errorf("decode batch at offset %d: %w", b.BaseOffset(), err)
 	}

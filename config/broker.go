@@ -33,6 +33,14 @@ type Broker struct {
 	CompressionType          string   // compression.type ("producer")
 	BrokerSessionTimeoutMs   int64    // broker.session.timeout.ms (9000): lease TTL of the broker registration
 
+	MaxConnections      int32 // max.connections (MaxInt32): accepting waits while this many are open
+	MaxConnectionsPerIP int32 // max.connections.per.ip (MaxInt32): more from one address are closed at once
+	// MaxConnectionsPerIPOverrides is max.connections.per.ip.overrides
+	// (""): per host name or address, its own max.connections.per.ip.
+	MaxConnectionsPerIPOverrides map[string]int32
+	ConnectionsMaxIdleMs         int64 // connections.max.idle.ms (600000; negative: none)
+	QueuedMaxRequestBytes        int64 // queued.max.request.bytes (268435456 here, -1 in Kafka; <= 0: unbounded)
+
 	// ReplicaSelectorClass is replica.selector.class (unset: consumers
 	// fetch from the leader; RackAwareReplicaSelector: from an in-sync
 	// replica in their rack, KIP-392).
@@ -59,6 +67,13 @@ type Broker struct {
 
 	EtcdEndpoints []string // metadata.etcd.endpoints (empty: run an embedded etcd under the first log dir)
 	EtcdPrefix    string   // metadata.etcd.prefix ("/strata")
+	// The embedded etcd's data directory, backend quota and the free space
+	// kept for it on its disk: metadata.etcd.dir (default: <first log
+	// dir>/etcd), metadata.etcd.quota.backend.bytes (2 GiB, etcd's) and
+	// metadata.etcd.reserve.bytes (128 MiB; 0: no guard).
+	EtcdDir               string
+	EtcdQuotaBackendBytes int64
+	EtcdReserveBytes      int64
 
 	MetricsListener string     // metrics.listener ("127.0.0.1:9644"; "" disables the Prometheus endpoint)
 	LogLevel        slog.Level // log.level (info)
@@ -280,6 +295,9 @@ func (b *Broker) derive() error {
 	if b.ReplicaFetchWaitMaxMs > b.ReplicaLagTimeMaxMs { // as Kafka requires
 		return invalid("replica.fetch.wait.max.ms", fmt.Errorf("%d exceeds replica.lag.time.max.ms (%d)", b.ReplicaFetchWaitMaxMs, b.ReplicaLagTimeMaxMs))
 	}
+	if b.MaxConnectionsPerIP == 0 && len(b.MaxConnectionsPerIPOverrides) == 0 { // as Kafka requires
+		return invalid("max.connections.per.ip", fmt.Errorf("can be set to zero only if max.connections.per.ip.overrides is set"))
+	}
 	if !b.isSet("advertised.listeners") {
 		b.AdvertisedListeners = append([]string(nil), b.Listeners...)
 	}
@@ -301,6 +319,9 @@ func (b *Broker) derive() error {
 	}
 	if b.LogRetentionMs < 0 { // Kafka: any negative retention means unlimited
 		b.LogRetentionMs = -1
+	}
+	if !b.isSet("metadata.etcd.dir") {
+		b.EtcdDir = filepath.Join(b.LogDirs[0], "etcd")
 	}
 	if !b.isSet("remote.log.storage.local.dir") {
 		b.RemoteLogStorageLocalDir = filepath.Join(b.LogDirs[0], "tier-store")

@@ -32,6 +32,11 @@ func TestDefaults(t *testing.T) {
 		{"LogLevel", b.LogLevel, slog.LevelInfo},
 		{"Rack", b.Rack, ""},
 		{"BrokerSessionTimeoutMs", b.BrokerSessionTimeoutMs, int64(9000)},
+		{"MaxConnections", b.MaxConnections, int32(math.MaxInt32)},
+		{"MaxConnectionsPerIP", b.MaxConnectionsPerIP, int32(math.MaxInt32)},
+		{"MaxConnectionsPerIPOverrides", b.MaxConnectionsPerIPOverrides, map[string]int32{}},
+		{"ConnectionsMaxIdleMs", b.ConnectionsMaxIdleMs, int64(600000)},
+		{"QueuedMaxRequestBytes", b.QueuedMaxRequestBytes, int64(256 << 20)},
 		{"LogSegmentBytes", b.LogSegmentBytes, int64(1 << 30)},
 		{"LogRollMs", b.LogRollMs, int64(168 * 3600 * 1000)},
 		{"LogRollJitterMs", b.LogRollJitterMs, int64(0)},
@@ -49,6 +54,9 @@ func TestDefaults(t *testing.T) {
 		{"RemoteLogStorageSystemEnable", b.RemoteLogStorageSystemEnable, false},
 		{"RemoteLogStorageBackend", b.RemoteLogStorageBackend, "local"},
 		{"RemoteLogStorageLocalDir", b.RemoteLogStorageLocalDir, "/tmp/strata-logs/tier-store"},
+		{"EtcdDir", b.EtcdDir, "/tmp/strata-logs/etcd"},
+		{"EtcdQuotaBackendBytes", b.EtcdQuotaBackendBytes, int64(2 << 30)},
+		{"EtcdReserveBytes", b.EtcdReserveBytes, int64(128 << 20)},
 		{"RemoteLogStorageS3.Region", b.RemoteLogStorageS3.Region, "us-east-1"},
 		{"GroupInitialRebalanceDelayMs", b.GroupInitialRebalanceDelayMs, int64(3000)},
 		{"OffsetsTopicNumPartitions", b.OffsetsTopicNumPartitions, int32(50)},
@@ -105,7 +113,11 @@ func TestParseValues(t *testing.T) {
 				return b.AdvertisedListeners[0] == "example.com:19092" && b.Listeners[0] == "127.0.0.1:9092"
 			}},
 		{"log.dir fallback", map[string]string{"log.dir": "/d"},
-			func(b *Broker) bool { return b.LogDirs[0] == "/d" && b.RemoteLogStorageLocalDir == "/d/tier-store" }},
+			func(b *Broker) bool {
+				return b.LogDirs[0] == "/d" && b.RemoteLogStorageLocalDir == "/d/tier-store" && b.EtcdDir == "/d/etcd"
+			}},
+		{"etcd dir of its own", map[string]string{"log.dir": "/d", "metadata.etcd.dir": "/m"},
+			func(b *Broker) bool { return b.EtcdDir == "/m" }},
 		{"log.dirs wins", map[string]string{"log.dir": "/d", "log.dirs": "/a, /b"},
 			func(b *Broker) bool { return reflect.DeepEqual(b.LogDirs, []string{"/a", "/b"}) }},
 		{"roll hours", map[string]string{"log.roll.hours": "2"},
@@ -147,6 +159,13 @@ func TestParseValues(t *testing.T) {
 			}},
 		{"local retention within total", map[string]string{"remote.log.storage.system.enable": "true", "log.retention.ms": "1000", "log.local.retention.ms": "500"},
 			func(b *Broker) bool { return b.LogLocalRetentionMs == 500 }},
+		{"connection overrides", map[string]string{"max.connections.per.ip": "0", "max.connections.per.ip.overrides": " broker-2:100 , 127.0.0.1:200,::1:3"},
+			func(b *Broker) bool {
+				return b.MaxConnectionsPerIP == 0 && reflect.DeepEqual(b.MaxConnectionsPerIPOverrides, map[string]int32{"broker-2": 100, "127.0.0.1": 200, "::1": 3}) &&
+					b.Raw["max.connections.per.ip.overrides"] == "127.0.0.1:200,::1:3,broker-2:100"
+			}},
+		{"no idle timeout, unbounded request bytes", map[string]string{"connections.max.idle.ms": "-1", "queued.max.request.bytes": "-1"},
+			func(b *Broker) bool { return b.ConnectionsMaxIdleMs == -1 && b.QueuedMaxRequestBytes == -1 }},
 		{"local retention unchecked without tiering", map[string]string{"log.retention.ms": "1000", "log.local.retention.ms": "5000"},
 			func(b *Broker) bool { return b.LogLocalRetentionMs == 5000 }},
 	}
@@ -209,6 +228,11 @@ func TestParseErrors(t *testing.T) {
 			ErrInvalidValue, "log.local.retention.ms: 2000 must not be more than log.retention.ms 1000"},
 		{map[string]string{"remote.log.storage.system.enable": "true", "log.retention.bytes": "1000", "log.local.retention.bytes": "-1"},
 			ErrInvalidValue, "log.local.retention.bytes: must not be -1"},
+		{map[string]string{"max.connections.per.ip": "0"}, ErrInvalidValue, "max.connections.per.ip: can be set to zero only if max.connections.per.ip.overrides is set"},
+		{map[string]string{"max.connections.per.ip.overrides": "host"}, ErrInvalidValue, `max.connections.per.ip.overrides: invalid override "host": want host:count`},
+		{map[string]string{"max.connections.per.ip.overrides": ":5"}, ErrInvalidValue, "empty host"},
+		{map[string]string{"max.connections.per.ip.overrides": "a:-1"}, ErrInvalidValue, `override "a:-1": value -1 must be at least 0`},
+		{map[string]string{"max.connections": "-1"}, ErrInvalidValue, "max.connections: value -1 must be at least 0"},
 		{map[string]string{"group.min.session.timeout.ms": "10", "group.max.session.timeout.ms": "5"}, ErrInvalidValue, "group.min.session.timeout.ms: 10 exceeds"},
 	}
 	for _, tc := range tests {

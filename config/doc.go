@@ -20,7 +20,9 @@
 // log.dirs → log.dir; advertised.listeners → listeners; log.roll.ms →
 // log.roll.hours; log.retention.ms → log.retention.minutes →
 // log.retention.hours (any negative result means unlimited, -1); an unset
-// log.flush.interval.ms is -1 (never flush on a timer).
+// log.flush.interval.ms is -1 (never flush on a timer); metadata.etcd.dir
+// and remote.log.storage.local.dir default to directories under the
+// first log dir.
 //
 // Errors are *KeyError values that name the key and unwrap to
 // ErrUnknownKey or ErrInvalidValue; the broker maps both to INVALID_CONFIG

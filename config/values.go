@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -399,4 +400,48 @@ func httpURL(v string) error {
 		return fmt.Errorf("invalid URL %q: want http://host:port or https://host", v)
 	}
 	return nil
+}
+
+// connOverridesField parses max.connections.per.ip.overrides as Kafka
+// does: comma-separated host:count items, each split at its last colon
+// (so an IPv6 address needs no brackets). It renders them sorted by host.
+func connOverridesField[S any](p func(*S) *map[string]int32) field[S] {
+	return field[S]{
+		set: func(s *S, v string) error {
+			items, err := splitList(v)
+			if err != nil {
+				return err
+			}
+			m := make(map[string]int32, len(items))
+			for _, it := range items {
+				i := strings.LastIndex(it, ":")
+				if i < 0 {
+					return fmt.Errorf("invalid override %q: want host:count", it)
+				}
+				host := strings.TrimSpace(it[:i])
+				if host == "" {
+					return fmt.Errorf("invalid override %q: empty host", it)
+				}
+				n, err := parseInt(strings.TrimSpace(it[i+1:]), 0, math.MaxInt32)
+				if err != nil {
+					return fmt.Errorf("override %q: %w", it, err)
+				}
+				m[host] = int32(n)
+			}
+			*p(s) = m
+			return nil
+		},
+		get: func(s *S) string {
+			hosts := make([]string, 0, len(*p(s)))
+			for h := range *p(s) {
+				hosts = append(hosts, h)
+			}
+			sort.Strings(hosts)
+			for i, h := range hosts {
+				hosts[i] = h + ":" + strconv.Itoa(int((*p(s))[h]))
+			}
+			return strings.Join(hosts, ",")
+		},
+		targets: func(s *S) []any { return []any{p(s)} },
+	}
 }

@@ -93,3 +93,15 @@ type Store interface {
 	// the connection. Controller terms end with ErrSessionLost.
 	Close() error
 }
+
+// IsClosed reports, without waiting, whether ch is closed: whether a
+// signal of this package (Term.Done, Registration.Lost, Cache.Done) has
+// fired. A nil ch never is.
+func IsClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

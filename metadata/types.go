@@ -47,7 +47,21 @@ var (
 	// ErrRemoteTopicDeleted: a remote-segment write named a topic id whose
 	// topic was deleted; its remote data is being removed.
 	ErrRemoteTopicDeleted = errors.New("metadata: remote segment write for a deleted topic")
+	// ErrTooLarge: one write holds more than the store takes in one
+	// atomic change (a topic of more than MaxPartitionsPerWrite
+	// partitions, or more bytes or operations than the store's limits).
+	ErrTooLarge = errors.New("metadata: write too large for one metadata change")
+	// ErrNoSpace: the store refuses writes that would grow it, because its
+	// quota or its disk is full; reads and deletions still work.
+	ErrNoSpace = errors.New("metadata: metadata store out of space")
 )
+
+// MaxPartitionsPerWrite bounds the partitions one topic creation or one
+// partition increase may write: they are one atomic change of the
+// metadata store. It is the 10,000 records Kafka's controller accepts
+// in one operation (QuorumController's MAX_RECORDS_PER_USER_OP); etcd
+// needs --max-txn-ops above it (the embedded etcd allows it).
+const MaxPartitionsPerWrite = 10000
 
 // NoLeader is the Leader value of a partition that has no leader.
 const NoLeader int32 = -1

@@ -43,6 +43,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fs.Float64Var(&o.Throughput, "throughput", 0, "target records/s over all clients (0 = unthrottled)")
 		fs.IntVar(&o.BatchMaxBytes, "batch-max-bytes", 0, "max bytes per record batch (0 = client default)")
 		fs.BoolVar(&o.DisableIdempotence, "no-idempotence", false, "produce without idempotence")
+		fs.StringVar(&o.Compression, "compression", "none", "producer compression: none, gzip, snappy, lz4 or zstd")
 		fs.DurationVar(&o.DeliveryTimeout, "delivery-timeout", DefaultDeliveryTimeout, "fail a record not acknowledged within this")
 		run = func() (Result, error) {
 			o.Brokers = splitBrokers(*brokers)

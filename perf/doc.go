@@ -6,8 +6,9 @@
 // compared (test/bench does exactly that).
 //
 // Produce writes fixed-size records (random bytes, no key, no compression,
-// acks=all) to one topic, creating the topic with kadm when it is missing,
-// and measures each record's latency from the Produce call to its promise.
+// acks=all; with a codec, values that compress about 2:1) to one topic,
+// creating the topic with kadm when it is missing, and measures each
+// record's latency from the Produce call to its promise.
 // Consume reads a topic from its log start without a consumer group and
 // measures throughput. Every run is bounded: by a record count, by a
 // duration, or by both (whichever comes first).

@@ -143,6 +143,7 @@ func TestBadOptions(t *testing.T) {
 		{Brokers: []string{"127.0.0.1:1"}, Records: -1},
 		{Brokers: []string{"127.0.0.1:1"}, Concurrency: -2},
 		{Brokers: []string{"127.0.0.1:1"}, Throughput: -1},
+		{Brokers: []string{"127.0.0.1:1"}, Compression: "brotli"},
 	} {
 		if _, err := Produce(ctx, o); !errors.Is(err, ErrOptions) {
 			t.Errorf("Produce(%+v) err = %v, want ErrOptions", o, err)
@@ -150,6 +151,31 @@ func TestBadOptions(t *testing.T) {
 	}
 	if _, err := Consume(ctx, ConsumeOptions{Brokers: []string{"127.0.0.1:1"}, Duration: -1}); !errors.Is(err, ErrOptions) {
 		t.Errorf("Consume err = %v, want ErrOptions", err)
+	}
+}
+
+// TestProduceCompressed produces lz4 batches whose values compress about
+// 2:1 and reads them back.
+func TestProduceCompressed(t *testing.T) {
+	brokers := newCluster(t)
+	ctx := testContext(t)
+	if _, err := Produce(ctx, ProduceOptions{Brokers: brokers, Topic: "z", RecordSize: 1024, Records: 500, Compression: "lz4"}); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	if c, err := Consume(ctx, ConsumeOptions{Brokers: brokers, Topic: "z"}); err != nil || c.Records != 500 {
+		t.Fatalf("consume: %+v, %v", c, err)
+	}
+	values := recordValues(1024, "zstd")
+	if len(values) != 256 || bytes.Equal(values[0], values[1]) {
+		t.Fatalf("%d values, the first two equal", len(values))
+	}
+	for _, v := range values {
+		if len(v) != 1024 || !bytes.Equal(v[:512], v[512:]) {
+			t.Fatalf("value of %d bytes does not repeat its half", len(v))
+		}
+	}
+	if len(recordValues(1024, "none")) != 1 {
+		t.Fatal("uncompressed runs use one random value")
 	}
 }
 

@@ -25,8 +25,7 @@ func Produce(ctx context.Context, opts ProduceOptions) (Result, error) {
 	if err := EnsureTopic(ctx, o.Brokers, o.Topic, o.Partitions, o.ReplicationFactor); err != nil {
 		return res, err
 	}
-	run := &produceRun{opts: o, value: make([]byte, o.RecordSize)}
-	_, _ = rand.Read(run.value) // never fails; random bytes defeat any compression
+	run := &produceRun{opts: o, values: recordValues(o.RecordSize, o.Compression)}
 	producers := make([]*producer, 0, o.Concurrency)
 	defer func() {
 		for _, p := range producers {
@@ -73,6 +72,28 @@ func Produce(ctx context.Context, opts ProduceOptions) (Result, error) {
 	return res, nil
 }
 
+// recordValues are the values records take in turn. Uncompressed, one
+// random value: random bytes defeat any compression. With a codec, 256
+// values of random halves written twice, so that each compresses about
+// 2:1 on its own while a batch's window (64 KiB for franz-go's lz4 and
+// zstd) never holds a repeat of a whole value.
+func recordValues(size int, codec string) [][]byte {
+	if codec == "" || codec == "none" {
+		v := make([]byte, size)
+		_, _ = rand.Read(v) // never fails
+		return [][]byte{v}
+	}
+	values := make([][]byte, 256)
+	for i := range values {
+		v := make([]byte, size)
+		half := v[:(size+1)/2]
+		_, _ = rand.Read(half)
+		copy(v[len(half):], half)
+		values[i] = v
+	}
+	return values
+}
+
 // clientOpts are the franz-go options of one producer client.
 func (o ProduceOptions) clientOpts() []kgo.Opt {
 	linger := max(o.Linger, 0)
@@ -80,7 +101,7 @@ func (o ProduceOptions) clientOpts() []kgo.Opt {
 		kgo.SeedBrokers(o.Brokers...),
 		kgo.DefaultProduceTopic(o.Topic),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.ProducerBatchCompression(codecs[o.Compression]),
 		kgo.ProducerLinger(linger),
 		kgo.RecordDeliveryTimeout(o.DeliveryTimeout),
 	}
@@ -99,7 +120,7 @@ func (o ProduceOptions) clientOpts() []kgo.Opt {
 // produceRun is the state the producer goroutines of one run share.
 type produceRun struct {
 	opts     ProduceOptions
-	value    []byte    // every record's value; franz-go never writes to it
+	values   [][]byte  // the records' values, in turn; franz-go never writes to them
 	start    time.Time // set before the goroutines start
 	deadline time.Time // zero when there is no time bound
 	issued   atomic.Int64
@@ -149,7 +170,7 @@ func (r *produceRun) loop(ctx context.Context, p *producer) {
 			break
 		}
 		sent++
-		p.cl.Produce(ctx, &kgo.Record{Value: r.value}, func(_ *kgo.Record, err error) {
+		p.cl.Produce(ctx, &kgo.Record{Value: r.values[sent%int64(len(r.values))]}, func(_ *kgo.Record, err error) {
 			if err != nil {
 				r.fail(fmt.Errorf("perf: produce to %q: %w", o.Topic, err))
 				return

@@ -1,6 +1,8 @@
 package group
 
 import (
+	"context"
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -81,6 +83,59 @@ type classicMember struct {
 	deadline time.Time // session expiry
 	timer    *time.Timer
 	timerAt  time.Time
+}
+
+// failWaiting answers the member's waiting JoinGroup and SyncGroup, if
+// any, with err.
+func (m *classicMember) failWaiting(err error) {
+	if m.join != nil {
+		m.join <- joinFailed(err)
+		m.join = nil
+	}
+	if m.sync != nil {
+		m.sync <- syncFailed(err)
+		m.sync = nil
+	}
+}
+
+// startWaiting runs start on the named group under its lock. start gives
+// a result, or a channel the result will come on (a JoinGroup or
+// SyncGroup waiting for the rebalance). A missing group answers
+// ErrUnknownMemberID, as the member cannot be in it; failed makes the
+// answer to an error.
+func startWaiting[R any](c *Coordinator, name string, create createKind, failed func(error) R, start func(group) (R, chan R, error)) (R, <-chan R) {
+	var res R
+	var wait chan R
+	err := c.withGroup(name, create, func(gr group) error {
+		var err error
+		res, wait, err = start(gr)
+		return err
+	})
+	if errors.Is(err, ErrGroupNotFound) {
+		err = ErrUnknownMemberID
+	}
+	if err != nil {
+		return failed(err), nil
+	}
+	if wait != nil {
+		var zero R
+		return zero, wait
+	}
+	return res, nil
+}
+
+// await is res, or, when wait is not nil, the result that comes on it;
+// failed(ctx.Err()) if ctx is done first.
+func await[R any](ctx context.Context, res R, wait <-chan R, failed func(error) R) R {
+	if wait == nil {
+		return res
+	}
+	select {
+	case r := <-wait:
+		return r
+	case <-ctx.Done():
+		return failed(ctx.Err())
+	}
 }
 
 // newClassicGroup returns an Empty classic group.
@@ -210,14 +265,7 @@ func (g *classicGroup) startSessions() {
 
 func (g *classicGroup) drop(err error) {
 	for _, m := range g.members {
-		if m.join != nil {
-			m.join <- JoinResult{Err: err, Generation: -1}
-			m.join = nil
-		}
-		if m.sync != nil {
-			m.sync <- SyncResult{Err: err}
-			m.sync = nil
-		}
+		m.failWaiting(err)
 		if m.timer != nil {
 			m.timer.Stop()
 			m.timer = nil

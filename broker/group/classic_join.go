@@ -3,7 +3,6 @@ package group
 import (
 	"bytes"
 	"context"
-	"errors"
 	"slices"
 	"time"
 
@@ -59,64 +58,42 @@ type MemberMetadata struct {
 // the rebalance ends (or ctx is done, which returns ctx's error).
 func (c *Coordinator) Join(ctx context.Context, req JoinRequest) JoinResult {
 	res, wait := c.startJoin(req)
-	if wait == nil {
-		return res
-	}
-	select {
-	case r := <-wait:
-		return r
-	case <-ctx.Done():
-		return JoinResult{Err: ctx.Err(), Generation: -1}
-	}
+	return await(ctx, res, wait, joinFailed)
 }
+
+// joinFailed is the answer to a JoinGroup that failed with err.
+func joinFailed(err error) JoinResult { return JoinResult{Err: err, Generation: -1} }
 
 // startJoin runs a JoinGroup up to the point where it would wait: either a
 // result, or a channel that receives it.
 func (c *Coordinator) startJoin(req JoinRequest) (JoinResult, <-chan JoinResult) {
-	fail := func(err error) (JoinResult, <-chan JoinResult) {
-		return JoinResult{Err: err, Generation: -1}, nil
-	}
 	if req.Group == "" {
-		return fail(ErrInvalidGroupID)
+		return joinFailed(ErrInvalidGroupID), nil
 	}
 	if req.SessionTimeout < c.cfg.MinSessionTimeout || req.SessionTimeout > c.cfg.MaxSessionTimeout {
-		return fail(ErrInvalidSessionTimeout)
+		return joinFailed(ErrInvalidSessionTimeout), nil
 	}
 	create := createNone
 	if req.MemberID == "" {
 		create = createClassic
 	}
-	var res JoinResult
-	var wait chan JoinResult
-	err := c.withGroup(req.Group, create, func(gr group) error {
+	return startWaiting(c, req.Group, create, joinFailed, func(gr group) (JoinResult, chan JoinResult, error) {
 		g, err := c.classicForJoin(gr)
 		if err != nil {
-			return err
+			return JoinResult{}, nil, err
 		}
-		res, wait = g.join(&req)
+		res, wait := g.join(&req)
 		if g.state == PreparingRebalance {
 			g.maybeCompleteJoin()
 		}
-		return nil
+		return res, wait, nil
 	})
-	if errors.Is(err, ErrGroupNotFound) {
-		err = ErrUnknownMemberID
-	}
-	if err != nil {
-		return fail(err)
-	}
-	if wait != nil {
-		return JoinResult{}, wait
-	}
-	return res, nil
 }
 
 // join is Kafka's handleJoinGroup body, with the group locked. It returns a
 // result, or a channel when the member now waits for the join phase.
 func (g *classicGroup) join(req *JoinRequest) (JoinResult, chan JoinResult) {
-	fail := func(err error) (JoinResult, chan JoinResult) {
-		return JoinResult{Err: err, Generation: -1}, nil
-	}
+	fail := func(err error) (JoinResult, chan JoinResult) { return joinFailed(err), nil }
 	if !g.acceptJoining(req.MemberID) {
 		if m := g.members[req.MemberID]; m != nil {
 			g.removeAndRebalance(m)

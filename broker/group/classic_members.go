@@ -79,14 +79,7 @@ func (g *classicGroup) sessionExpired(m *classicMember) {
 // removeAndRebalance removes a member that left or expired and moves the
 // group on (Kafka's removeMemberAndUpdateGroup).
 func (g *classicGroup) removeAndRebalance(m *classicMember) {
-	if m.join != nil {
-		m.join <- JoinResult{Err: ErrUnknownMemberID, Generation: -1}
-		m.join = nil
-	}
-	if m.sync != nil {
-		m.sync <- SyncResult{Err: ErrUnknownMemberID}
-		m.sync = nil
-	}
+	m.failWaiting(ErrUnknownMemberID)
 	g.removeMember(m)
 	switch g.state {
 	case Stable, CompletingRebalance:

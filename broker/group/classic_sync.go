@@ -28,46 +28,29 @@ type SyncResult struct {
 // its assignment (or until ctx is done).
 func (c *Coordinator) Sync(ctx context.Context, req SyncRequest) SyncResult {
 	res, wait := c.startSync(req)
-	if wait == nil {
-		return res
-	}
-	select {
-	case r := <-wait:
-		return r
-	case <-ctx.Done():
-		return SyncResult{Err: ctx.Err()}
-	}
+	return await(ctx, res, wait, syncFailed)
 }
+
+// syncFailed is the answer to a SyncGroup that failed with err.
+func syncFailed(err error) SyncResult { return SyncResult{Err: err} }
 
 func (c *Coordinator) startSync(req SyncRequest) (SyncResult, <-chan SyncResult) {
 	if req.Group == "" {
-		return SyncResult{Err: ErrInvalidGroupID}, nil
+		return syncFailed(ErrInvalidGroupID), nil
 	}
-	var res SyncResult
-	var wait chan SyncResult
-	err := c.withGroup(req.Group, createNone, func(gr group) error {
+	return startWaiting(c, req.Group, createNone, syncFailed, func(gr group) (SyncResult, chan SyncResult, error) {
 		g, ok := gr.(*classicGroup)
 		if !ok {
-			return ErrUnknownMemberID // no classic member is in a consumer group
+			return SyncResult{}, nil, ErrUnknownMemberID // no classic member is in a consumer group
 		}
-		res, wait = g.sync(&req)
-		return nil
+		res, wait := g.sync(&req)
+		return res, wait, nil
 	})
-	if errors.Is(err, ErrGroupNotFound) {
-		err = ErrUnknownMemberID
-	}
-	if err != nil {
-		return SyncResult{Err: err}, nil
-	}
-	if wait != nil {
-		return SyncResult{}, wait
-	}
-	return res, nil
 }
 
 // sync is Kafka's doSyncGroup with the group locked.
 func (g *classicGroup) sync(req *SyncRequest) (SyncResult, chan SyncResult) {
-	fail := func(err error) (SyncResult, chan SyncResult) { return SyncResult{Err: err}, nil }
+	fail := func(err error) (SyncResult, chan SyncResult) { return syncFailed(err), nil }
 	if g.fenced(req.InstanceID, req.MemberID) {
 		return fail(ErrFencedInstanceID)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/tier/record"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -18,6 +19,15 @@ import (
 //   v3), validated (magic, lengths, CRC-32C, record count, max.message.bytes,
 //   keys on compacted topics) before it is appended; zstd before v7 is
 //   UNSUPPORTED_COMPRESSION_TYPE.
+// * A compressed batch is decompressed as a stream to check its records as
+//   Kafka's LogValidator does: undecodable data or bad record framing is
+//   CORRUPT_MESSAGE; more or fewer records than the header says, or offset
+//   deltas other than 0..n-1, INVALID_RECORD (Kafka rewrites such a batch;
+//   it is stored as sent here). Decompressing past record.InflateFactor
+//   times max.message.bytes is MESSAGE_TOO_LARGE, which Kafka does not
+//   check: every consumer of such a batch would have to inflate it (the
+//   factor leaves room for the batches Java producers fill by estimated
+//   compressed size). A rejected batch appends nothing.
 // * Offsets are assigned without re-encoding the records; with
 //   message.timestamp.type=LogAppendTime the batch timestamps and CRC are
 //   rewritten.
@@ -29,14 +39,18 @@ import (
 //   refreshes its metadata; acks other than -1, 0, 1 is
 //   INVALID_REQUIRED_ACKS.
 // * Kafka's internal topics (__consumer_offsets, …) are
-//   INVALID_TOPIC_EXCEPTION, unless the client id is Kafka's admin tools'
-//   (__admin_client).
+//   INVALID_TOPIC_EXCEPTION ("Cannot append to internal topic …", Kafka's
+//   exception text, sent as the v8+ error message), unless the client id
+//   is Kafka's admin tools' (__admin_client).
 // * acks=all needs min.insync.replicas in the ISR (NOT_ENOUGH_REPLICAS,
 //   nothing appended) and completes once the high watermark passes the
 //   batch, i.e. every ISR member has it; past the timeout it is
 //   REQUEST_TIMED_OUT, and NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR
 //   shrank below the minimum meanwhile. Waiting happens off the
 //   connection's reading goroutine, so pipelined produces keep flowing.
+// * A log that cannot be written is KAFKA_STORAGE_ERROR (retriable), as
+//   in Kafka; a full disk leaves the log readable and unchanged, and
+//   appends succeed again once space is freed, without a restart.
 // * The append carries the leader epoch the leadership check saw; when the
 //   partition changed leader or epoch in between, it is
 //   NOT_LEADER_OR_FOLLOWER and nothing is appended (Kafka checks and
@@ -71,6 +85,7 @@ func handleProduce(_ context.Context, env *Env, req *Request) (Result, error) {
 			p, epoch, code := env.leaderPartition(t, tok, rp.Partition, byID)
 			if internal && code != kerr.UnknownTopicOrPartition.Code {
 				code = kerr.InvalidTopicException.Code
+				sp.ErrorMessage = kmsg.StringPtr("Cannot append to internal topic " + t.Name)
 			}
 			if code != 0 {
 				sp.ErrorCode = code
@@ -194,7 +209,7 @@ func awaitAcks(ctx context.Context, resp *kmsg.ProduceResponse, waits []ackWait,
 		if !stillWaiting {
 			continue
 		}
-		if !sleepUntilWoken(ctx, wake, deadline, draining) || isClosed(draining) {
+		if !sleepUntilWoken(ctx, wake, deadline, draining) || metadata.IsClosed(draining) {
 			break
 		}
 	}

@@ -21,6 +21,11 @@ import (
 //   region written to the socket with sendfile.
 // * Long-poll: when fewer than min.bytes are ready the request waits, up to
 //   max.wait.ms, and is woken by appends to any partition it asks for.
+//   A read stops at the end of its segment, so a partition whose fetch
+//   offset is in a segment older than the one holding the high watermark
+//   (the log end for a follower) answers at once with what that segment
+//   holds from there, as does a cold partition once its read from the
+//   tier is done (Kafka's DelayedFetch and DelayedRemoteFetch).
 // * Any partition error (unknown topic, not leader, offset out of range,
 //   fenced/unknown leader epoch) answers at once.
 // * max.bytes and partition max bytes bound the response, but the first
@@ -67,11 +72,16 @@ func handleFetch(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.FetchRequest)
 	deadline := time.Now().Add(time.Duration(r.MaxWaitMillis) * time.Millisecond)
 	wake := make(chan struct{}, 1)
+	waited := false
 	for {
 		f := buildFetch(ctx, env, r)
-		if f.ready(r.MinBytes) || !time.Now().Before(deadline) || env.draining() {
+		ready, expired := f.ready(r.MinBytes), !time.Now().Before(deadline)
+		if ready || expired || env.draining() {
 			for _, p := range f.parts {
 				p.Unwait(wake)
+			}
+			if waited && expired && !ready {
+				env.Metrics.fetchExpired(f.replica)
 			}
 			return f.result(env), nil
 		}
@@ -91,6 +101,7 @@ func handleFetch(ctx context.Context, env *Env, req *Request) (Result, error) {
 			}
 			return Result{}, ctx.Err()
 		}
+		waited = true
 	}
 }
 
@@ -118,7 +129,7 @@ type fetchBuild struct {
 	marks     []fetchMark // mark of each of parts when read
 	replica   bool        // a follower's fetch: reads up to the log end
 	bytes     int64
-	answerNow bool     // answer at once: a partition failed or was redirected
+	answerNow bool     // answer at once: a partition failed, was redirected, or cannot gain bytes by waiting
 	topicOf   []string // topic name per region, for metrics
 }
 
@@ -134,6 +145,15 @@ func (f *fetchBuild) mark(p *partition.Partition) fetchMark {
 		return fetchMark{p.Log().LogEndOffset(), hw}
 	}
 	return fetchMark{hw, hw}
+}
+
+// final reports whether waiting cannot add to p's read at offset, so that
+// the fetch answers at once whatever min.bytes asks, as Kafka does: a read
+// never crosses a segment's end, so one from a segment older than the one
+// holding the mark gains nothing from appends (DelayedFetch.tryComplete),
+// and a cold read is answered once it is done (DelayedRemoteFetch).
+func (f *fetchBuild) final(p *partition.Partition, loc partition.Location, offset int64) bool {
+	return loc.Cold() || p.Log().OnOlderSegment(offset, f.mark(p).upTo)
 }
 
 func (f *fetchBuild) ready(minBytes int32) bool {
@@ -223,6 +243,8 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 				sp.ErrorCode = kerr.OffsetMovedToTieredStorage.Code
 				f.answerNow = true
 				limit = 0
+			case f.final(p, loc, rp.FetchOffset):
+				f.answerNow = true
 			}
 			if limit > 0 {
 				read := p.Read

@@ -17,6 +17,13 @@ import (
 // * A null topic list (v1+; an empty one in v0) asks for every topic.
 // * Unknown topics are created when auto.create.topics.enable is set and
 //   the request allows it (always for v0-3); else UNKNOWN_TOPIC_OR_PARTITION.
+//   The request that creates a topic (or finds it created meanwhile) gets
+//   it as Kafka answers it, LEADER_NOT_AVAILABLE without partitions or
+//   topic id, and clients ask again; the next request sees its leaders.
+//   Produce never creates a topic (UNKNOWN_TOPIC_OR_PARTITION), as in
+//   Kafka. __consumer_offsets is created as FindCoordinator creates it
+//   (its own partition count and configs); other internal topics are not
+//   created.
 // * v12+ topics may be asked for by id; unknown ids get UNKNOWN_TOPIC_ID.
 //   A v10-11 request naming a topic by id (or by a null name) is answered
 //   as Kafka does: INVALID_REQUEST for every topic asked for, and nothing
@@ -75,23 +82,20 @@ func handleMetadata(ctx context.Context, env *Env, req *Request) (Result, error)
 			continue
 		}
 		name := *rt.Topic
-		t, ok := env.Cache.Topic(name)
-		var err error
-		if !ok && allowCreate {
-			t, err = env.autoCreate(ctx, name)
-			ok = err == nil
-		}
-		if !ok {
-			mt := kmsg.NewMetadataResponseTopic()
-			mt.Topic = kmsg.StringPtr(name)
-			mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			if err != nil {
-				mt.ErrorCode = errorCode(err)
-			}
-			resp.Topics = append(resp.Topics, mt)
+		if t, ok := env.Cache.Topic(name); ok {
+			resp.Topics = append(resp.Topics, metadataTopic(t))
 			continue
 		}
-		resp.Topics = append(resp.Topics, metadataTopic(t))
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.Topic, mt.IsInternal = kmsg.StringPtr(name), isInternalTopic(name)
+		mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		if allowCreate {
+			mt.ErrorCode = kerr.LeaderNotAvailable.Code
+			if err := env.autoCreate(ctx, name); err != nil {
+				mt.ErrorCode = errorCode(err)
+			}
+		}
+		resp.Topics = append(resp.Topics, mt)
 	}
 	return Result{Resp: resp}, nil
 }

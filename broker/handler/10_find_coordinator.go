@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -83,6 +84,17 @@ func (e *Env) findCoordinator(ctx context.Context, keyType int8, key string) kms
 	}
 	c.NodeID, c.Host, c.Port = b.ID, b.Host, b.Port
 	return c
+}
+
+// internalTopic is an internal topic a client asked for (Metadata with
+// auto-creation): __consumer_offsets is created with its own
+// configuration, as Kafka's AutoTopicCreationManager does; the others are
+// not created while nothing in the broker uses them (UNKNOWN_TOPIC_OR_PARTITION).
+func (e *Env) internalTopic(ctx context.Context, name string) (metadata.Topic, error) {
+	if name == group.TopicName {
+		return e.offsetsTopic(ctx)
+	}
+	return metadata.Topic{}, fmt.Errorf("%w: internal topic %s is not served", metadata.ErrUnknownTopic, name)
 }
 
 // offsetsTopic returns __consumer_offsets, creating it if it does not

@@ -13,8 +13,14 @@ import (
 //
 // Behavior:
 // * NumPartitions/ReplicationFactor -1 take num.partitions and
-//   default.replication.factor; more replicas than live brokers is
-//   INVALID_REPLICATION_FACTOR; manual assignments must give every
+//   default.replication.factor; other values below 1 are
+//   INVALID_REPLICATION_FACTOR and INVALID_PARTITIONS, with Kafka's
+//   messages; more replicas than live brokers is
+//   INVALID_REPLICATION_FACTOR; more than 10,000 partitions
+//   (metadata.MaxPartitionsPerWrite: one atomic metadata write) is
+//   POLICY_VIOLATION, as Kafka's controller answers an operation of more
+//   than 10,000 records; a metadata store out of space is
+//   KAFKA_STORAGE_ERROR. Manual assignments must give every
 //   partition from 0 on once, the same number of distinct live brokers
 //   each (INVALID_REPLICA_ASSIGNMENT otherwise).
 // * A name differing from an existing topic's only in '.' against '_' is
@@ -23,6 +29,11 @@ import (
 //   bad value is INVALID_CONFIG with a message naming the key; so is a null
 //   value.
 // * A topic named twice in one request is INVALID_REQUEST for both.
+// * Kafka's internal topics (__consumer_offsets, __transaction_state,
+//   __share_group_state) are the broker's: it creates them itself, with
+//   their own configuration (FindCoordinator, or Metadata asking for
+//   them); a client's request for one is INVALID_REQUEST, as Kafka's
+//   controller answers for its metadata topic.
 // * Replicas that would take a broker past the partition limit it
 //   registered (max.broker.partitions, capped by its open files) are
 //   POLICY_VIOLATION with a message naming the broker and the limit, as
@@ -75,12 +86,16 @@ func handleCreateTopics(ctx context.Context, env *Env, req *Request) (Result, er
 }
 
 // createSpec reads one topic of the request, refusing what Kafka refuses
-// before placement: null config values (INVALID_CONFIG), a manual
+// before placement: internal topics (INVALID_REQUEST), null config
+// values (INVALID_CONFIG), a manual
 // assignment together with a count or replication factor
 // (INVALID_REQUEST), a partition assigned twice
 // (INVALID_REPLICA_ASSIGNMENT).
 func createSpec(rt kmsg.CreateTopicsRequestTopic) (topicSpec, error) {
 	spec := topicSpec{name: rt.Topic, partitions: rt.NumPartitions, rf: rt.ReplicationFactor, configs: map[string]string{}}
+	if isInternalTopic(rt.Topic) {
+		return spec, fmt.Errorf("%w: Creation of internal topic %s is prohibited: the broker creates it", errInvalidRequest, rt.Topic)
+	}
 	for _, c := range rt.Configs {
 		if c.Value == nil {
 			return spec, fmt.Errorf("%w: null value not supported for topic config %s", config.ErrInvalidValue, c.Name)

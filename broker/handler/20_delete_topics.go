@@ -22,6 +22,12 @@ import (
 //   topic named by both name and id, or by neither, is INVALID_REQUEST.
 // * A topic named twice in one request is INVALID_REQUEST for both, as in
 //   Kafka; it is not deleted.
+// * Internal topics may be deleted, as in Kafka; the broker creates
+//   __consumer_offsets again when a group next needs it.
+// * A deletion works while the metadata store is out of space (etcd
+//   still takes deletions then), so deleting topics frees space; only a
+//   tiered topic's, which also records a marker, is then
+//   KAFKA_STORAGE_ERROR.
 
 func handleDeleteTopics(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.DeleteTopicsRequest)

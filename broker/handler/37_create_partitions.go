@@ -13,7 +13,10 @@ import (
 //
 // Behavior:
 // * Count is the new total; it must exceed the current count
-//   (INVALID_PARTITIONS otherwise).
+//   (INVALID_PARTITIONS otherwise). More than 10,000 new partitions at
+//   once is POLICY_VIOLATION, as in CreateTopics.
+// * Internal topics may grow too, as in Kafka (moving groups to other
+//   coordinators: their committed offsets stay behind).
 // * New partitions keep the topic's replication factor, placed round-robin,
 //   or as the manual assignment says (one list of that many distinct live
 //   brokers per new partition, INVALID_REPLICA_ASSIGNMENT otherwise).

@@ -2,11 +2,15 @@ package handler
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/broker/wire"
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/metadata/memstore"
 	"github.com/strata-broker/strata/tier/objstore/localdir"
@@ -124,4 +128,96 @@ func TestFetchLocatesOnce(t *testing.T) {
 			t.Fatalf("fetch of partition %d: error %d, want %d", sp.Partition, sp.ErrorCode, want)
 		}
 	}
+}
+
+// TestColdFetchAnswersAtOnce: a fetch reading the tier answers once the
+// read is done, whatever min.bytes asks (Kafka's DelayedRemoteFetch): a
+// remote copy never grows, so waiting could add nothing. A hot fetch at
+// the high watermark of the same partition still waits out max wait.
+func TestColdFetchAnswersAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store, err := localdir.New(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var parts *partition.Manager
+		src := func() []remote.PartitionInfo {
+			var out []remote.PartitionInfo
+			for _, p := range parts.All() {
+				out = append(out, p.RemoteInfo())
+			}
+			return out
+		}
+		rm, err := remote.New(store, memstore.New(), src,
+			remote.Options{Interval: time.Hour, CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = rm.Close() })
+		env := testEnv(t, map[string]string{"remote.log.storage.system.enable": "true"}, func(m *partition.Manager) {
+			parts = m
+			m.SetTier(rm.Reader())
+		})
+		// One batch per segment, stamped now (remote retention would
+		// drop older ones); local copies go once tiered.
+		one := record.NewBatch(record.BuildOptions{FirstTimestamp: time.Now().UnixMilli()}, record.Record{Value: []byte(bigValue)})
+		env.Cache.Apply(1, []metadata.Change{
+			{Kind: metadata.ChangeTopic, Topic: "t", ID: metadata.NewTopicID(), Configs: map[string]string{
+				"remote.storage.enable": "true", "local.retention.bytes": "1", "segment.bytes": fmt.Sprint(len(one) * 3 / 2)}},
+			{Kind: metadata.ChangePartition, Topic: "t", Partition: 0,
+				State: metadata.PartitionState{Replicas: []int32{1}, Leader: 1, ISR: []int32{1}, LeaderEpoch: 1}},
+		})
+		if err := env.Partitions.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		p, _ := env.Partitions.Get("t", 0)
+		for range 4 {
+			if _, err := p.AppendAsLeader(1, []record.Batch{slices.Clone(one)}, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rm.RunOnce(context.Background())
+		if end, _ := p.TieredEndOffset(); end != 2 || p.LocalLogStartOffset() != 3 {
+			t.Fatalf("tiered up to %d, local log start %d; want 2 and 3", end, p.LocalLogStartOffset())
+		}
+
+		for _, c := range []struct {
+			offset int64
+			want   []int64
+			took   time.Duration
+		}{
+			{0, []int64{0}, 0},
+			{2, []int64{2}, 0},
+			{4, nil, fetchWait},
+		} {
+			req := kmsg.NewPtrFetchRequest()
+			req.SetVersion(12)
+			req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes = -1, int32(fetchWait.Milliseconds()), 1<<20, 1<<20
+			rt := kmsg.NewFetchRequestTopic()
+			rt.Topic = "t"
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = c.offset, 1<<20, -1
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+			start := time.Now()
+			res, err := handleFetch(context.Background(), env, &Request{Body: req})
+			if err != nil {
+				t.Fatal(err)
+			}
+			took := time.Since(start)
+			f, err := wire.EncodeResponse(1, res.Resp, res.Marker, res.Regions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := decodeFrame(req, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp := resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
+			got, _ := mustRecords(t, sp.RecordBatches)
+			if sp.ErrorCode != 0 || !slices.Equal(got, c.want) || took != c.took {
+				t.Errorf("fetch at %d: error %d, offsets %v after %v; want offsets %v after %v", c.offset, sp.ErrorCode, got, took, c.want, c.took)
+			}
+		}
+	})
 }

@@ -117,14 +117,4 @@ func (e *Env) ControllerID() int32 {
 }
 
 // draining reports whether the broker stopped serving (see Draining).
-func (e *Env) draining() bool { return isClosed(e.Draining) }
-
-// isClosed reports whether ch is closed (false for a nil ch).
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
+func (e *Env) draining() bool { return metadata.IsClosed(e.Draining) }

@@ -35,6 +35,10 @@ func errorCode(err error) int16 {
 		return kerr.OffsetOutOfRange.Code
 	case errors.Is(err, partition.ErrNotLeaderOrFollower):
 		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, local.ErrStorage):
+		// Retriable, as Kafka answers for a log it cannot write; a full
+		// disk takes appends again once space is freed.
+		return kerr.KafkaStorageError.Code
 	case errors.Is(err, remote.ErrMetadataUnavailable):
 		// Kafka's answer while a partition's remote metadata is not ready
 		// (RemotePartitionMetadataStore): retriable.
@@ -47,6 +51,13 @@ func errorCode(err error) int16 {
 		return kerr.InvalidPartitions.Code
 	case errors.Is(err, metadata.ErrInvalidTopic):
 		return kerr.InvalidTopicException.Code
+	case errors.Is(err, metadata.ErrTooLarge):
+		// Kafka's controller: "Unable to perform excessively large batch
+		// operation".
+		return kerr.PolicyViolation.Code
+	case errors.Is(err, metadata.ErrNoSpace):
+		// Retriable: the store takes writes again once space is freed.
+		return kerr.KafkaStorageError.Code
 	case errors.Is(err, errInvalidReplicationFactor):
 		return kerr.InvalidReplicationFactor.Code
 	case errors.Is(err, errInvalidReplicaAssignment):

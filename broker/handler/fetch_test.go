@@ -2,14 +2,17 @@ package handler
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/config"
+	"github.com/strata-broker/strata/tier/record"
 )
 
 type fetchCase = apiCase[*kmsg.FetchRequest, *kmsg.FetchResponse]
@@ -50,7 +53,7 @@ func fetchCases() []fetchCase {
 			name:  "at the high watermark it waits max wait and answers empty",
 			setup: steps(withTopic("t", 1, nil), withRecords("t", 0, batch("a"))),
 			req:   func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 1}) },
-			want:  checks(wantFetched(0, 0), wantMarks(0, 1, 0), wantTook[*kmsg.FetchResponse](fetchWait)),
+			want:  checks(wantFetched(0, 0), wantMarks(0, 1, 0), wantTook[*kmsg.FetchResponse](fetchWait), wantExpired("consumer", 1)),
 		},
 		{
 			name:  "min bytes 0 answers at once",
@@ -60,14 +63,14 @@ func fetchCases() []fetchCase {
 				req.MinBytes = 0
 				return req
 			},
-			want: checks(wantFetched(0, 0), wantTook[*kmsg.FetchResponse](0)),
+			want: checks(wantFetched(0, 0), wantTook[*kmsg.FetchResponse](0), wantExpired("consumer", 0)),
 		},
 		{
 			name:   "an append wakes the long poll",
 			setup:  steps(withTopic("t", 1, nil), withRecords("t", 0, batch("a"))),
 			req:    func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 1}) },
 			during: func(t *testing.T, s *scene) { s.produce(t, "t", 0, batch("b")) },
-			want:   checks(wantFetched(0, 0, 1), wantTook[*kmsg.FetchResponse](0)),
+			want:   checks(wantFetched(0, 0, 1), wantTook[*kmsg.FetchResponse](0), wantExpired("consumer", 0)),
 		},
 		{
 			name:  "an append short of min bytes keeps it waiting",
@@ -78,14 +81,14 @@ func fetchCases() []fetchCase {
 				return req
 			},
 			during: func(t *testing.T, s *scene) { s.produce(t, "t", 0, batch("a")) },
-			want:   checks(wantFetched(0, 0, 0), wantTook[*kmsg.FetchResponse](fetchWait)),
+			want:   checks(wantFetched(0, 0, 0), wantTook[*kmsg.FetchResponse](fetchWait), wantExpired("consumer", 1)),
 		},
 		{
 			name:   "a draining broker ends the long poll",
 			setup:  steps(withTopic("t", 1, nil), withRecords("t", 0, batch("a"))),
 			req:    func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 1}) },
 			during: func(t *testing.T, s *scene) { close(s.draining) },
-			want:   checks(wantFetched(0, 0), wantTook[*kmsg.FetchResponse](0)),
+			want:   checks(wantFetched(0, 0), wantTook[*kmsg.FetchResponse](0), wantExpired("consumer", 0)),
 		},
 		{
 			name:  "a partition error answers at once",
@@ -178,6 +181,57 @@ func fetchCases() []fetchCase {
 			setup: steps(withTopic("t", 1, nil), withRecords("t", 0, batch("a"), batch("b"), batch("c")), withDeletedBefore("t", 0, 2)),
 			req:   func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 2}) },
 			want:  checks(wantFetched(0, 0, 2), wantMarks(0, 3, 2)),
+		},
+
+		// A read stops at its segment's end (twoPerSegment: offsets 0-1
+		// in the first segment, 2-3 in the active one), so waiting can
+		// add nothing to one from an older segment.
+		{
+			name:  "an offset in an older segment answers at once with the rest of that segment",
+			setup: steps(withTopic("t", 1, twoPerSegment), withRecords("t", 0, bigBatches(4)...)),
+			req: func(s *scene) *kmsg.FetchRequest {
+				return fetchReq(s, fetchAt{"t", 0, 1}, withMinBytes(3*bigBatchSize))
+			},
+			want: checks(wantFetched(0, 0, 1), wantMarks(0, 4, 0), wantTook[*kmsg.FetchResponse](0), wantExpired("consumer", 0)),
+		},
+		{
+			name:  "an offset in the active segment waits for min bytes",
+			setup: steps(withTopic("t", 1, twoPerSegment), withRecords("t", 0, bigBatches(4)...)),
+			req: func(s *scene) *kmsg.FetchRequest {
+				return fetchReq(s, fetchAt{"t", 0, 2}, withMinBytes(3*bigBatchSize))
+			},
+			want: checks(wantFetched(0, 0, 2, 3), wantTook[*kmsg.FetchResponse](fetchWait), wantExpired("consumer", 1)),
+		},
+		{
+			name: "one partition in an older segment answers the whole fetch at once",
+			setup: steps(withTopic("t", 2, twoPerSegment), withRecords("t", 0, bigBatches(4)...),
+				withRecords("t", 1, bigBatches(4)...)),
+			req: func(s *scene) *kmsg.FetchRequest {
+				return fetchReq(s, fetchAt{"t", 0, 2}, fetchAt{"t", 1, 1}, withMinBytes(4*bigBatchSize))
+			},
+			want: checks(wantFetched(0, 0, 2, 3), wantFetched(1, 0, 1), wantTook[*kmsg.FetchResponse](0)),
+		},
+		{
+			// Its first fetch told it the high watermark, so only the
+			// segment check answers this one at once.
+			name: "a follower's fetch in an older segment answers at once",
+			setup: steps(rf2(twoPerSegment), withRecords("t", 0, bigBatches(4)...), func(t *testing.T, s *scene) {
+				s.followerFetch(t, 2, "t", 0, 1)
+			}),
+			req: func(s *scene) *kmsg.FetchRequest {
+				return fetchReq(s, fetchAt{"t", 0, 1}, asReplica(2), withMinBytes(3*bigBatchSize))
+			},
+			want: checks(wantFetched(0, 0, 1), wantMarks(0, 1, 0), wantTook[*kmsg.FetchResponse](0), wantExpired("follower", 0)),
+		},
+		{
+			name: "a follower's fetch in the active segment waits",
+			setup: steps(rf2(twoPerSegment), withRecords("t", 0, bigBatches(4)...), func(t *testing.T, s *scene) {
+				s.followerFetch(t, 2, "t", 0, 2)
+			}),
+			req: func(s *scene) *kmsg.FetchRequest {
+				return fetchReq(s, fetchAt{"t", 0, 2}, asReplica(2), withMinBytes(3*bigBatchSize))
+			},
+			want: checks(wantFetched(0, 0, 2, 3), wantTook[*kmsg.FetchResponse](fetchWait), wantExpired("follower", 1)),
 		},
 
 		// Byte limits (KIP-74).
@@ -297,6 +351,49 @@ func fetchCases() []fetchCase {
 
 // fetchWait is the max wait of the fetches of the table.
 const fetchWait = 500 * time.Millisecond
+
+// twoPerSegment is the topic configuration that rolls a segment every two
+// batches of bigValue.
+var twoPerSegment = map[string]string{"segment.bytes": strconv.Itoa(int(2*bigBatchSize + bigBatchSize/2))}
+
+// bigBatches is n batches of bigValue.
+func bigBatches(n int) []record.Batch {
+	out := make([]record.Batch, n)
+	for i := range out {
+		out[i] = batch(bigValue)
+	}
+	return out
+}
+
+// withMinBytes sets a fetch's min bytes.
+func withMinBytes(n int32) fetchOption {
+	return func(req *kmsg.FetchRequest) { req.MinBytes = n }
+}
+
+// wantExpired checks how many fetches of fetcher ("consumer" or
+// "follower") waited out their max wait.
+func wantExpired(fetcher string, n int) check[*kmsg.FetchResponse] {
+	return func(t *testing.T, s *scene, _ *kmsg.FetchResponse) {
+		t.Helper()
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(s.env.Metrics.expired)
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0.0
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				if len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == fetcher {
+					got = m.GetCounter().GetValue()
+				}
+			}
+		}
+		if got != float64(n) {
+			t.Errorf("%v expired %s fetches, want %d", got, fetcher, n)
+		}
+	}
+}
 
 // fetchAt is a partition to fetch and the offset to fetch it from.
 type fetchAt struct {

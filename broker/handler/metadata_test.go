@@ -76,16 +76,57 @@ func metadataCases() []metadataCase {
 			want:     checks(wantTopic("nope", kerr.UnknownTopicOrPartition.Code, nil), wantNoTopic("nope")),
 		},
 		{
+			// As Kafka's AutoTopicCreationManager (createTopicsInZk, the
+			// mode that creates the topic before it answers): kafka-go's
+			// TestConn reads a topic it just deleted and expects no
+			// partitions.
 			name:     "unknown topic auto-created",
-			versions: []int16{0, 3, 4, 12},
+			versions: []int16{0, 3, 4, 9, 10, 12},
 			opts:     threePartitions,
 			req:      func(s *scene) *kmsg.MetadataRequest { return metadataReq([]string{"new"}) },
-			want: checks(wantTopic("new", 0, []int32{0, 1, 2}), wantPartition("new", 2, 0, 1, 0, []int32{1}, []int32{1}),
-				func(t *testing.T, s *scene, resp *kmsg.MetadataResponse) {
-					if _, ok := s.env.Partitions.Get("new", 2); !ok {
-						t.Error("the auto-created topic's partitions are not served")
-					}
-				}),
+			want:     wantAutoCreated("new", 3),
+		},
+		{
+			name:     "an auto-created topic among known ones",
+			versions: []int16{1, 12},
+			setup:    withTopic("t", 1, nil),
+			req:      func(s *scene) *kmsg.MetadataRequest { return metadataReq([]string{"t", "new"}) },
+			want:     checks(wantTopicNames("t", "new"), wantTopic("t", 0, []int32{0}), wantAutoCreated("new", 1)),
+		},
+		{
+			// kafka-go's TestConn deletes a topic, reads it with Metadata
+			// v1 or v6 (auto-creation allowed) and expects no partitions.
+			name:     "a topic asked for right after its deletion is created again without partitions",
+			versions: []int16{1, 6},
+			setup: steps(withTopic("t", 1, nil), func(t *testing.T, s *scene) {
+				req := kmsg.NewPtrDeleteTopicsRequest()
+				req.SetVersion(4)
+				req.TimeoutMillis = 5000
+				req.TopicNames = []string{"t"}
+				if code := s.do(t, req).(*kmsg.DeleteTopicsResponse).Topics[0].ErrorCode; code != 0 {
+					t.Fatalf("delete topic: error %d", code)
+				}
+			}),
+			req:  func(s *scene) *kmsg.MetadataRequest { return metadataReq([]string{"t"}) },
+			want: wantAutoCreated("t", 1),
+		},
+		{
+			name:     "a produce to an unknown topic creates nothing",
+			versions: []int16{12},
+			opts:     threePartitions,
+			setup: func(t *testing.T, s *scene) {
+				req := produceReq(s, 1, "new", 0, batch("a"))
+				req.SetVersion(9)
+				if code := producePart(t, s.do(t, req).(*kmsg.ProduceResponse)).ErrorCode; code != kerr.UnknownTopicOrPartition.Code {
+					t.Fatalf("produce to an unknown topic: error %d, want UNKNOWN_TOPIC_OR_PARTITION", code)
+				}
+			},
+			req: func(s *scene) *kmsg.MetadataRequest {
+				req := metadataReq([]string{"new"})
+				req.AllowAutoTopicCreation = false
+				return req
+			},
+			want: checks(wantTopic("new", kerr.UnknownTopicOrPartition.Code, nil), wantNoTopic("new")),
 		},
 		{
 			// The request's flag is v4+; older clients always allow it.
@@ -101,7 +142,7 @@ func metadataCases() []metadataCase {
 				if s.version >= 4 {
 					checks(wantTopic("new", kerr.UnknownTopicOrPartition.Code, nil), wantNoTopic("new"))(t, s, resp)
 				} else {
-					wantTopic("new", 0, []int32{0, 1, 2})(t, s, resp)
+					wantAutoCreated("new", 3)(t, s, resp)
 				}
 			},
 		},
@@ -160,6 +201,32 @@ func metadataCases() []metadataCase {
 					}
 				}
 			},
+		},
+		{
+			// As Kafka's AutoTopicCreationManager: an internal topic gets
+			// its own configuration, not the defaults of other topics.
+			name: "auto-created offsets topic",
+			opts: brokerOpts{config: map[string]string{"offsets.topic.num.partitions": "2", "num.partitions": "3"}},
+			req:  func(s *scene) *kmsg.MetadataRequest { return metadataReq([]string{group.TopicName}) },
+			want: func(t *testing.T, s *scene, resp *kmsg.MetadataResponse) {
+				if mt := metadataTopicOf(t, resp, group.TopicName); mt.ErrorCode != kerr.LeaderNotAvailable.Code || s.version >= 1 && !mt.IsInternal {
+					t.Errorf("%s: error %d, internal %v; want LEADER_NOT_AVAILABLE, internal", group.TopicName, mt.ErrorCode, mt.IsInternal)
+				}
+				topic, ok := s.env.Cache.Topic(group.TopicName)
+				if !ok || len(topic.Partitions) != 2 || topic.Configs["cleanup.policy"] != "compact" {
+					t.Errorf("%s created with %d partitions and configs %v, want 2 and cleanup.policy=compact", group.TopicName, len(topic.Partitions), topic.Configs)
+				}
+			},
+		},
+		{
+			// No transaction coordinator uses it yet, so it is not made.
+			name: "transaction state topic is not auto-created",
+			req:  func(s *scene) *kmsg.MetadataRequest { return metadataReq([]string{"__transaction_state"}) },
+			want: checks(wantTopic("__transaction_state", kerr.UnknownTopicOrPartition.Code, nil), func(t *testing.T, s *scene, _ *kmsg.MetadataResponse) {
+				if _, ok := s.env.Cache.Topic("__transaction_state"); ok {
+					t.Error("__transaction_state was created")
+				}
+			}),
 		},
 		{
 			name:     "authorized operations are not computed",
@@ -247,6 +314,35 @@ func wantTopic(name string, code int16, partitions []int32) check[*kmsg.Metadata
 		}
 		if s.version >= 10 && mt.TopicID != s.topicID(name) {
 			t.Errorf("%s: topic id %x, want %x", name, mt.TopicID, s.topicID(name))
+		}
+	}
+}
+
+// wantAutoCreated checks the answer for topic name that the request
+// created, with n partitions: LEADER_NOT_AVAILABLE without partitions or
+// topic id, as Kafka answers it, the partitions served here, and the next
+// request (at the same version) seeing them led by broker 1.
+func wantAutoCreated(name string, n int32) check[*kmsg.MetadataResponse] {
+	return func(t *testing.T, s *scene, resp *kmsg.MetadataResponse) {
+		t.Helper()
+		mt := metadataTopicOf(t, resp, name)
+		if mt.ErrorCode != kerr.LeaderNotAvailable.Code || len(mt.Partitions) != 0 || mt.TopicID != [16]byte{} || mt.IsInternal {
+			t.Errorf("%s: error %d, %d partitions, topic id %x, internal %v; want LEADER_NOT_AVAILABLE and nothing else",
+				name, mt.ErrorCode, len(mt.Partitions), mt.TopicID, mt.IsInternal)
+		}
+		var idxs []int32
+		for i := range n {
+			idxs = append(idxs, i)
+			if _, ok := s.env.Partitions.Get(name, i); !ok {
+				t.Errorf("%s-%d is not served", name, i)
+			}
+		}
+		next := metadataReq([]string{name})
+		next.SetVersion(s.version)
+		again := s.do(t, next).(*kmsg.MetadataResponse)
+		wantTopic(name, 0, idxs)(t, s, again)
+		for _, i := range idxs {
+			wantPartition(name, i, 0, 1, 0, []int32{1}, []int32{1})(t, s, again)
 		}
 	}
 }

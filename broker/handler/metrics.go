@@ -16,6 +16,7 @@ type Metrics struct {
 	inFlight *prometheus.GaugeVec
 	latency  *prometheus.HistogramVec
 	in, out  *prometheus.CounterVec
+	expired  *prometheus.CounterVec
 }
 
 // NewMetrics registers the metrics with reg.
@@ -28,8 +29,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}, []string{"api"}),
 		in:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_bytes_in_total", Help: "Record bytes appended, by topic."}, []string{"topic"}),
 		out: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_bytes_out_total", Help: "Record bytes served to fetches, by topic."}, []string{"topic"}),
+		expired: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_fetch_expired_total",
+			Help: "Fetches that waited and were answered at max.wait.ms with fewer than min.bytes, by fetcher (consumer or follower), as Kafka's DelayedFetchMetrics ExpiresPerSec."}, []string{"fetcher"}),
 	}
-	reg.MustRegister(m.requests, m.errors, m.inFlight, m.latency, m.in, m.out)
+	reg.MustRegister(m.requests, m.errors, m.inFlight, m.latency, m.in, m.out, m.expired)
 	return m
 }
 
@@ -72,4 +75,16 @@ func (m *Metrics) bytesOut(topic string, n int) {
 	if m != nil {
 		m.out.WithLabelValues(topic).Add(float64(n))
 	}
+}
+
+// fetchExpired records a fetch that waited out its max wait.
+func (m *Metrics) fetchExpired(follower bool) {
+	if m == nil {
+		return
+	}
+	fetcher := "consumer"
+	if follower {
+		fetcher = "follower"
+	}
+	m.expired.WithLabelValues(fetcher).Inc()
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"hash/crc32"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/strata-broker/strata/broker/group"
 	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/test/tmpfs"
 	"github.com/strata-broker/strata/tier/record"
 )
 
@@ -242,7 +245,13 @@ func produceCases() []produceCase {
 			req: func(s *scene) *kmsg.ProduceRequest {
 				return produceReq(s, 1, group.TopicName, 0, keyedBatch("k", "v"))
 			},
-			want: checks(wantProduced(kerr.InvalidTopicException.Code, -1), wantLogEnd[*kmsg.ProduceResponse](group.TopicName, 0, 0)),
+			want: checks(wantProduced(kerr.InvalidTopicException.Code, -1), wantLogEnd[*kmsg.ProduceResponse](group.TopicName, 0, 0),
+				func(t *testing.T, s *scene, resp *kmsg.ProduceResponse) {
+					// Kafka's InvalidTopicException text (ReplicaManager.appendToLocalLog).
+					if msg := producePart(t, resp).ErrorMessage; s.version >= 8 && (msg == nil || *msg != "Cannot append to internal topic "+group.TopicName) {
+						t.Errorf("error message %v, want Kafka's", msgString(msg))
+					}
+				}),
 		},
 		{
 			// Kafka's exception for its own admin tools (AdminUtils.ADMIN_CLIENT_ID).
@@ -450,4 +459,46 @@ func messageV1(value string) []byte {
 	out = binary.BigEndian.AppendUint32(out, uint32(4+len(msg)))
 	out = binary.BigEndian.AppendUint32(out, crc32.ChecksumIEEE(msg))
 	return append(out, msg...)
+}
+
+// TestProduceOnFullDisk: on a full disk (a real tmpfs) a produce is
+// KAFKA_STORAGE_ERROR naming the lack of space, nothing is appended, what
+// is stored stays readable, and once space is freed produces succeed
+// again, without a restart.
+func TestProduceOnFullDisk(t *testing.T) {
+	mnt := tmpfs.Mount(t, 4<<20)
+	filler := filepath.Join(mnt, "filler")
+	b := newTestBroker(t, brokerOpts{config: map[string]string{"log.dirs": filepath.Join(mnt, "logs")}})
+	b.createTopic(t, "t", 1, nil)
+	s := &scene{testBroker: b, version: 9}
+	produce := func(values ...string) kmsg.ProduceResponseTopicPartition {
+		t.Helper()
+		req := produceReq(s, 1, "t", 0, batch(values...))
+		req.SetVersion(9)
+		return producePart(t, b.do(t, req).(*kmsg.ProduceResponse))
+	}
+	if sp := produce("before"); sp.ErrorCode != 0 {
+		t.Fatalf("produce before the disk filled: error %d %v", sp.ErrorCode, msgString(sp.ErrorMessage))
+	}
+	tmpfs.Fill(t, filler, 8<<20)
+	big := strings.Repeat("x", 64<<10)
+	sp := produce(big)
+	if sp.ErrorCode != kerr.KafkaStorageError.Code || sp.ErrorMessage == nil || !strings.Contains(*sp.ErrorMessage, "no space left on device") {
+		t.Fatalf("produce on a full disk: error %d %v, want KAFKA_STORAGE_ERROR naming the lack of space", sp.ErrorCode, msgString(sp.ErrorMessage))
+	}
+	fetch := func() []string {
+		req := fetchReq(s, fetchAt{"t", 0, 0})
+		req.SetVersion(12)
+		_, values := mustRecords(t, fetchParts(t, b.do(t, req).(*kmsg.FetchResponse))[0].RecordBatches)
+		return values
+	}
+	if got := fetch(); !slices.Equal(got, []string{"before"}) {
+		t.Fatalf("fetched %q on a full disk, want the record stored before", got)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if sp := produce(big); sp.ErrorCode != 0 || sp.BaseOffset != 1 {
+		t.Fatalf("produce after freeing space: error %d %v at %d, want offset 1", sp.ErrorCode, msgString(sp.ErrorMessage), sp.BaseOffset)
+	}
 }

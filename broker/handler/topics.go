@@ -11,9 +11,9 @@ import (
 	"github.com/strata-broker/strata/metadata/controller"
 )
 
-// errInvalidReplicationFactor means a topic asked for more replicas than
-// there are live brokers (INVALID_REPLICATION_FACTOR).
-var errInvalidReplicationFactor = errors.New("handler: replication factor larger than the live brokers")
+// errInvalidReplicationFactor means a topic asked for fewer than one
+// replica, or more than there are live brokers (INVALID_REPLICATION_FACTOR).
+var errInvalidReplicationFactor = errors.New("handler: invalid replication factor")
 
 // errInvalidReplicaAssignment means a manual assignment is malformed.
 var errInvalidReplicaAssignment = errors.New("handler: invalid replica assignment")
@@ -95,6 +95,9 @@ func (e *Env) place(spec topicSpec, from int32) (map[int32]metadata.PartitionSta
 	}
 	parts := map[int32]metadata.PartitionState{}
 	if len(spec.assignment) > 0 {
+		if err := checkPartitionCount(int32(len(spec.assignment))); err != nil {
+			return nil, err
+		}
 		// Kafka's validateManualPartitionAssignment: every partition has
 		// the topic's replication factor (spec.rf, else the first
 		// partition's), in distinct live brokers.
@@ -129,14 +132,37 @@ func (e *Env) place(spec topicSpec, from int32) (map[int32]metadata.PartitionSta
 	if rf == -1 {
 		rf = e.Cfg.DefaultReplicationFactor
 	}
-	if n <= 0 {
-		return nil, fmt.Errorf("%w: %d partitions", metadata.ErrInvalidPartitions, n)
+	if err := checkCounts(n, rf); err != nil {
+		return nil, err
 	}
 	parts, err := controller.PlaceRange(brokers, from, n, rf, -1)
 	if errors.Is(err, controller.ErrInvalidReplicationFactor) {
-		return nil, fmt.Errorf("%w: %v", errInvalidReplicationFactor, err)
+		return nil, fmt.Errorf("%w: replication factor %d is larger than the number of live brokers (%d)", errInvalidReplicationFactor, rf, len(brokers))
 	}
 	return parts, err
+}
+
+// checkCounts refuses, with Kafka's messages, a replication factor or
+// partition count (the -1 defaults resolved) that is not positive, and
+// more new partitions than one metadata write holds.
+func checkCounts(n int32, rf int16) error {
+	switch {
+	case rf < 1:
+		return fmt.Errorf("%w: Replication factor must be larger than 0, or -1 to use the default value", errInvalidReplicationFactor)
+	case n < 1:
+		return fmt.Errorf("%w: Number of partitions was set to an invalid non-positive value", metadata.ErrInvalidPartitions)
+	}
+	return checkPartitionCount(n)
+}
+
+// checkPartitionCount refuses more new partitions than one metadata write
+// holds (POLICY_VIOLATION, as Kafka's controller refuses an operation of
+// more records than its limit), before anything is placed or written.
+func checkPartitionCount(n int32) error {
+	if n > metadata.MaxPartitionsPerWrite {
+		return fmt.Errorf("%w: %d new partitions in one request; at most %d are created at once", metadata.ErrTooLarge, n, metadata.MaxPartitionsPerWrite)
+	}
+	return nil
 }
 
 func newPartitionState(replicas []int32) metadata.PartitionState {
@@ -147,16 +173,21 @@ func newPartitionState(replicas []int32) metadata.PartitionState {
 	}
 }
 
-// autoCreate creates a topic with broker defaults if auto.create.topics.enable.
-func (e *Env) autoCreate(ctx context.Context, name string) (metadata.Topic, error) {
+// autoCreate creates a topic with broker defaults if
+// auto.create.topics.enable, an internal topic as the broker creates it
+// (internalTopic). A topic another request created meanwhile is no error.
+func (e *Env) autoCreate(ctx context.Context, name string) error {
+	if isInternalTopic(name) {
+		_, err := e.internalTopic(ctx, name)
+		return err
+	}
 	t, err := e.createTopic(ctx, topicSpec{name: name, partitions: -1, rf: -1}, false)
-	if errors.Is(err, metadata.ErrTopicExists) {
-		if t, ok := e.Cache.Topic(name); ok {
-			return t, nil
-		}
+	switch {
+	case errors.Is(err, metadata.ErrTopicExists):
+		return nil
+	case err != nil:
+		return err
 	}
-	if err == nil {
-		e.Log.Info("auto-created topic", "topic", name, "partitions", len(t.Partitions))
-	}
-	return t, err
+	e.Log.Info("auto-created topic", "topic", name, "partitions", len(t.Partitions))
+	return nil
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/broker/group"
 )
 
 // Tables of the topic APIs: CreateTopics, DeleteTopics, CreatePartitions.
@@ -150,10 +152,54 @@ func TestCreateTopics(t *testing.T) {
 			check: func(t *testing.T, s *cluster, _ *kmsg.CreateTopicsResponse) { wantTopicGone(t, s, "a.b") },
 		},
 		{name: "existing topic", setup: withTopics("t"), req: createTopicsReq(false, newTopic("t", 1, 1)), codes: []int16{codeTopicAlreadyExists}},
+		{
+			// Internal topics are the broker's (FindCoordinator creates
+			// __consumer_offsets with its own configuration).
+			name: "internal topic", req: createTopicsReq(false, newTopic(group.TopicName, 1, 1, "cleanup.policy", "delete")),
+			codes: []int16{codeInvalidRequest},
+			check: func(t *testing.T, s *cluster, r *kmsg.CreateTopicsResponse) {
+				wantMessage(t, r.Version >= 1, r.Topics[0].ErrorMessage, "internal topic "+group.TopicName)
+				wantTopicGone(t, s, group.TopicName)
+			},
+		},
+		{
+			name: "transaction state topic", req: createTopicsReq(false, newTopic("__transaction_state", 1, 1)),
+			codes: []int16{codeInvalidRequest},
+			check: func(t *testing.T, s *cluster, _ *kmsg.CreateTopicsResponse) {
+				wantTopicGone(t, s, "__transaction_state")
+			},
+		},
+		{name: "internal topic, validate only", since: 1, req: createTopicsReq(true, newTopic(group.TopicName, 1, 1)), codes: []int16{codeInvalidRequest}},
 		{name: "zero partitions", req: createTopicsReq(false, newTopic("t", 0, 1)), codes: []int16{codeInvalidPartitions}},
 		{name: "negative partitions", req: createTopicsReq(false, newTopic("t", -2, 1)), codes: []int16{codeInvalidPartitions}},
-		{name: "replication factor zero", req: createTopicsReq(false, newTopic("t", 1, 0)), codes: []int16{codeInvalidRF}},
-		{name: "more replicas than brokers", req: createTopicsReq(false, newTopic("t", 1, 2)), codes: []int16{codeInvalidRF}},
+		{
+			name: "replication factor zero", req: createTopicsReq(false, newTopic("t", 1, 0)), codes: []int16{codeInvalidRF},
+			check: func(t *testing.T, _ *cluster, r *kmsg.CreateTopicsResponse) {
+				wantMessage(t, r.Version >= 1, r.Topics[0].ErrorMessage, "Replication factor must be larger than 0, or -1 to use the default value")
+			},
+		},
+		{
+			name: "replication factor below -1", req: createTopicsReq(false, newTopic("t", 1, -2)), codes: []int16{codeInvalidRF},
+			check: func(t *testing.T, _ *cluster, r *kmsg.CreateTopicsResponse) {
+				wantMessage(t, r.Version >= 1, r.Topics[0].ErrorMessage, "must be larger than 0")
+			},
+		},
+		{
+			name: "more replicas than brokers", req: createTopicsReq(false, newTopic("t", 1, 2)), codes: []int16{codeInvalidRF},
+			check: func(t *testing.T, _ *cluster, r *kmsg.CreateTopicsResponse) {
+				wantMessage(t, r.Version >= 1, r.Topics[0].ErrorMessage, "replication factor 2 is larger than the number of live brokers (1)")
+			},
+		},
+		{
+			// One topic is one atomic metadata write; Kafka's controller
+			// refuses more than 10,000 records in one operation.
+			name: "too many partitions", req: createTopicsReq(false, newTopic("t", 100_000, 1)), codes: []int16{kerr.PolicyViolation.Code},
+			check: func(t *testing.T, s *cluster, r *kmsg.CreateTopicsResponse) {
+				wantMessage(t, r.Version >= 1, r.Topics[0].ErrorMessage, "at most 10000")
+				wantTopicGone(t, s, "t")
+			},
+		},
+		{name: "too many partitions, validate only", since: 1, req: createTopicsReq(true, newTopic("t", 10_001, 1)), codes: []int16{kerr.PolicyViolation.Code}},
 		{
 			name: "unknown config", req: createTopicsReq(false, newTopic("t", 1, 1, "retention.msx", "1")),
 			codes: []int16{codeInvalidConfig},
@@ -302,6 +348,11 @@ func TestDeleteTopics(t *testing.T) {
 		{name: "delete", setup: withTopics("t", "u"), req: deleteTopicsReq("t", "u"), check: gone("t", "u")},
 		{name: "unknown topic", setup: withTopics("t"), req: deleteTopicsReq("nope", "t"), codes: []int16{codeUnknownTopic, 0}, check: gone("t")},
 		{
+			// Kafka deletes an internal topic too (with DELETE on it);
+			// the broker creates it again on the next FindCoordinator.
+			name: "internal topic", cluster: clusterOpts{groups: true}, req: deleteTopicsReq(group.TopicName), check: gone(group.TopicName),
+		},
+		{
 			name: "by id", since: 6, setup: withTopics("t"), req: deleteTopicsByID("t"),
 			check: func(t *testing.T, s *cluster, r *kmsg.DeleteTopicsResponse) {
 				if r.Topics[0].Topic == nil || *r.Topics[0].Topic != "t" {
@@ -395,6 +446,10 @@ func TestCreatePartitions(t *testing.T) {
 		},
 		{name: "unknown topic", req: createPartitionsReq(false, newPartitions("nope", 2)), codes: []int16{codeUnknownTopic}},
 		{name: "same count", setup: withTopics("t"), req: createPartitionsReq(false, newPartitions("t", 1)), codes: []int16{codeInvalidPartitions}},
+		{
+			name: "too many new partitions", setup: withTopics("t"), req: createPartitionsReq(false, newPartitions("t", 10_002)),
+			codes: []int16{kerr.PolicyViolation.Code}, check: partitions("t", 1, 1),
+		},
 		{
 			name: "fewer", setup: func(t *testing.T, s *cluster) { s.b.createTopic(t, "t", 3, nil) },
 			req: createPartitionsReq(false, newPartitions("t", 2)), codes: []int16{codeInvalidPartitions},

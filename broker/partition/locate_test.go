@@ -91,12 +91,7 @@ func TestLocate(t *testing.T) {
 		t.Fatalf("%d metadata lists for one locate", n)
 	}
 
-	fm.Hang.Store(true)
-	cctx, cancel := context.WithCancel(ctx)
-	go func() {
-		<-fm.Started
-		cancel()
-	}()
+	cctx := fm.HangCanceled(ctx)
 	start = time.Now()
 	if _, err := p.Locate(cctx, 0); !errors.Is(err, remote.ErrMetadataUnavailable) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("locate under a cancelled request: %v", err)

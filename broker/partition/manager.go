@@ -40,6 +40,8 @@ type Manager struct {
 	isr     ISRWriter
 	fetcher Fetcher
 	tier    *remote.Reader // cold reads (SetTier); nil without tiering
+	// space is asked before every append (SetSpaceCheck); nil: never.
+	space func(n int64) error
 
 	budget Budget             // partition limit and segment file bound
 	files  *segment.FileCache // sealed segments' open files, shared by every log
@@ -71,6 +73,15 @@ func (m *Manager) SetReplication(w ISRWriter, f Fetcher) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.isr, m.fetcher = w, f
+}
+
+// SetSpaceCheck makes every log ask f before an append writes n bytes
+// (local.Config.SpaceCheck): the broker keeps the free space of the
+// embedded metadata store's disk this way. Call before the first Sync.
+func (m *Manager) SetSpaceCheck(f func(n int64) error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.space = f
 }
 
 // NewManager opens no logs yet; call Sync (and Run to follow changes). The
@@ -265,7 +276,7 @@ func (m *Manager) Sync() error {
 // logConfig is the log configuration of a partition of a topic with
 // configuration t.
 func (m *Manager) logConfig(t *config.Topic) local.Config {
-	c := logConfig(m.cfg, t)
+	c := logConfig(m.cfg, t, m.space)
 	c.Files = m.files
 	return c
 }

@@ -232,9 +232,11 @@ func (p *Partition) wake() {
 }
 
 // logConfig is the log configuration of a partition of a topic with
-// configuration t on a broker with configuration b.
-func logConfig(b *config.Broker, t *config.Topic) local.Config {
+// configuration t on a broker with configuration b, whose appends ask
+// space first (nil: nothing).
+func logConfig(b *config.Broker, t *config.Topic, space func(n int64) error) local.Config {
 	return local.Config{
+		SpaceCheck:              space,
 		PageCacheWindow:         b.LogPageCacheWindowBytes,
 		FollowerPageCacheWindow: b.ReplicaPageCacheWindowBytes,
 		SegmentBytes:            t.SegmentBytes,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -20,7 +21,8 @@ var ErrClosed = errors.New("peer: client closed")
 // Client sends requests to other brokers by broker id, at the address
 // their registration advertises.
 type Client struct {
-	cache *metadata.Cache
+	cache   *metadata.Cache
+	maxIdle time.Duration
 
 	mu     sync.Mutex
 	idle   map[int32]idleConn
@@ -28,15 +30,21 @@ type Client struct {
 }
 
 // idleConn is a connection kept for the next request to its broker, with
-// the address it was dialled at (a restarted broker may move).
+// the address it was dialled at (a restarted broker may move) and when it
+// was last used.
 type idleConn struct {
-	c    *Conn
-	addr string
+	c     *Conn
+	addr  string
+	since time.Time
 }
 
-// NewClient returns a client that finds brokers in cache.
-func NewClient(cache *metadata.Cache) *Client {
-	return &Client{cache: cache, idle: map[int32]idleConn{}}
+// NewClient returns a client that finds brokers in cache. A connection
+// left idle for maxIdle or longer is not reused but dialled anew (0: no
+// limit): brokers close connections idle for connections.max.idle.ms, so
+// the broker passes a share of it, as Kafka's clients keep their own idle
+// limit below the broker's.
+func NewClient(cache *metadata.Cache, maxIdle time.Duration) *Client {
+	return &Client{cache: cache, maxIdle: maxIdle, idle: map[int32]idleConn{}}
 }
 
 // Request sends req (its version already set) to broker id and returns
@@ -58,7 +66,7 @@ func (c *Client) Request(ctx context.Context, id int32, req kmsg.Request) (kmsg.
 		return nil, fmt.Errorf("peer: broker %d: %w", id, err)
 	}
 	conn.buf = nil // resp aliases it: the next request reads into a new one
-	c.put(id, idleConn{conn, addr})
+	c.put(id, idleConn{conn, addr, time.Now()})
 	return resp, nil
 }
 
@@ -72,7 +80,7 @@ func (c *Client) take(ctx context.Context, id int32, addr string) (*Conn, error)
 	ic, ok := c.idle[id]
 	delete(c.idle, id)
 	c.mu.Unlock()
-	if ok && ic.addr == addr {
+	if ok && ic.addr == addr && (c.maxIdle <= 0 || time.Since(ic.since) < c.maxIdle) {
 		return ic.c, nil
 	}
 	if ok {

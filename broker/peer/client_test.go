@@ -96,7 +96,7 @@ func TestClientReusesAndRedials(t *testing.T) {
 	t.Cleanup(func() { _ = s.Close() })
 	first, moved := startEcho(t), startEcho(t)
 	reg := register(t, s, 1, first.ln.Addr().String())
-	c := NewClient(s.Cache())
+	c := NewClient(s.Cache(), 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req := func() error {
@@ -140,5 +140,29 @@ func TestClientReusesAndRedials(t *testing.T) {
 	}
 	if err := req(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("after Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestClientRedialsIdleConnections: a connection idle for maxIdle is not
+// reused, since the other broker may have closed it
+// (connections.max.idle.ms).
+func TestClientRedialsIdleConnections(t *testing.T) {
+	s := memstore.New()
+	t.Cleanup(func() { _ = s.Close() })
+	echo := startEcho(t)
+	register(t, s, 1, echo.ln.Addr().String())
+	c := NewClient(s.Cache(), time.Nanosecond) // every kept connection is too old
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for range 2 {
+		r := kmsg.NewPtrApiVersionsRequest()
+		r.SetVersion(3)
+		if _, err := c.Request(ctx, 1, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := echo.accepted.Load(); n != 2 {
+		t.Fatalf("%d connections for two requests past the idle limit, want 2", n)
 	}
 }

@@ -1,6 +1,7 @@
 // Package wire is the Kafka protocol's framing layer: it reads size-prefixed
 // request frames (checking the size against socket.request.max.bytes before
-// allocating), splits the request header from the body, decodes bodies with
+// allocating, and growing the buffer as the bytes arrive, under a Budget
+// that can pause reading), splits the request header from the body, decodes bodies with
 // kmsg, and encodes responses — including Fetch responses whose record bytes
 // stay in segment files and are written to the socket with sendfile.
 //

@@ -150,7 +150,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		switch {
 		case ctx.Err() != nil:
 			return nil
-		case isClosed(c.cache.Done()) || errors.Is(err, metadata.ErrClosed):
+		case metadata.IsClosed(c.cache.Done()) || errors.Is(err, metadata.ErrClosed):
 			return fmt.Errorf("controller: store: %w", metadata.ErrClosed)
 		case err == nil:
 			backoff = retryMin
@@ -180,7 +180,7 @@ func (c *Controller) serveTerm(ctx context.Context) error {
 		return fmt.Errorf("controller: campaign: %w", err)
 	}
 	defer func() {
-		if err := term.Close(); err != nil && !isClosed(c.cache.Done()) {
+		if err := term.Close(); err != nil && !metadata.IsClosed(c.cache.Done()) {
 			c.log.Warn("controller: withdraw candidacy", "err", err)
 		}
 	}()
@@ -234,16 +234,6 @@ func (c *Controller) currentTerm() (metadata.Term, error) {
 		return nil, fmt.Errorf("broker %d: %w", c.id, ErrNotController)
 	}
 	return c.term, nil
-}
-
-// isClosed reports whether ch is closed.
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }
 
 // ID is the broker id this controller campaigns for.

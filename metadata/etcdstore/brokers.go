@@ -36,7 +36,7 @@ func (s *Store) RegisterBroker(ctx context.Context, b metadata.Broker, ttl time.
 	secs := max(int64((ttl+time.Second-1)/time.Second), 1)
 	lease, err := s.cli.Grant(ctx, secs)
 	if err != nil {
-		return nil, fmt.Errorf("etcdstore: %s: grant lease: %w", op, err)
+		return nil, writeErr(op+": grant lease", err)
 	}
 	key := s.keys.broker(b.ID)
 	resp, err := s.cli.Txn(ctx).
@@ -46,7 +46,7 @@ func (s *Store) RegisterBroker(ctx context.Context, b metadata.Broker, ttl time.
 		Commit()
 	if err != nil {
 		s.revoke(lease.ID)
-		return nil, fmt.Errorf("etcdstore: %s: %w", op, err)
+		return nil, writeErr(op, err)
 	}
 	if !resp.Succeeded {
 		s.revoke(lease.ID)

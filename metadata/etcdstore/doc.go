@@ -32,9 +32,12 @@
 // CreateTopic is one txn (topic key absent → put topic and all
 // partitions), DeleteTopic one txn (topic unchanged → delete topic and the
 // partitions/<name>/ range and, for a tiered topic, put its deleted-topics
-// marker; remote segment writes fail while the marker exists). A txn holds one op per partition, so an
-// external etcd needs --max-txn-ops above the largest partition count
-// (the embedded server allows 16384). AddPartitions, SetTopicConfigs,
+// marker; remote segment writes fail while the marker exists). A txn holds
+// one op per partition, so an external etcd needs --max-txn-ops above
+// metadata.MaxPartitionsPerWrite and --max-request-bytes above what that
+// many partitions take (the embedded server allows 16384 ops and 8 MiB);
+// a txn beyond etcd's limits is metadata.ErrTooLarge, a write etcd
+// refuses for lack of space (its NOSPACE alarm) metadata.ErrNoSpace. AddPartitions, SetTopicConfigs,
 // CompareAndSetPartition and AllocateProducerIDs read, then write in a txn
 // guarded by the key's create revision (topic incarnation) or mod
 // revision; a controller Term's compare-and-set adds its fence to the txn
@@ -49,6 +52,16 @@
 // returning, waits until this Store's Cache applied that revision; "create
 // topic, then read the cache" therefore sees the topic. Other Stores
 // catch up with Cache().WaitRevision(ctx, rev).
+//
+// # Space
+//
+// The embedded server's space guard (space.go) keeps etcd from ever
+// finding its disk full, which would make it exit: below a reserve of
+// free space it raises etcd's NOSPACE alarm itself, so writes that would
+// grow etcd fail cleanly while reads and deletions work, and it lifts the
+// alarm (after compaction and defragmentation when the quota was the
+// cause) once space is back. Embedded.AllowWrite lets the broker's own
+// writes to that disk leave the reserve alone.
 //
 // # Concurrency
 //
@@ -66,4 +79,7 @@
 // withdraws them, stops the watch and closes the client (open terms then
 // end with metadata.ErrSessionLost; their leases expire after the TTL, as
 // after a crash). Close Stores before the Embedded server they talk to.
+// An Embedded's space guard runs on the goroutine that calls Guard (the
+// broker gives it one); AllowWrite and SpaceStats are safe from any
+// goroutine.
 package etcdstore

@@ -135,7 +135,7 @@ func (s *Store) opErr(op string, err error) error {
 	if s.closed.Load() && !errors.Is(err, metadata.ErrClosed) {
 		return fmt.Errorf("etcdstore: %s: %w (%v)", op, metadata.ErrClosed, err)
 	}
-	return fmt.Errorf("etcdstore: %s: %w", op, err)
+	return writeErr(op, err)
 }
 
 // claimController records broker id as the controller after it won the

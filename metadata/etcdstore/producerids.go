@@ -46,7 +46,7 @@ func (s *Store) AllocateProducerIDs(ctx context.Context, n int64) (int64, error)
 			Else(clientv3.OpGet(key)).
 			Commit()
 		if err != nil {
-			return 0, fmt.Errorf("etcdstore: %s: %w", op, err)
+			return 0, writeErr(op, err)
 		}
 		if tresp.Succeeded {
 			return next, nil

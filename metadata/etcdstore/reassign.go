@@ -42,7 +42,7 @@ func (s *Store) PutReassignment(ctx context.Context, r metadata.Reassignment) er
 	}
 	val := mustJSON(reassignmentRecord{Target: r.Target, Original: r.Original})
 	if _, err := s.cli.Put(ctx, s.keys.reassignment(r.Topic, r.Partition), val); err != nil {
-		return fmt.Errorf("etcdstore: %s: %w", op, err)
+		return writeErr(op, err)
 	}
 	return nil
 }

@@ -73,7 +73,7 @@ func (s *Store) PutRemoteSegment(ctx context.Context, id metadata.TopicID, parti
 		op = clientv3.OpPut(key, string(value))
 	}
 	if _, err := s.fenced(ctx, id, partition, leaderEpoch, op); err != nil {
-		return fmt.Errorf("etcdstore: write remote segment %s: %w", name, err)
+		return writeErr("write remote segment "+name, err)
 	}
 	return nil
 }

@@ -18,6 +18,16 @@ import (
 // dialTimeout bounds establishing the first connection to etcd.
 const dialTimeout = 5 * time.Second
 
+// maxRequestBytes is the largest write this client sends (and the
+// embedded etcd's --max-request-bytes): MaxPartitionsPerWrite partitions
+// of Kafka's longest topic names fit. etcd's default is 1.5 MiB; an
+// external etcd refuses larger requests itself (metadata.ErrTooLarge).
+const maxRequestBytes = 8 << 20
+
+// opOverhead is an upper bound on the bytes a txn op adds to a request
+// beyond its key and value (protobuf framing).
+const opOverhead = 16
+
 // maxCASAttempts bounds the read-compare-swap loops under contention.
 const maxCASAttempts = 64
 
@@ -52,6 +62,9 @@ func Open(ctx context.Context, endpoints []string, prefix string, log *slog.Logg
 		Endpoints:   endpoints,
 		DialTimeout: dialTimeout,
 		Logger:      newZapLogger(log, zapcore.ErrorLevel, nil),
+		// Above the largest write (checkSize), so that the server, not
+		// the client's gRPC, judges a request too large.
+		MaxCallSendMsgSize: 2 * maxRequestBytes,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("etcdstore: connect %v: %w", endpoints, err)
@@ -78,17 +91,24 @@ func Open(ctx context.Context, endpoints []string, prefix string, log *slog.Logg
 	return s, nil
 }
 
-// ensureClusterID reads the cluster id, creating it in the same txn if
-// this is the first start of the cluster.
+// ensureClusterID reads the cluster id, creating it in a txn if this is
+// the first start of the cluster. An existing id is read without a write,
+// so a store whose etcd refuses writes (NOSPACE) still opens.
 func (s *Store) ensureClusterID(ctx context.Context) error {
 	key, fresh := s.keys.clusterID(), metadata.NewTopicID().String()
+	if got, err := s.cli.Get(ctx, key); err != nil {
+		return fmt.Errorf("etcdstore: read cluster id: %w", err)
+	} else if len(got.Kvs) > 0 {
+		s.clusterID = string(got.Kvs[0].Value)
+		return nil
+	}
 	resp, err := s.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 		Then(clientv3.OpPut(key, fresh)).
 		Else(clientv3.OpGet(key)).
 		Commit()
 	if err != nil {
-		return fmt.Errorf("etcdstore: ensure cluster id: %w", err)
+		return writeErr("ensure cluster id", err)
 	}
 	if resp.Succeeded {
 		s.clusterID = fresh

@@ -13,13 +13,35 @@ import (
 	"github.com/strata-broker/strata/metadata"
 )
 
-// txnErr wraps a failed etcd call, with a hint when the txn exceeded the
-// server's --max-txn-ops (a topic write is one op per partition).
-func txnErr(op string, err error) error {
-	if errors.Is(err, rpctypes.ErrTooManyOps) {
-		return fmt.Errorf("etcdstore: %s: %w (raise etcd --max-txn-ops above the partition count)", op, err)
+// writeErr wraps the error of a failed etcd write, translating etcd's
+// refusals into the metadata sentinels the broker answers clients with:
+// its NOSPACE alarm (quota or disk full) is metadata.ErrNoSpace, a txn of
+// more ops or bytes than the server takes is metadata.ErrTooLarge, with
+// the etcd flag to raise.
+func writeErr(op string, err error) error {
+	switch {
+	case errors.Is(err, rpctypes.ErrNoSpace):
+		return fmt.Errorf("etcdstore: %s: %w (%v)", op, metadata.ErrNoSpace, err)
+	case errors.Is(err, rpctypes.ErrTooManyOps):
+		return fmt.Errorf("etcdstore: %s: %w: %v (raise etcd --max-txn-ops above %d)", op, metadata.ErrTooLarge, err, metadata.MaxPartitionsPerWrite)
+	case errors.Is(err, rpctypes.ErrRequestTooLarge):
+		return fmt.Errorf("etcdstore: %s: %w: %v (raise etcd --max-request-bytes)", op, metadata.ErrTooLarge, err)
 	}
 	return fmt.Errorf("etcdstore: %s: %w", op, err)
+}
+
+// checkSize refuses, before sending, a txn larger than the requests this
+// client sends (maxRequestBytes, which the embedded etcd also takes): an
+// error naming the limit rather than a gRPC one.
+func checkSize(op string, ops []clientv3.Op) error {
+	n := 0
+	for _, o := range ops {
+		n += len(o.KeyBytes()) + len(o.ValueBytes()) + opOverhead
+	}
+	if n > maxRequestBytes {
+		return fmt.Errorf("etcdstore: %s: %w: %d bytes in one write, at most %d", op, metadata.ErrTooLarge, n, maxRequestBytes)
+	}
+	return nil
 }
 
 // putPartitions appends one put per partition, in index order.
@@ -47,9 +69,12 @@ func (s *Store) CreateTopic(ctx context.Context, t metadata.Topic) (int64, error
 	ops := make([]clientv3.Op, 0, 1+len(t.Partitions))
 	ops = append(ops, clientv3.OpPut(key, encodeTopic(t.ID, t.Configs)))
 	ops = s.putPartitions(ops, t.Name, t.Partitions)
+	if err := checkSize(op, ops); err != nil {
+		return 0, err
+	}
 	resp, err := s.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).Then(ops...).Commit()
 	if err != nil {
-		return 0, txnErr(op, err)
+		return 0, writeErr(op, err)
 	}
 	if !resp.Succeeded {
 		return 0, fmt.Errorf("etcdstore: %s: %w", op, metadata.ErrTopicExists)
@@ -85,7 +110,7 @@ func (s *Store) DeleteTopic(ctx context.Context, name string) (int64, error) {
 			Then(ops...).
 			Commit()
 		if err != nil {
-			return 0, txnErr(op, err)
+			return 0, writeErr(op, err)
 		}
 		if resp.Succeeded {
 			return s.visible(ctx, op, resp.Header.Revision)
@@ -144,15 +169,19 @@ func (s *Store) AddPartitions(ctx context.Context, topic string, parts map[int32
 		return 0, err
 	}
 	key := s.keys.topic(topic)
+	puts := s.putPartitions(nil, topic, parts)
+	if err := checkSize(op, puts); err != nil {
+		return 0, err
+	}
 	resp, err := s.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", createRev),
 			clientv3.Compare(clientv3.CreateRevision(s.keys.partition(topic, from-1)), ">", 0),
 			clientv3.Compare(clientv3.CreateRevision(s.keys.partition(topic, from)), "=", 0)).
-		Then(s.putPartitions(nil, topic, parts)...).
+		Then(puts...).
 		Else(clientv3.OpGet(key), clientv3.OpGet(s.keys.partitions(topic), clientv3.WithPrefix(), clientv3.WithCountOnly())).
 		Commit()
 	if err != nil {
-		return 0, txnErr(op, err)
+		return 0, writeErr(op, err)
 	}
 	if !resp.Succeeded {
 		kvs := resp.Responses[0].GetResponseRange().GetKvs()
@@ -187,7 +216,7 @@ func (s *Store) SetTopicConfigs(ctx context.Context, topic string, configs map[s
 		Then(clientv3.OpPut(key, encodeTopic(rec.ID, configs))).
 		Commit()
 	if err != nil {
-		return 0, txnErr(op, err)
+		return 0, writeErr(op, err)
 	}
 	if !resp.Succeeded {
 		return 0, fmt.Errorf("etcdstore: %s: %w", op, metadata.ErrUnknownTopic)
@@ -242,7 +271,7 @@ func (s *Store) casPartition(ctx context.Context, fence *fence, topic string, pa
 			Else(append(fence.gets(s.keys), clientv3.OpGet(key))...).
 			Commit()
 		if err != nil {
-			return 0, txnErr(op, err)
+			return 0, writeErr(op, err)
 		}
 		if tresp.Succeeded {
 			return s.visible(ctx, op, tresp.Header.Revision)

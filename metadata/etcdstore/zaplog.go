@@ -2,6 +2,7 @@ package etcdstore
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -18,6 +19,14 @@ var benignWarnings = map[string]bool{
 	"check file permission":                        true,
 	"simple token is not cryptographically signed": true,
 }
+
+// errNoSpaceText is how etcd logs a write refused under its NOSPACE alarm.
+const errNoSpaceText = "etcdserver: no space"
+
+// maxFieldBytes caps a string field of an etcd log entry: etcd logs a
+// slow request whole, which for a topic of thousands of partitions is
+// megabytes.
+const maxFieldBytes = 1024
 
 // newZapLogger returns a zap logger (what etcd's server and client want)
 // that forwards entries at or above min to log. While mute is set (it may
@@ -67,12 +76,24 @@ func (c *slogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 	for _, f := range fields {
 		f.AddTo(enc)
 	}
+	if e.Message == "failed to apply request" && enc.Fields["error"] == errNoSpaceText {
+		// Every write refused under the NOSPACE alarm: its caller gets
+		// the error, and the space guard has said why once.
+		level = slog.LevelDebug
+		if !c.log.Enabled(ctx, level) {
+			return nil
+		}
+	}
 	attrs := make([]slog.Attr, 0, len(enc.Fields)+1)
 	if e.LoggerName != "" {
 		attrs = append(attrs, slog.String("logger", e.LoggerName))
 	}
 	for _, k := range slices.Sorted(maps.Keys(enc.Fields)) {
-		attrs = append(attrs, slog.Any(k, enc.Fields[k]))
+		v := enc.Fields[k]
+		if str, ok := v.(string); ok && len(str) > maxFieldBytes {
+			v = fmt.Sprintf("%s… (%d bytes)", str[:maxFieldBytes], len(str))
+		}
+		attrs = append(attrs, slog.Any(k, v))
 	}
 	c.log.LogAttrs(ctx, level, e.Message, attrs...)
 	return nil

@@ -64,10 +64,10 @@ func (s *Store) Campaign(ctx context.Context, id int32, _ time.Duration) (metada
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if isClosed(c.ended) {
+	if metadata.IsClosed(c.ended) {
 		return nil, fmt.Errorf("memstore: %s: %w", op, c.cause)
 	}
-	if !isClosed(c.elected) {
+	if !metadata.IsClosed(c.elected) {
 		b.endCandidate(c, ctx.Err())
 		return nil, fmt.Errorf("memstore: %s: %w", op, ctx.Err())
 	}
@@ -81,7 +81,7 @@ func (s *Store) Campaign(ctx context.Context, id int32, _ time.Duration) (metada
 // the current one) vanishes, and the next candidate is elected. b.mu must
 // be held.
 func (b *Backend) endCandidate(c *candidate, cause error) {
-	if isClosed(c.ended) {
+	if metadata.IsClosed(c.ended) {
 		return
 	}
 	c.cause = cause
@@ -147,7 +147,7 @@ func (t *term) Revision() int64       { return t.rev }
 func (t *term) Done() <-chan struct{} { return t.c.ended }
 
 func (t *term) Err() error {
-	if isClosed(t.c.ended) {
+	if metadata.IsClosed(t.c.ended) {
 		return t.c.cause
 	}
 	return nil
@@ -158,7 +158,7 @@ func (t *term) Err() error {
 func (t *term) CompareAndSetPartition(_ context.Context, topic string, partition, prevPartitionEpoch int32, next metadata.PartitionState) (int64, error) {
 	b := t.c.s.b
 	return t.c.s.casPartition(func() error {
-		if isClosed(t.c.ended) {
+		if metadata.IsClosed(t.c.ended) {
 			return fmt.Errorf("controller epoch %d is over (%v): %w", t.c.claimed, t.c.cause, metadata.ErrFenced)
 		}
 		if b.ctl.epoch != t.c.claimed {
@@ -175,14 +175,4 @@ func (t *term) Close() error {
 	defer b.mu.Unlock()
 	b.endCandidate(t.c, errTermClosed)
 	return nil
-}
-
-// isClosed reports whether ch is closed.
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }

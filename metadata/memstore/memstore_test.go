@@ -52,7 +52,7 @@ func TestFaultHooks(t *testing.T) {
 	if !b.ExpireBroker(1) || b.ExpireBroker(1) || b.ExpireBroker(2) {
 		t.Fatal("ExpireBroker reported wrongly")
 	}
-	if !isClosed(reg.Lost()) {
+	if !metadata.IsClosed(reg.Lost()) {
 		t.Fatal("Lost not closed")
 	}
 	if _, ok := o.Cache().Broker(1); ok {
@@ -80,7 +80,7 @@ func TestFaultHooks(t *testing.T) {
 	if err := <-waiting; !errors.Is(err, metadata.ErrSessionLost) {
 		t.Fatalf("expired candidate's Campaign = %v, want ErrSessionLost", err)
 	}
-	if isClosed(t1.Done()) {
+	if metadata.IsClosed(t1.Done()) {
 		t.Fatal("the elected term ended with another candidacy")
 	}
 	if !b.ExpireControllerSession(1) || b.ExpireControllerSession(1) {

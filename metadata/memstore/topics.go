@@ -53,13 +53,35 @@ func nonEmpty(m map[string]string) map[string]string {
 // DeleteTopic removes the topic and its partitions in one revision; for a
 // tiered topic the same revision records its deleted-topic marker.
 func (s *Store) DeleteTopic(_ context.Context, name string) (int64, error) {
-	op := fmt.Sprintf("delete topic %q", name)
+	return s.updateTopic(fmt.Sprintf("delete topic %q", name), name, nil, func(b *Backend, tp *topic) (int64, error) {
+		if b.tiered(tp) {
+			b.deleted[tp.id] = name
+		}
+		delete(b.topics, name)
+		changes := []metadata.Change{{Kind: metadata.ChangeTopic, Delete: true, Topic: name}}
+		for _, p := range slices.Sorted(maps.Keys(tp.parts)) {
+			changes = append(changes, metadata.Change{Kind: metadata.ChangePartition, Delete: true, Topic: name, Partition: p})
+		}
+		return b.commit(changes...), nil
+	})
+}
+
+// updateTopic is the frame of a write to one existing topic: it checks
+// the name, takes b.mu, checks fence (when not nil: a controller term's
+// write, election.go) and the handle, and runs update on the stored
+// topic. Errors of fence and update are wrapped with op.
+func (s *Store) updateTopic(op, name string, fence func() error, update func(b *Backend, tp *topic) (int64, error)) (int64, error) {
 	if err := metadata.ValidateTopicName(name); err != nil {
 		return 0, fmt.Errorf("memstore: %s: %w", op, err)
 	}
 	b := s.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if fence != nil {
+		if err := fence(); err != nil {
+			return 0, fmt.Errorf("memstore: %s: %w", op, err)
+		}
+	}
 	if err := s.checkOpen(op); err != nil {
 		return 0, err
 	}
@@ -67,15 +89,11 @@ func (s *Store) DeleteTopic(_ context.Context, name string) (int64, error) {
 	if !ok {
 		return 0, fmt.Errorf("memstore: %s: %w", op, metadata.ErrUnknownTopic)
 	}
-	if b.tiered(tp) {
-		b.deleted[tp.id] = name
+	rev, err := update(b, tp)
+	if err != nil {
+		return 0, fmt.Errorf("memstore: %s: %w", op, err)
 	}
-	delete(b.topics, name)
-	changes := []metadata.Change{{Kind: metadata.ChangeTopic, Delete: true, Topic: name}}
-	for _, p := range slices.Sorted(maps.Keys(tp.parts)) {
-		changes = append(changes, metadata.Change{Kind: metadata.ChangePartition, Delete: true, Topic: name, Partition: p})
-	}
-	return b.commit(changes...), nil
+	return rev, nil
 }
 
 // tiered reports whether a deleted topic's remote data may exist: remote
@@ -98,6 +116,7 @@ func (b *Backend) tiered(tp *topic) bool {
 // current count exactly.
 func (s *Store) AddPartitions(_ context.Context, name string, parts map[int32]metadata.PartitionState) (int64, error) {
 	op := fmt.Sprintf("add partitions to %q", name)
+	// The name before the parts, as etcdstore; updateTopic checks it again.
 	if err := metadata.ValidateTopicName(name); err != nil {
 		return 0, fmt.Errorf("memstore: %s: %w", op, err)
 	}
@@ -111,46 +130,26 @@ func (s *Store) AddPartitions(_ context.Context, name string, parts map[int32]me
 	if err := metadata.ValidateNewPartitions(name, from, parts); err != nil {
 		return 0, fmt.Errorf("memstore: %s: %w", op, err)
 	}
-	b := s.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := s.checkOpen(op); err != nil {
-		return 0, err
-	}
-	tp, ok := b.topics[name]
-	if !ok {
-		return 0, fmt.Errorf("memstore: %s: %w", op, metadata.ErrUnknownTopic)
-	}
-	if n := int32(len(tp.parts)); n != from {
-		return 0, fmt.Errorf("memstore: %s: topic has %d partitions, new ones start at %d: %w", op, n, from, metadata.ErrInvalidPartitions)
-	}
-	var changes []metadata.Change
-	for _, p := range slices.Sorted(maps.Keys(parts)) {
-		st := parts[p].Clone()
-		tp.parts[p] = st
-		changes = append(changes, metadata.Change{Kind: metadata.ChangePartition, Topic: name, Partition: p, State: st})
-	}
-	return b.commit(changes...), nil
+	return s.updateTopic(op, name, nil, func(b *Backend, tp *topic) (int64, error) {
+		if n := int32(len(tp.parts)); n != from {
+			return 0, fmt.Errorf("topic has %d partitions, new ones start at %d: %w", n, from, metadata.ErrInvalidPartitions)
+		}
+		var changes []metadata.Change
+		for _, p := range slices.Sorted(maps.Keys(parts)) {
+			st := parts[p].Clone()
+			tp.parts[p] = st
+			changes = append(changes, metadata.Change{Kind: metadata.ChangePartition, Topic: name, Partition: p, State: st})
+		}
+		return b.commit(changes...), nil
+	})
 }
 
 // SetTopicConfigs replaces the topic's override map.
 func (s *Store) SetTopicConfigs(_ context.Context, name string, configs map[string]string) (int64, error) {
-	op := fmt.Sprintf("set configs of %q", name)
-	if err := metadata.ValidateTopicName(name); err != nil {
-		return 0, fmt.Errorf("memstore: %s: %w", op, err)
-	}
-	b := s.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := s.checkOpen(op); err != nil {
-		return 0, err
-	}
-	tp, ok := b.topics[name]
-	if !ok {
-		return 0, fmt.Errorf("memstore: %s: %w", op, metadata.ErrUnknownTopic)
-	}
-	tp.configs = nonEmpty(maps.Clone(configs))
-	return b.commit(metadata.Change{Kind: metadata.ChangeTopic, Topic: name, ID: tp.id, Configs: tp.configs}), nil
+	return s.updateTopic(fmt.Sprintf("set configs of %q", name), name, nil, func(b *Backend, tp *topic) (int64, error) {
+		tp.configs = nonEmpty(maps.Clone(configs))
+		return b.commit(metadata.Change{Kind: metadata.ChangeTopic, Topic: name, ID: tp.id, Configs: tp.configs}), nil
+	})
 }
 
 // CompareAndSetPartition replaces a partition's state if its stored
@@ -160,41 +159,24 @@ func (s *Store) CompareAndSetPartition(_ context.Context, topic string, partitio
 }
 
 // casPartition is CompareAndSetPartition; fence, when not nil, is checked
-// first under the lock (a controller term's write, election.go).
-func (s *Store) casPartition(fence func() error, topic string, partition, prevPartitionEpoch int32, next metadata.PartitionState) (int64, error) {
-	op := fmt.Sprintf("set partition %s-%d", topic, partition)
-	if err := metadata.ValidateTopicName(topic); err != nil {
-		return 0, fmt.Errorf("memstore: %s: %w", op, err)
-	}
-	b := s.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if fence != nil {
-		if err := fence(); err != nil {
-			return 0, fmt.Errorf("memstore: %s: %w", op, err)
+// first under the lock (see updateTopic).
+func (s *Store) casPartition(fence func() error, name string, partition, prevPartitionEpoch int32, next metadata.PartitionState) (int64, error) {
+	op := fmt.Sprintf("set partition %s-%d", name, partition)
+	return s.updateTopic(op, name, fence, func(b *Backend, tp *topic) (int64, error) {
+		cur, ok := tp.parts[partition]
+		if !ok {
+			return 0, metadata.ErrUnknownTopic
 		}
-	}
-	if err := s.checkOpen(op); err != nil {
-		return 0, err
-	}
-	tp, ok := b.topics[topic]
-	if !ok {
-		return 0, fmt.Errorf("memstore: %s: %w", op, metadata.ErrUnknownTopic)
-	}
-	cur, ok := tp.parts[partition]
-	if !ok {
-		return 0, fmt.Errorf("memstore: %s: %w", op, metadata.ErrUnknownTopic)
-	}
-	if cur.PartitionEpoch != prevPartitionEpoch {
-		return 0, fmt.Errorf("memstore: %s: stored epoch %d, caller expected %d: %w",
-			op, cur.PartitionEpoch, prevPartitionEpoch, metadata.ErrStaleEpoch)
-	}
-	if err := metadata.ValidateTransition(cur, next); err != nil {
-		return 0, fmt.Errorf("memstore: %s: %w", op, err)
-	}
-	next = next.Clone()
-	tp.parts[partition] = next
-	return b.commit(metadata.Change{Kind: metadata.ChangePartition, Topic: topic, Partition: partition, State: next}), nil
+		if cur.PartitionEpoch != prevPartitionEpoch {
+			return 0, fmt.Errorf("stored epoch %d, caller expected %d: %w", cur.PartitionEpoch, prevPartitionEpoch, metadata.ErrStaleEpoch)
+		}
+		if err := metadata.ValidateTransition(cur, next); err != nil {
+			return 0, err
+		}
+		next = next.Clone()
+		tp.parts[partition] = next
+		return b.commit(metadata.Change{Kind: metadata.ChangePartition, Topic: name, Partition: partition, State: next}), nil
+	})
 }
 
 // AllocateProducerIDs reserves the block [first, first+n) from one

@@ -14,14 +14,21 @@ import (
 // hooks end them.
 const regTTL = 3 * time.Second
 
+// register registers b on s for regTTL, failing the test on error.
+func register(t *testing.T, s metadata.Brokers, b metadata.Broker) metadata.Registration {
+	t.Helper()
+	reg, err := s.RegisterBroker(testCtx(t), b, regTTL)
+	if err != nil {
+		t.Fatalf("RegisterBroker: %v", err)
+	}
+	return reg
+}
+
 func testRegisterBrokerAndClose(t *testing.T, cl Cluster) {
 	s, watcher := cl.Open(t), cl.Open(t)
 	ctx := testCtx(t)
 	b := metadata.Broker{ID: 7, Host: "127.0.0.1", Port: 9092, Rack: "r1", Incarnation: "dir-a", MaxPartitions: 4000}
-	reg, err := s.RegisterBroker(ctx, b, regTTL)
-	if err != nil {
-		t.Fatalf("RegisterBroker: %v", err)
-	}
+	reg := register(t, s, b)
 	if got, ok := s.Cache().Broker(7); !ok || got != b || s.Cache().Revision() < reg.Revision() {
 		t.Fatalf("own cache broker = %+v, %v", got, ok)
 	}
@@ -32,7 +39,7 @@ func testRegisterBrokerAndClose(t *testing.T, cl Cluster) {
 		t.Fatalf("watcher brokers = %v", bs)
 	}
 	// A second live registration of id 7 fails clearly.
-	_, err = watcher.RegisterBroker(ctx, metadata.Broker{ID: 7, Host: "127.0.0.2", Port: 9092}, regTTL)
+	_, err := watcher.RegisterBroker(ctx, metadata.Broker{ID: 7, Host: "127.0.0.2", Port: 9092}, regTTL)
 	if !errors.Is(err, metadata.ErrBrokerRegistered) {
 		t.Fatalf("duplicate registration: %v, want ErrBrokerRegistered", err)
 	}
@@ -54,7 +61,7 @@ func testRegisterBrokerAndClose(t *testing.T, cl Cluster) {
 		t.Fatalf("second Close: %v", err)
 	}
 	waitFor(t, watcher.Cache(), "broker withdrawn", func() bool { return len(watcher.Cache().Brokers()) == 0 })
-	if isClosed(reg.Lost()) {
+	if metadata.IsClosed(reg.Lost()) {
 		t.Fatal("Lost closed by a deliberate Close")
 	}
 	// The id is free again.
@@ -72,24 +79,18 @@ func testRegisterBrokerAndClose(t *testing.T, cl Cluster) {
 func testRegistrationExpiry(t *testing.T, cl Cluster) {
 	s, watcher := cl.Open(t), cl.Open(t)
 	ctx := testCtx(t)
-	reg, err := s.RegisterBroker(ctx, metadata.Broker{ID: 1, Host: "localhost", Port: 9092}, regTTL)
-	if err != nil {
-		t.Fatalf("RegisterBroker: %v", err)
-	}
-	other, err := s.RegisterBroker(ctx, metadata.Broker{ID: 2, Host: "localhost", Port: 9093}, regTTL)
-	if err != nil {
-		t.Fatalf("RegisterBroker: %v", err)
-	}
+	reg := register(t, s, metadata.Broker{ID: 1, Host: "localhost", Port: 9092})
+	other := register(t, s, metadata.Broker{ID: 2, Host: "localhost", Port: 9093})
 	if err := watcher.Cache().WaitRevision(ctx, other.Revision()); err != nil {
 		t.Fatal(err)
 	}
 	cl.ExpireRegistration(t, reg)
-	waitClosed(t, reg.Lost(), "Lost after the lease expired")
+	WaitClosed(t, reg.Lost(), "Lost after the lease expired")
 	waitFor(t, watcher.Cache(), "expired broker gone", func() bool {
 		_, ok := watcher.Cache().Broker(1)
 		return !ok
 	})
-	if _, ok := watcher.Cache().Broker(2); !ok || isClosed(other.Lost()) {
+	if _, ok := watcher.Cache().Broker(2); !ok || metadata.IsClosed(other.Lost()) {
 		t.Fatal("the other registration went too")
 	}
 	// Closing a lost registration is harmless, and the id is free.
@@ -108,10 +109,7 @@ func testRegisterTakesOverOwnIncarnation(t *testing.T, cl Cluster) {
 	crashed, restarted := cl.Open(t), cl.Open(t)
 	ctx := testCtx(t)
 	b := metadata.Broker{ID: 3, Host: "127.0.0.1", Port: 9092, Incarnation: "dir-a"}
-	old, err := crashed.RegisterBroker(ctx, b, regTTL)
-	if err != nil {
-		t.Fatalf("RegisterBroker: %v", err)
-	}
+	old := register(t, crashed, b)
 	other := b
 	other.Incarnation = "dir-b"
 	if _, err := restarted.RegisterBroker(ctx, other, regTTL); !errors.Is(err, metadata.ErrBrokerRegistered) {
@@ -125,7 +123,7 @@ func testRegisterTakesOverOwnIncarnation(t *testing.T, cl Cluster) {
 	if _, err := restarted.RegisterBroker(ctx, b, regTTL); err != nil {
 		t.Fatalf("same incarnation: %v", err)
 	}
-	waitClosed(t, old.Lost(), "the predecessor's registration lost")
+	WaitClosed(t, old.Lost(), "the predecessor's registration lost")
 	if got, ok := restarted.Cache().Broker(3); !ok || got != b {
 		t.Fatalf("broker = %+v, %v", got, ok)
 	}
@@ -138,10 +136,7 @@ func testRequestShutdown(t *testing.T, cl Cluster) {
 	s, watcher := cl.Open(t), cl.Open(t)
 	ctx := testCtx(t)
 	b := metadata.Broker{ID: 5, Host: "127.0.0.1", Port: 9092, Rack: "r1", Incarnation: "dir-a", MaxPartitions: 100}
-	reg, err := s.RegisterBroker(ctx, b, regTTL)
-	if err != nil {
-		t.Fatalf("RegisterBroker: %v", err)
-	}
+	reg := register(t, s, b)
 	rev, err := reg.RequestShutdown(ctx)
 	if err != nil {
 		t.Fatalf("RequestShutdown: %v", err)
@@ -162,7 +157,7 @@ func testRequestShutdown(t *testing.T, cl Cluster) {
 	}
 	// The rewritten record still lives on the registration's lease.
 	cl.ExpireRegistration(t, reg)
-	waitClosed(t, reg.Lost(), "Lost after the lease expired")
+	WaitClosed(t, reg.Lost(), "Lost after the lease expired")
 	waitFor(t, watcher.Cache(), "shutting-down broker gone", func() bool {
 		_, ok := watcher.Cache().Broker(5)
 		return !ok
@@ -191,10 +186,7 @@ func testRequestShutdown(t *testing.T, cl Cluster) {
 func testStoreCloseWithdraws(t *testing.T, cl Cluster) {
 	s, watcher := cl.Open(t), cl.Open(t)
 	ctx := testCtx(t)
-	reg, err := s.RegisterBroker(ctx, metadata.Broker{ID: 4, Host: "localhost", Port: 9092}, regTTL)
-	if err != nil {
-		t.Fatalf("RegisterBroker: %v", err)
-	}
+	reg := register(t, s, metadata.Broker{ID: 4, Host: "localhost", Port: 9092})
 	term, err := s.Campaign(ctx, 4, regTTL)
 	if err != nil {
 		t.Fatalf("Campaign: %v", err)
@@ -206,14 +198,14 @@ func testStoreCloseWithdraws(t *testing.T, cl Cluster) {
 		t.Fatalf("Close: %v", err)
 	}
 	waitFor(t, watcher.Cache(), "broker withdrawn", func() bool { return len(watcher.Cache().Brokers()) == 0 })
-	if isClosed(reg.Lost()) {
+	if metadata.IsClosed(reg.Lost()) {
 		t.Fatal("Lost closed by the store's Close")
 	}
-	waitClosed(t, term.Done(), "term over after the store closed")
+	WaitClosed(t, term.Done(), "term over after the store closed")
 	if !errors.Is(term.Err(), metadata.ErrSessionLost) {
 		t.Fatalf("term.Err = %v, want ErrSessionLost", term.Err())
 	}
-	if _, err := term.CompareAndSetPartition(ctx, "t", 0, 0, part(1)); !errors.Is(err, metadata.ErrFenced) {
+	if _, err := term.CompareAndSetPartition(ctx, "t", 0, 0, Part(1)); !errors.Is(err, metadata.ErrFenced) {
 		t.Fatalf("write of an ended term: %v, want ErrFenced", err)
 	}
 }

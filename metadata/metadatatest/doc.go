@@ -9,7 +9,8 @@
 // remote-segment fencing, deleted-topic markers and topic restore.
 //
 // Faults the suite needs (a lease expiring) come from the Cluster's
-// hooks, so the suite never waits for a TTL.
+// hooks, so the suite never waits for a TTL. Its builders and waits
+// (Part, TopicOf, WaitClosed) serve the implementations' own tests too.
 //
 // # Concurrency
 //

@@ -48,7 +48,7 @@ func testElectionAndFencing(t *testing.T, cl Cluster) {
 	ctx := testCtx(t)
 	watch := b.WatchController(ctx)
 	waitController(t, watch, metadata.ControllerInfo{ID: metadata.NoController})
-	if _, err := a.CreateTopic(ctx, topicOf("t", 1, 1, 2)); err != nil {
+	if _, err := a.CreateTopic(ctx, TopicOf("t", 1, 1, 2)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -57,13 +57,13 @@ func testElectionAndFencing(t *testing.T, cl Cluster) {
 		t.Fatalf("first Campaign: %v", err)
 	}
 	defer t1.Close()
-	if t1.Epoch() < 1 || t1.Revision() <= 0 || t1.Err() != nil || isClosed(t1.Done()) {
+	if t1.Epoch() < 1 || t1.Revision() <= 0 || t1.Err() != nil || metadata.IsClosed(t1.Done()) {
 		t.Fatalf("first term: epoch %d revision %d err %v", t1.Epoch(), t1.Revision(), t1.Err())
 	}
 	waitController(t, watch, metadata.ControllerInfo{ID: 1, Epoch: t1.Epoch()})
 	second := campaign(ctx, b, 2)
 
-	next := part(1, 2)
+	next := Part(1, 2)
 	next.PartitionEpoch = 1
 	rev, err := t1.CompareAndSetPartition(ctx, "t", 0, 0, next)
 	if err != nil {
@@ -80,7 +80,7 @@ func testElectionAndFencing(t *testing.T, cl Cluster) {
 
 	// The first term's session expires: the second candidate takes over.
 	cl.ExpireSession(t, t1)
-	waitClosed(t, t1.Done(), "first term over")
+	WaitClosed(t, t1.Done(), "first term over")
 	if !errors.Is(t1.Err(), metadata.ErrSessionLost) {
 		t.Fatalf("first term's Err = %v, want ErrSessionLost", t1.Err())
 	}
@@ -120,7 +120,7 @@ func testElectionAndFencing(t *testing.T, cl Cluster) {
 	if err := t2.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	waitClosed(t, t2.Done(), "closed term over")
+	WaitClosed(t, t2.Done(), "closed term over")
 	if !errors.Is(t2.Err(), metadata.ErrClosed) {
 		t.Fatalf("closed term's Err = %v, want ErrClosed", t2.Err())
 	}

@@ -68,16 +68,16 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// part builds a partition state led by the first replica, all in sync.
-func part(replicas ...int32) metadata.PartitionState {
+// Part builds a partition state led by the first replica, all in sync.
+func Part(replicas ...int32) metadata.PartitionState {
 	return metadata.PartitionState{Replicas: replicas, Leader: replicas[0], ISR: replicas}
 }
 
-// topicOf builds a topic with n partitions on replicas.
-func topicOf(name string, n int32, replicas ...int32) metadata.Topic {
+// TopicOf builds a topic with n partitions on replicas.
+func TopicOf(name string, n int32, replicas ...int32) metadata.Topic {
 	t := metadata.Topic{Name: name, Partitions: map[int32]metadata.PartitionState{}}
 	for p := range n {
-		t.Partitions[p] = part(replicas...)
+		t.Partitions[p] = Part(replicas...)
 	}
 	return t
 }
@@ -100,8 +100,8 @@ func waitFor(t *testing.T, c *metadata.Cache, what string, cond func() bool) {
 	}
 }
 
-// waitClosed waits until ch is closed.
-func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+// WaitClosed waits until ch is closed, failing t after a bounded wait.
+func WaitClosed(t *testing.T, ch <-chan struct{}, what string) {
 	t.Helper()
 	timer := time.NewTimer(waitLimit)
 	defer timer.Stop()
@@ -109,16 +109,6 @@ func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 	case <-ch:
 	case <-timer.C:
 		t.Fatalf("timed out waiting for %s", what)
-	}
-}
-
-// isClosed reports whether ch is closed now.
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
 	}
 }
 

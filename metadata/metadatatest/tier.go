@@ -144,11 +144,11 @@ func testClaimRemoteSegments(t *testing.T, cl Cluster) {
 func testDeletedTopicMarkers(t *testing.T, cl Cluster) {
 	s, other := cl.Open(t), cl.Open(t)
 	ctx := testCtx(t)
-	tiered := topicOf("tiered", 2, 1)
+	tiered := TopicOf("tiered", 2, 1)
 	tiered.Configs = map[string]string{"remote.storage.enable": "true"}
-	was := topicOf("was", 1, 1) // tiering turned off, records remain
+	was := TopicOf("was", 1, 1) // tiering turned off, records remain
 	was.Configs = map[string]string{"remote.storage.enable": "false"}
-	plain := topicOf("plain", 1, 1)
+	plain := TopicOf("plain", 1, 1)
 	ids := map[string]metadata.TopicID{}
 	for _, tp := range []metadata.Topic{tiered, was, plain} {
 		if _, err := s.CreateTopic(ctx, tp); err != nil {
@@ -232,11 +232,11 @@ func testDeletedTopicMarkers(t *testing.T, cl Cluster) {
 func testRestoreTopic(t *testing.T, cl Cluster) {
 	s, other := cl.Open(t), cl.Open(t)
 	ctx := testCtx(t)
-	if _, err := s.CreateTopic(ctx, topicOf("existing", 1, 1)); err != nil {
+	if _, err := s.CreateTopic(ctx, TopicOf("existing", 1, 1)); err != nil {
 		t.Fatal(err)
 	}
 	existing, _ := s.Cache().Topic("existing")
-	tp := topicOf("restored", 2, 1)
+	tp := TopicOf("restored", 2, 1)
 	tp.ID = metadata.NewTopicID()
 	tp.Configs = map[string]string{"remote.storage.enable": "true"}
 	p0 := tp.Partitions[0]
@@ -272,7 +272,7 @@ func testRestoreTopic(t *testing.T, cl Cluster) {
 	if _, err := s.RestoreTopic(ctx, tp, nil); !errors.Is(err, metadata.ErrTopicExists) {
 		t.Fatalf("restore over an existing name: %v, want ErrTopicExists", err)
 	}
-	dup := topicOf("other", 1, 1)
+	dup := TopicOf("other", 1, 1)
 	dup.ID = existing.ID
 	if _, err := s.RestoreTopic(ctx, dup, nil); !errors.Is(err, metadata.ErrTopicIDInUse) {
 		t.Fatalf("restore with a used id: %v, want ErrTopicIDInUse", err)
@@ -280,10 +280,10 @@ func testRestoreTopic(t *testing.T, cl Cluster) {
 	if _, ok := s.Cache().Topic("other"); ok {
 		t.Fatal("a refused restore created the topic")
 	}
-	if _, err := s.RestoreTopic(ctx, topicOf("zero", 1, 1), nil); err == nil {
+	if _, err := s.RestoreTopic(ctx, TopicOf("zero", 1, 1), nil); err == nil {
 		t.Fatal("restore without an id accepted")
 	}
-	bad := topicOf("bad", 1, 1)
+	bad := TopicOf("bad", 1, 1)
 	bad.ID = metadata.NewTopicID()
 	if _, err := s.RestoreTopic(ctx, bad, map[int32]map[string][]byte{4: {"a": nil}}); err == nil {
 		t.Fatal("records for a partition the topic lacks accepted")

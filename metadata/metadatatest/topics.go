@@ -16,7 +16,7 @@ func testTopicLifecycle(t *testing.T, cl Cluster) {
 	ctx := testCtx(t)
 	c := s.Cache()
 
-	tp := topicOf("orders", 3, 1, 2)
+	tp := TopicOf("orders", 3, 1, 2)
 	tp.Configs = map[string]string{"cleanup.policy": "compact"}
 	rev, err := s.CreateTopic(ctx, tp)
 	if err != nil {
@@ -42,7 +42,7 @@ func testTopicLifecycle(t *testing.T, cl Cluster) {
 	if ps, ok := c.Partition("orders", 2); !ok || ps.Leader != 1 || len(ps.ISR) != 2 {
 		t.Fatalf("Partition = %+v, %v", ps, ok)
 	}
-	if _, err := s.CreateTopic(ctx, topicOf("orders", 1, 1)); !errors.Is(err, metadata.ErrTopicExists) {
+	if _, err := s.CreateTopic(ctx, TopicOf("orders", 1, 1)); !errors.Is(err, metadata.ErrTopicExists) {
 		t.Fatalf("second CreateTopic: %v, want ErrTopicExists", err)
 	}
 
@@ -82,7 +82,7 @@ func testTopicLifecycle(t *testing.T, cl Cluster) {
 	if _, err := s.DeleteTopic(ctx, "orders"); !errors.Is(err, metadata.ErrUnknownTopic) {
 		t.Fatalf("second DeleteTopic: %v, want ErrUnknownTopic", err)
 	}
-	if _, err := s.CreateTopic(ctx, topicOf("orders", 1, 1)); err != nil {
+	if _, err := s.CreateTopic(ctx, TopicOf("orders", 1, 1)); err != nil {
 		t.Fatalf("re-create: %v", err)
 	}
 	got, _ = c.Topic("orders")
@@ -97,14 +97,14 @@ func testTopicLifecycle(t *testing.T, cl Cluster) {
 func testCreateTopicRejectsBadInput(t *testing.T, cl Cluster) {
 	s := cl.Open(t)
 	ctx := testCtx(t)
-	gap := topicOf("gappy", 2, 1)
-	gap.Partitions[5] = part(1)
+	gap := TopicOf("gappy", 2, 1)
+	gap.Partitions[5] = Part(1)
 	for _, tc := range []struct {
 		name string
 		tp   metadata.Topic
 		want error
 	}{
-		{"bad name", topicOf("a/b", 1, 1), metadata.ErrInvalidTopic},
+		{"bad name", TopicOf("a/b", 1, 1), metadata.ErrInvalidTopic},
 		{"no partitions", metadata.Topic{Name: "empty"}, metadata.ErrInvalidPartitions},
 		{"gap", gap, metadata.ErrInvalidPartitions},
 		{"no replicas", metadata.Topic{Name: "norep", Partitions: map[int32]metadata.PartitionState{0: {Leader: -1}}}, metadata.ErrInvalidPartitions},
@@ -123,7 +123,7 @@ func testCreateTopicRejectsBadInput(t *testing.T, cl Cluster) {
 
 func testCreateTopicKeepsGivenID(t *testing.T, cl Cluster) {
 	s := cl.Open(t)
-	tp := topicOf("given", 1, 1)
+	tp := TopicOf("given", 1, 1)
 	tp.ID = metadata.NewTopicID()
 	if _, err := s.CreateTopic(testCtx(t), tp); err != nil {
 		t.Fatalf("CreateTopic: %v", err)
@@ -136,10 +136,10 @@ func testCreateTopicKeepsGivenID(t *testing.T, cl Cluster) {
 func testAddPartitions(t *testing.T, cl Cluster) {
 	s := cl.Open(t)
 	ctx := testCtx(t)
-	if _, err := s.CreateTopic(ctx, topicOf("grow", 1, 1)); err != nil {
+	if _, err := s.CreateTopic(ctx, TopicOf("grow", 1, 1)); err != nil {
 		t.Fatalf("CreateTopic: %v", err)
 	}
-	add := map[int32]metadata.PartitionState{1: part(1), 2: part(1)}
+	add := map[int32]metadata.PartitionState{1: Part(1), 2: Part(1)}
 	if _, err := s.AddPartitions(ctx, "grow", add); err != nil {
 		t.Fatalf("AddPartitions: %v", err)
 	}
@@ -151,17 +151,17 @@ func testAddPartitions(t *testing.T, cl Cluster) {
 		t.Fatalf("stale AddPartitions: %v, want ErrInvalidPartitions", err)
 	}
 	for name, parts := range map[string]map[int32]metadata.PartitionState{
-		"gap":            {5: part(1)},
-		"non-contiguous": {3: part(1), 5: part(1)},
+		"gap":            {5: Part(1)},
+		"non-contiguous": {3: Part(1), 5: Part(1)},
 		"none":           {},
-		"from zero":      {0: part(1)},
+		"from zero":      {0: Part(1)},
 		"no replicas":    {3: {Leader: -1}},
 	} {
 		if _, err := s.AddPartitions(ctx, "grow", parts); !errors.Is(err, metadata.ErrInvalidPartitions) {
 			t.Errorf("%s AddPartitions: %v, want ErrInvalidPartitions", name, err)
 		}
 	}
-	if _, err := s.AddPartitions(ctx, "missing", map[int32]metadata.PartitionState{1: part(1)}); !errors.Is(err, metadata.ErrUnknownTopic) {
+	if _, err := s.AddPartitions(ctx, "missing", map[int32]metadata.PartitionState{1: Part(1)}); !errors.Is(err, metadata.ErrUnknownTopic) {
 		t.Fatalf("AddPartitions(unknown): %v, want ErrUnknownTopic", err)
 	}
 	if got, _ := s.Cache().Topic("grow"); len(got.Partitions) != 3 {
@@ -172,7 +172,7 @@ func testAddPartitions(t *testing.T, cl Cluster) {
 func testCompareAndSetPartition(t *testing.T, cl Cluster) {
 	s := cl.Open(t)
 	ctx := testCtx(t)
-	if _, err := s.CreateTopic(ctx, topicOf("cas", 1, 1, 2, 3)); err != nil {
+	if _, err := s.CreateTopic(ctx, TopicOf("cas", 1, 1, 2, 3)); err != nil {
 		t.Fatalf("CreateTopic: %v", err)
 	}
 	next := metadata.PartitionState{Replicas: []int32{1, 2, 3}, Leader: 2, LeaderEpoch: 1, PartitionEpoch: 1, ISR: []int32{2, 3}}
@@ -250,7 +250,7 @@ func testCacheAcrossHandles(t *testing.T, cl Cluster) {
 	if _, err := metadata.ParseTopicID(writer.ClusterID()); err != nil {
 		t.Fatalf("cluster id %q is not in Kafka's form: %v", writer.ClusterID(), err)
 	}
-	rev, err := writer.CreateTopic(ctx, topicOf("shared", 2, 1))
+	rev, err := writer.CreateTopic(ctx, TopicOf("shared", 2, 1))
 	if err != nil {
 		t.Fatalf("CreateTopic: %v", err)
 	}
@@ -271,7 +271,7 @@ func testCacheAcrossHandles(t *testing.T, cl Cluster) {
 		metadata.PartitionState{Replicas: []int32{1}, Leader: metadata.NoLeader, LeaderEpoch: 1, PartitionEpoch: 1}); err != nil {
 		t.Fatalf("CAS: %v", err)
 	}
-	waitClosed(t, changed, "change notification")
+	WaitClosed(t, changed, "change notification")
 	waitFor(t, reader.Cache(), "leader change", func() bool {
 		ps, _ := reader.Cache().Partition("shared", 1)
 		return ps.Leader == metadata.NoLeader
@@ -297,7 +297,7 @@ func testClosedStore(t *testing.T, cl Cluster) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := s.CreateTopic(ctx, topicOf("x", 1, 1)); !errors.Is(err, metadata.ErrClosed) {
+	if _, err := s.CreateTopic(ctx, TopicOf("x", 1, 1)); !errors.Is(err, metadata.ErrClosed) {
 		t.Fatalf("CreateTopic after Close: %v, want ErrClosed", err)
 	}
 	if _, err := s.RegisterBroker(ctx, metadata.Broker{ID: 1, Host: "h", Port: 1}, time.Second); !errors.Is(err, metadata.ErrClosed) {
@@ -309,9 +309,9 @@ func testClosedStore(t *testing.T, cl Cluster) {
 	if err := s.Cache().WaitRevision(ctx, 1<<40); !errors.Is(err, metadata.ErrClosed) {
 		t.Fatalf("WaitRevision on a closed cache: %v, want ErrClosed", err)
 	}
-	waitClosed(t, s.Cache().Done(), "cache Done")
+	WaitClosed(t, s.Cache().Done(), "cache Done")
 	// The other handle is unaffected.
-	if _, err := other.CreateTopic(ctx, topicOf("x", 1, 1)); err != nil {
+	if _, err := other.CreateTopic(ctx, TopicOf("x", 1, 1)); err != nil {
 		t.Fatalf("CreateTopic on another handle: %v", err)
 	}
 }

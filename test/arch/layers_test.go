@@ -18,7 +18,8 @@ import (
 const module = "github.com/strata-broker/strata"
 
 // Layers by top-level directory: a package may import module packages of
-// its own layer or below. shared (config) may be imported by all.
+// its own layer or below. shared (config, and internal's bench-only
+// switches) may be imported by all and import only the standard library.
 const shared = -1
 
 var layers = map[string]int{
@@ -30,6 +31,7 @@ var layers = map[string]int{
 	"perf":       4, // the `strata perf` command's code
 	"test":       5,
 	"config":     shared,
+	"internal":   shared,
 }
 
 // pkg is the part of go list's output the rules need.
@@ -100,7 +102,7 @@ func TestImportRules(t *testing.T) {
 		for _, imp := range p.Imports {
 			switch {
 			case p.ImportPath == module+"/metadata" && !isStd(imp),
-				top == "config" && !isStd(imp):
+				layer == shared && !isStd(imp):
 				t.Errorf("%s must import only the standard library, imports %s", p.ImportPath, imp)
 			case strings.HasPrefix(imp, "go.etcd.io/") && !under(p.ImportPath, "metadata/etcdstore"):
 				t.Errorf("%s imports the etcd client %s; only metadata/etcdstore may", p.ImportPath, imp)

@@ -56,7 +56,13 @@ func TestParseFlagsAndProfilePath(t *testing.T) {
 	if err != nil || o.records != 10 || len(o.systems) != 1 || o.rounds != 3 {
 		t.Fatalf("parseFlags = %+v, %v", o, err)
 	}
-	for _, bad := range [][]string{{"-systems", "nope"}, {"-records", "0"}, {"-rounds", "0"}, {"x"}} {
+	if len(o.codecs) != 2 || o.codecs[0] != "lz4" {
+		t.Fatalf("default codecs %q", o.codecs)
+	}
+	if o, err := parseFlags([]string{"-codecs", ""}); err != nil || len(o.codecs) != 0 {
+		t.Fatalf("-codecs '': %q, %v", o.codecs, err)
+	}
+	for _, bad := range [][]string{{"-systems", "nope"}, {"-records", "0"}, {"-rounds", "0"}, {"x"}, {"-codecs", "brotli"}} {
 		if _, err := parseFlags(bad); err == nil {
 			t.Errorf("parseFlags(%q) succeeded", bad)
 		}
@@ -76,5 +82,21 @@ func TestRunOnceKfake(t *testing.T) {
 	r := runOnce(ctx, "kfake", 0, o)
 	if r.err != nil || r.produce.Records != 2000 || r.consume.Records != 2000 {
 		t.Fatalf("runOnce: %+v", r)
+	}
+}
+
+func TestPrintCompressedTable(t *testing.T) {
+	run := func(codec string, validated bool, mb float64) compressedRun {
+		return compressedRun{codec: codec, validated: validated, produce: perf.Result{Records: 1, Bytes: int64(mb * (1 << 20)), Elapsed: time.Second}}
+	}
+	runs := []compressedRun{run("lz4", false, 100), run("lz4", true, 90), run("zstd", false, 100), run("zstd", true, 50),
+		{codec: "zstd", validated: true, err: errors.New("boom")}}
+	var out bytes.Buffer
+	printCompressedTable(&out, []string{"lz4", "zstd"}, runs)
+	s := out.String()
+	for _, want := range []string{"0.90x", "meets", "0.50x", "below", "≥ 0.85x"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("table lacks %q:\n%s", want, s)
+		}
 	}
 }

@@ -14,6 +14,15 @@
 // strata phases of the first round are CPU-profiled (client and broker
 // share the process, so focus on broker packages when reading it).
 //
+// A second table prices the broker's check of compressed records: for
+// each -codecs codec (lz4 and zstd by default) every round produces the
+// same workload compressed, to a fresh strata broker checking the records
+// inside compressed batches and to one that does not (the broker's path
+// before it did; a bench-only switch in internal/benchhook, which this
+// process shares with the broker), in alternating order, and reports
+// validated/unchecked produce throughput against a 0.85x target. Values
+// then compress about 2:1 each (see perf.ProduceOptions.Compression).
+//
 // The bench never asserts timings: it prints, and exits non-zero only when a
 // run fails (an error, or fewer records acknowledged or read than asked).
 //

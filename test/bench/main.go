@@ -26,6 +26,7 @@ type benchOptions struct {
 	linger       time.Duration
 	phaseTimeout time.Duration
 	systems      []string
+	codecs       []string // compressed produce runs, validated against unchecked
 	cpuprofile   string
 	dir          string
 	keep         bool
@@ -80,9 +81,40 @@ func main() {
 	}
 	fmt.Println()
 	printTable(os.Stdout, results)
+	if len(opts.codecs) > 0 && ctx.Err() == nil {
+		fmt.Println()
+		runs := runCompressedRounds(ctx, opts)
+		fmt.Println()
+		printCompressedTable(os.Stdout, opts.codecs, runs)
+		for _, r := range runs {
+			failed = failed || r.err != nil
+		}
+	}
 	if failed {
 		os.Exit(1)
 	}
+}
+
+// runCompressedRounds runs strata on the compressed workload of each
+// codec, validating and unchecked in alternating order, every round.
+func runCompressedRounds(ctx context.Context, opts benchOptions) []compressedRun {
+	var runs []compressedRun
+	for round := range opts.rounds {
+		for _, codec := range opts.codecs {
+			for i := range 2 {
+				validated := (round+i)%2 == 0
+				r := runCompressed(ctx, codec, validated, round, opts)
+				if r.err != nil {
+					fmt.Printf("round %d strata %s %s ERROR: %v\n", round+1, codec, mode(validated), r.err)
+				}
+				runs = append(runs, r)
+				if ctx.Err() != nil {
+					return runs
+				}
+			}
+		}
+	}
+	return runs
 }
 
 // parseFlags reads the command line into benchOptions.
@@ -96,7 +128,8 @@ func parseFlags(args []string) (benchOptions, error) {
 	fs.DurationVar(&o.linger, "linger", perf.DefaultLinger, "producer linger (negative = none)")
 	fs.DurationVar(&o.phaseTimeout, "phase-timeout", 90*time.Second, "bound on each produce or consume phase")
 	systems := fs.String("systems", "strata,kfake", "comma-separated systems to run (strata, kfake)")
-	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write CPU profiles of round 1's strata phases to FILE-produce.EXT and FILE-consume.EXT")
+	codecs := fs.String("codecs", "lz4,zstd", "codecs whose compressed produce strata runs validated and unchecked (empty: none)")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write CPU profiles of round 1's strata phases to FILE-produce.EXT, FILE-consume.EXT and FILE-produce-CODEC-MODE.EXT")
 	fs.StringVar(&o.dir, "dir", "", "parent of strata's temporary data directory (default: the system temp dir)")
 	fs.BoolVar(&o.keep, "keep", false, "keep strata's data directory")
 	fs.BoolVar(&o.verbose, "v", false, "log strata at info level (default: warnings only)")
@@ -111,6 +144,15 @@ func parseFlags(args []string) (benchOptions, error) {
 			return o, fmt.Errorf("bench: unknown system %q (want strata, kfake)", s)
 		}
 		o.systems = append(o.systems, s)
+	}
+	for c := range strings.SplitSeq(*codecs, ",") {
+		switch c = strings.TrimSpace(c); c {
+		case "":
+		case "gzip", "snappy", "lz4", "zstd":
+			o.codecs = append(o.codecs, c)
+		default:
+			return o, fmt.Errorf("bench: unknown codec %q (want gzip, snappy, lz4, zstd)", c)
+		}
 	}
 	switch {
 	case fs.NArg() > 0:

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,6 +55,45 @@ func waitPartitions(t *testing.T, cl *kgo.Client, topic string, n int) {
 	}
 }
 
+// pythonAutoCreate produces one record with kafka-python to a topic that
+// does not exist yet and prints how many partitions the producer saw.
+const pythonAutoCreate = `
+import sys
+from kafka import KafkaProducer
+
+addr, topic = sys.argv[1], sys.argv[2]
+producer = KafkaProducer(bootstrap_servers=addr, max_block_ms=30000)
+md = producer.send(topic, b'v').get(timeout=30)
+print(len(producer.partitions_for(topic)), md.partition, md.offset)
+producer.close(10)
+`
+
+// kcatTopic lists topic with kcat -L -J and returns how many of its
+// partitions broker 1 leads, and the topic's error ("" for none).
+func kcatTopic(t *testing.T, addr, topic string) (int, string) {
+	t.Helper()
+	out := harness.Kcat(t, "-b", addr, "-L", "-t", topic, "-J")
+	var md struct {
+		Topics []struct {
+			Topic      string `json:"topic"`
+			Error      string `json:"error"`
+			Partitions []struct {
+				Leader int32 `json:"leader"`
+			} `json:"partitions"`
+		} `json:"topics"`
+	}
+	if err := json.Unmarshal([]byte(out), &md); err != nil || len(md.Topics) != 1 || md.Topics[0].Topic != topic {
+		t.Fatalf("kcat -L -t %s: %v\n%s", topic, err, out)
+	}
+	led := 0
+	for _, p := range md.Topics[0].Partitions {
+		if p.Leader == 1 {
+			led++
+		}
+	}
+	return led, md.Topics[0].Error
+}
+
 // TestAutoCreateTopics covers auto-creation through a producer and through a
 // Metadata request, that allow_auto_topic_creation=false creates nothing,
 // and that auto.create.topics.enable=false turns it off.
@@ -64,11 +105,40 @@ func TestAutoCreateTopics(t *testing.T) {
 	produceSync(t, prod, &kgo.Record{Topic: "auto-on-produce", Value: []byte("v")})
 	waitPartitions(t, cl, "auto-on-produce", 3)
 
+	// As Kafka: the request that creates the topic gets
+	// LEADER_NOT_AVAILABLE and no partitions; the next one the leaders.
 	mt := metadataFor(t, cl, "auto-on-metadata", true)
-	if c := mt.ErrorCode; c != 0 && c != kerr.LeaderNotAvailable.Code {
-		t.Fatalf("metadata with auto-create: error %d (%v)", c, kerr.ErrorForCode(c))
+	if mt.ErrorCode != kerr.LeaderNotAvailable.Code || len(mt.Partitions) != 0 {
+		t.Fatalf("metadata with auto-create: error %d (%v), %d partitions; want LEADER_NOT_AVAILABLE and none",
+			mt.ErrorCode, kerr.ErrorForCode(mt.ErrorCode), len(mt.Partitions))
 	}
 	waitPartitions(t, cl, "auto-on-metadata", 3)
+
+	// librdkafka (kcat -L, a producer handle, which may create): its
+	// topic handle's own metadata request may have created the topic
+	// already, else this answer is Kafka's LEADER_NOT_AVAILABLE.
+	if parts, errStr := kcatTopic(t, b.Addr(), "auto-on-kcat"); parts != 3 && !strings.Contains(errStr, "Leader not available") {
+		t.Fatalf("kcat -L on a new topic: %d partitions led here, error %q; want 3 or LEADER_NOT_AVAILABLE", parts, errStr)
+	}
+	waitPartitions(t, cl, "auto-on-kcat", 3)
+	if parts, errStr := kcatTopic(t, b.Addr(), "auto-on-kcat"); parts != 3 || errStr != "" {
+		t.Fatalf("kcat -L on the created topic: %d partitions led here, error %q; want 3", parts, errStr)
+	}
+
+	harness.KcatStdin(t, "a\nb\n", "-b", b.Addr(), "-P", "-t", "auto-on-kcat-produce")
+	total := 0
+	for _, recs := range harness.ReadAll(t, b.Addr(), "auto-on-kcat-produce") {
+		total += len(recs)
+	}
+	if total != 2 {
+		t.Fatalf("kcat -P to a new topic: %d records read back, want 2", total)
+	}
+
+	// kafka-python retries LEADER_NOT_AVAILABLE until the producer
+	// sees the partitions.
+	if out := strings.Fields(harness.Python(t, pythonAutoCreate, b.Addr(), "auto-on-python")); len(out) != 3 || out[0] != "3" || out[2] != "0" {
+		t.Fatalf("kafka-python producing to a new topic: %q, want 3 partitions and offset 0", out)
+	}
 
 	mt = metadataFor(t, cl, "no-auto", false)
 	if mt.ErrorCode != kerr.UnknownTopicOrPartition.Code {

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -108,24 +107,7 @@ func TestCompactedSmallSegmentsReadFromStart(t *testing.T) {
 	}
 	check("franz-go", got)
 
-	out := harness.Kcat(t, "-C", "-b", b.Addr(), "-t", topic, "-p", "0", "-o", "beginning", "-e", "-q",
-		"-f", "%o\t%k\t%S\t%s\n")
-	var viaKcat []*kgo.Record
-	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
-		f := strings.SplitN(line, "\t", 4)
-		if len(f) != 4 {
-			t.Fatalf("kcat: bad line %q", line)
-		}
-		o, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			t.Fatalf("kcat: bad offset in %q", line)
-		}
-		r := &kgo.Record{Offset: o, Key: []byte(f[1])}
-		if f[2] != "-1" {
-			r.Value = []byte(f[3])
-		}
-		viaKcat = append(viaKcat, r)
-	}
+	viaKcat := kcatRecords(t, b.Addr(), topic)
 	if len(viaKcat) != len(got) {
 		t.Fatalf("kcat read %d records, franz-go %d", len(viaKcat), len(got))
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,4 +170,29 @@ func decodeBatches(t testing.TB, raw []byte) []kmsg.RecordBatch {
 		raw = raw[n:]
 	}
 	return out
+}
+
+// kcatRecords reads partition 0 of topic from its start with kcat: each
+// record's offset, key and value (nil for a tombstone).
+func kcatRecords(t testing.TB, addr, topic string) []*kgo.Record {
+	t.Helper()
+	out := harness.Kcat(t, "-C", "-b", addr, "-t", topic, "-p", "0", "-o", "beginning", "-e", "-q",
+		"-f", "%o\t%k\t%S\t%s\n")
+	var recs []*kgo.Record
+	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		f := strings.SplitN(line, "\t", 4)
+		if len(f) != 4 {
+			t.Fatalf("kcat: bad line %q", line)
+		}
+		o, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			t.Fatalf("kcat: bad offset in %q", line)
+		}
+		r := &kgo.Record{Offset: o, Key: []byte(f[1])}
+		if f[2] != "-1" {
+			r.Value = []byte(f[3])
+		}
+		recs = append(recs, r)
+	}
+	return recs
 }

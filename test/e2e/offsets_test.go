@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,6 +152,49 @@ func TestFetchLongPoll(t *testing.T) {
 		t.Fatalf("fetch with max wait 5s returned after %v although a record was produced at ~300ms", r.elapsed)
 	}
 	t.Logf("parked fetch returned after %v", r.elapsed)
+}
+
+// TestFetchHistoryAcrossSegments reads a topic of many small segments from
+// the start with franz-go asking for far more than a segment holds
+// (fetch.min.bytes 1 MiB, max wait 3 s). A read stops at its segment's
+// end, so a fetch in an older segment must be answered at once (Kafka's
+// DelayedFetch): only the fetch in the active segment may wait out its max
+// wait. The check counts fetches that did (strata_fetch_expired_total),
+// which no machine speed changes: one for the active segment, one more if
+// the consumer's next poll at the log end ran out before it was closed;
+// a broker that waits per segment expires one per older segment.
+func TestFetchHistoryAcrossSegments(t *testing.T) {
+	b, addr := startMetered(t)
+	const topic, n, maxWait = "history", 60, 3 * time.Second
+	harness.CreateTopic(t, b.Admin(), topic, 1, map[string]string{"segment.bytes": "1024"})
+	prod := b.Client(kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	for i := range n { // a batch each, three to a segment
+		produceSync(t, prod, &kgo.Record{Value: fmt.Appendf(nil, "%03d-%s", i, strings.Repeat("x", 200))})
+	}
+	segments := metricValue(t, addr, `strata_log_segments{topic="history"}`)
+	if segments < 15 {
+		t.Fatalf("%d segments, want at least 15", segments)
+	}
+
+	cl := b.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMinBytes(1<<20), kgo.FetchMaxWait(maxWait))
+	ctx := testCtx(t)
+	start := time.Now()
+	for got := 0; got < n; {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("read %d of %d records in %v: %v", got, n, time.Since(start), err)
+		}
+		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s-%d: %v", topic, p, err) })
+		got += fs.NumRecords()
+	}
+	took := time.Since(start)
+	cl.Close()
+	expired := max(metricValue(t, addr, `strata_fetch_expired_total{fetcher="consumer"}`), 0)
+	t.Logf("read %d records in %d segments in %v; %d fetches waited out max wait", n, segments, took, expired)
+	if expired > 2 {
+		t.Errorf("%d fetches waited out max wait reading %d segments, want at most 2 (the active segment, the log end)", expired, segments)
+	}
 }
 
 // TestLogAppendTime checks message.timestamp.type=LogAppendTime: the broker

@@ -125,43 +125,25 @@ func TestCompactedTopicReadByFranzGoAndKcat(t *testing.T) {
 			}
 		}
 	}
-	var offs []int64
-	var ks []string
-	var vs []*string
-	for _, r := range got {
-		offs, ks = append(offs, r.Offset), append(ks, string(r.Key))
-		if r.Value == nil {
-			vs = append(vs, nil)
-		} else {
-			v := string(r.Value)
-			vs = append(vs, &v)
+	columns := func(recs []*kgo.Record) (offs []int64, ks []string, vs []*string) {
+		for _, r := range recs {
+			offs, ks = append(offs, r.Offset), append(ks, string(r.Key))
+			if r.Value == nil {
+				vs = append(vs, nil)
+			} else {
+				v := string(r.Value)
+				vs = append(vs, &v)
+			}
 		}
+		return offs, ks, vs
 	}
+	offs, ks, vs := columns(got)
 	check("franz-go", offs, ks, vs)
 	if offs[len(offs)-1] != end-1 {
 		t.Fatalf("franz-go: last offset %d, end %d", offs[len(offs)-1], end)
 	}
 
-	out := harness.Kcat(t, "-C", "-b", b.Addr(), "-t", topic, "-p", "0", "-o", "beginning", "-e", "-q",
-		"-f", "%o\t%k\t%S\t%s\n")
-	offs, ks, vs = nil, nil, nil
-	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
-		f := strings.SplitN(line, "\t", 4)
-		if len(f) != 4 {
-			t.Fatalf("kcat: bad line %q", line)
-		}
-		o, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			t.Fatalf("kcat: bad offset in %q", line)
-		}
-		offs, ks = append(offs, o), append(ks, f[1])
-		if f[2] == "-1" {
-			vs = append(vs, nil)
-		} else {
-			v := f[3]
-			vs = append(vs, &v)
-		}
-	}
+	offs, ks, vs = columns(kcatRecords(t, b.Addr(), topic))
 	if len(offs) > len(got) {
 		t.Fatalf("kcat read %d records, franz-go %d (the log only shrinks)", len(offs), len(got))
 	}

@@ -88,6 +88,9 @@ func (l *Log) AppendAsLeader(batches []record.Batch, o AppendOptions) (AppendRes
 		}
 		next += count
 	}
+	if err := l.checkSpace(batches); err != nil {
+		return AppendResult{}, err
+	}
 	// The state itself is updated batch by batch, so that a roll in the
 	// middle of the append snapshots exactly the batches below it.
 	for i, b := range batches {
@@ -128,6 +131,9 @@ func (l *Log) AppendAsFollower(batches []record.Batch) error {
 		}
 		next = b.LastOffset() + 1
 	}
+	if err := l.checkSpace(batches); err != nil {
+		return err
+	}
 	now := time.Now().UnixMilli()
 	for _, b := range batches {
 		if err := l.appendLocked(b, now, l.cfg.FollowerPageCacheWindow); err != nil {
@@ -138,6 +144,22 @@ func (l *Log) AppendAsFollower(batches []record.Batch) error {
 		}
 	}
 	return l.maybeFlush(now)
+}
+
+// checkSpace asks Config.SpaceCheck whether the batches may be written.
+// Caller holds mu.
+func (l *Log) checkSpace(batches []record.Batch) error {
+	if l.cfg.SpaceCheck == nil {
+		return nil
+	}
+	var n int64
+	for _, b := range batches {
+		n += int64(len(b))
+	}
+	if err := l.cfg.SpaceCheck(n); err != nil {
+		return fmt.Errorf("local: log %s: %w: %w: %w", l.dir, ErrStorage, segment.ErrNoSpace, err)
+	}
+	return nil
 }
 
 // checkBatch verifies what the log relies on: one whole v2 batch with a
@@ -154,26 +176,51 @@ func checkBatch(b record.Batch) error {
 
 // appendLocked rolls if needed and writes one batch to the active segment,
 // keeping window bytes of it in the page cache (leaders and followers
-// differ: Config). A write error fails the log. Caller holds mu.
+// differ: Config). The batch's leader epoch is recorded first, as Kafka's
+// UnifiedLog does, so that no step can fail after the batch is in. A
+// write error fails the log, unless it was for lack of space
+// (writeFailed). Caller holds mu.
 func (l *Log) appendLocked(b record.Batch, nowMs, window int64) error {
 	if err := l.maybeRoll(b, nowMs); err != nil {
-		l.failed = fmt.Errorf("local: log %s failed: %w", l.dir, err)
-		return l.failed
+		return l.writeFailed(err)
+	}
+	if err := l.epochs.assign(b.PartitionLeaderEpoch(), b.BaseOffset()); err != nil {
+		// The entry is kept in memory and written with the next
+		// checkpoint; recovery re-derives it from the batches anyway.
+		return l.writeFailed(segment.MarkNoSpace(err))
 	}
 	l.active().SetCacheWindow(window)
 	if err := l.active().Append(b); err != nil {
-		l.failed = fmt.Errorf("local: log %s failed: %w", l.dir, err)
-		return l.failed
+		return l.writeFailed(err)
 	}
 	if l.firstAppendMs == 0 {
 		l.firstAppendMs = nowMs
 	}
 	l.leo.Store(b.LastOffset() + 1)
-	if err := l.epochs.assign(b.PartitionLeaderEpoch(), b.BaseOffset()); err != nil {
-		l.failed = fmt.Errorf("local: log %s failed: %w", l.dir, err)
-		return l.failed
-	}
 	return nil
+}
+
+// writeFailed wraps the error of a failed append with ErrStorage. A write
+// that failed for lack of space (segment.ErrNoSpace) left the log as it
+// was: the segment cut the partial batch off, a failed roll undid itself.
+// The log then stays usable and the next append tries again, so appends
+// resume once space is freed, while reads go on meanwhile. Any other
+// failure fails the log (fail). Caller holds mu.
+func (l *Log) writeFailed(err error) error {
+	if errors.Is(err, segment.ErrNoSpace) {
+		return fmt.Errorf("local: log %s: %w: %w", l.dir, ErrStorage, err)
+	}
+	return l.fail(err)
+}
+
+// fail makes err the log's sticky failure, wrapped with ErrStorage: after
+// a failed write, sync or truncation the files may not hold what the log
+// believes (the kernel may have dropped dirty pages), so every later
+// write returns it until the log is reopened and recovered. Caller holds
+// mu.
+func (l *Log) fail(err error) error {
+	l.failed = fmt.Errorf("local: log %s failed: %w: %w", l.dir, ErrStorage, err)
+	return l.failed
 }
 
 // maybeRoll starts a new segment at the batch's base offset when the
@@ -195,22 +242,27 @@ func (l *Log) maybeRoll(b record.Batch, nowMs int64) error {
 
 // roll seals the active segment and starts one at base (an empty active
 // segment is replaced instead), snapshots the producer state at base and
-// asks the flusher to make the sealed segment durable. Caller holds mu.
+// asks the flusher to make the sealed segment durable. The new segment is
+// created before the old one is sealed or removed, so a roll that fails
+// for lack of space leaves the segments as they were. Caller holds mu.
 func (l *Log) roll(base, nowMs int64) error {
 	old := l.active()
-	if old.Size() == 0 {
-		if old.BaseOffset() == base {
-			return nil
-		}
-		if err := old.Delete(); err != nil {
-			return err
-		}
-		l.segs = l.segs[:len(l.segs)-1]
-	} else if err := old.Seal(); err != nil {
-		return err
+	if old.Size() == 0 && old.BaseOffset() == base {
+		return nil
 	}
 	s, err := segment.Create(l.dir, base, l.segmentOptions())
 	if err != nil {
+		return err
+	}
+	if old.Size() == 0 {
+		if err := old.Delete(); err != nil {
+			return errors.Join(err, s.Delete())
+		}
+		l.segs = l.segs[:len(l.segs)-1]
+	} else if err := old.Seal(); err != nil {
+		if derr := s.Delete(); derr != nil {
+			return errors.Join(err, derr)
+		}
 		return err
 	}
 	l.segs = append(l.segs, s)
@@ -249,13 +301,11 @@ func (l *Log) flushLocked() error {
 			continue
 		}
 		if err := s.Flush(); err != nil {
-			l.failed = fmt.Errorf("local: log %s failed: %w", l.dir, err)
-			return l.failed
+			return l.fail(err)
 		}
 	}
 	if err := segment.SyncDir(l.dir); err != nil {
-		l.failed = fmt.Errorf("local: log %s failed: %w", l.dir, err)
-		return l.failed
+		return l.fail(err)
 	}
 	l.recoveryPoint = l.leo.Load()
 	l.lastFlushMs = time.Now().UnixMilli()
@@ -311,7 +361,7 @@ func (l *Log) flushRolled() error {
 	}
 	if err != nil {
 		if !l.closed {
-			l.failed = fmt.Errorf("local: log %s failed: %w", l.dir, err)
+			return l.fail(err)
 		}
 		return err
 	}

@@ -17,6 +17,11 @@ var (
 	// ErrUnexpectedOffset: a follower batch whose offsets do not follow the
 	// log end (Kafka's UnexpectedAppendOffsetException).
 	ErrUnexpectedOffset = errors.New("local: batch offset does not follow the log end")
+	// ErrStorage: the log's files could not be written, synced or
+	// truncated (Kafka's KafkaStorageException). It wraps the OS error;
+	// with segment.ErrNoSpace the log is unchanged and usable (see the
+	// package doc), otherwise the log is failed until reopened.
+	ErrStorage = errors.New("local: storage error")
 )
 
 // Defaults applied to zero Config fields (Kafka's broker defaults).
@@ -64,6 +69,11 @@ type Config struct {
 	// their sealed segments (segment.FileCache); nil keeps every
 	// segment's file open.
 	Files *segment.FileCache
+	// SpaceCheck, when set, is asked before an append writes n bytes; an
+	// error refuses the append as a full disk would (ErrStorage and
+	// segment.ErrNoSpace, nothing written). The broker keeps the last free
+	// space of the embedded metadata store's disk this way.
+	SpaceCheck func(n int64) error
 }
 
 // withDefaults returns c with zero fields replaced by the defaults.

@@ -73,15 +73,28 @@
 // Concurrency: Log.mu (a sync.RWMutex) guards the segment list, the
 // producer state, the recovery point and the roll/flush bookkeeping.
 // Appends, rolls, truncations, DeleteRecordsBefore, Flush, SetConfig,
-// Close and Delete hold it exclusively; Read, OffsetForTimestamp,
-// MaxTimestamp and Segments share it, and Read holds it only to find the
-// segment and compute the Slice: the caller writes the Slice out and
-// releases it without any lock (the file stays open until Release, even if
+// Close and Delete hold it exclusively; Read, OnOlderSegment,
+// OffsetForTimestamp, MaxTimestamp and Segments share it, and Read holds
+// it only to find the segment and compute the Slice: the caller writes the
+// Slice out and releases it without any lock (the file stays open until Release, even if
 // the segment is deleted meanwhile). LogEndOffset and LogStartOffset are
 // atomics, readable without the lock. Lock order: Log.mu before a
 // Segment's own lock. The Log owns one goroutine, the roll flusher, started
 // by Open and stopped by Close and Delete; it holds Log.mu only to pick the
 // segments and to advance the recovery point, never during an fdatasync.
 // After a failed write, sync or truncation the log is failed: appends and
-// truncations return the same error until it is reopened.
+// truncations return the same error until it is reopened. Both wrap
+// ErrStorage (Kafka's KAFKA_STORAGE_ERROR).
+//
+// Full disk: an append that fails for lack of space (ENOSPC, EDQUOT) is
+// undone (the segment cuts the partial batch off, a roll creates the new
+// segment before sealing the old one and removes it again on failure, the
+// batch's leader epoch is recorded before the batch) and fails with
+// ErrStorage and segment.ErrNoSpace without failing the log: reads go
+// on, later appends fail the same way while the disk is full and succeed
+// once space is freed, at the same offset. Kafka instead takes the whole
+// log directory offline; keeping the partition readable is friendlier and
+// safe, since nothing of the failed append remains. Config.SpaceCheck,
+// asked before every append, refuses appends the same way before the disk
+// is full (the broker keeps the embedded etcd's reserve with it).
 package local

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -47,6 +48,25 @@ func plain(n int, ts int64) record.Batch {
 		recs[i] = record.Record{TimestampDelta: int64(i), Value: fmt.Appendf(nil, "v%d-%d", ts, i)}
 	}
 	return record.NewBatch(record.BuildOptions{FirstTimestamp: ts}, recs...)
+}
+
+// followerBatches builds n batches of two records at leader epoch 4, as a
+// follower fetches them: offsets from 0 on, with a gap of five before
+// each index in gapsBefore (as after compaction on the leader).
+func followerBatches(n int, gapsBefore ...int) []record.Batch {
+	var batches []record.Batch
+	next := int64(0)
+	for i := range n {
+		b := plain(2, int64(i))
+		if slices.Contains(gapsBefore, i) {
+			next += 5
+		}
+		b.SetBaseOffset(next)
+		b.SetPartitionLeaderEpoch(4)
+		batches = append(batches, b)
+		next = b.LastOffset() + 1
+	}
+	return batches
 }
 
 // idem builds a batch of n records of an idempotent producer, stamped with

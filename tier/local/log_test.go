@@ -253,18 +253,8 @@ func TestRollFlusherAdvancesRecoveryPoint(t *testing.T) {
 
 func TestFollowerAppend(t *testing.T) {
 	l := openLog(t, t.TempDir(), Config{SegmentBytes: 1024})
-	var batches []record.Batch
-	next := int64(0)
-	for i := range 30 {
-		b := plain(2, int64(i))
-		if i == 10 {
-			next += 5 // a gap, as after compaction on the leader
-		}
-		b.SetBaseOffset(next)
-		b.SetPartitionLeaderEpoch(4)
-		batches = append(batches, b)
-		next = b.LastOffset() + 1
-	}
+	batches := followerBatches(30, 10) // a gap before index 10
+	next := batches[29].LastOffset() + 1
 	if err := l.AppendAsFollower(batches); err != nil {
 		t.Fatal(err)
 	}
@@ -284,6 +274,45 @@ func TestFollowerAppend(t *testing.T) {
 	stale.SetBaseOffset(next - 1)
 	if err := l.AppendAsFollower([]record.Batch{stale}); !errors.Is(err, ErrUnexpectedOffset) {
 		t.Fatalf("stale follower batch: %v", err)
+	}
+}
+
+// TestOnOlderSegment: a read stops at its segment's end, so whether the
+// segment it starts in is older than the end offset's decides whether a
+// fetch may wait; a segment without a batch at or after the offset (a
+// gap at its end) is passed over, as Read does.
+func TestOnOlderSegment(t *testing.T) {
+	// One batch per segment, with gaps (as after compaction on the
+	// leader) before the batches at index 10 and 29, the last.
+	l := openLog(t, t.TempDir(), Config{SegmentBytes: int64(len(plain(2, 100))) * 3 / 2})
+	batches := followerBatches(30, 10, 29)
+	if err := l.AppendAsFollower(batches); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(l.Segments()); n != 30 {
+		t.Fatalf("%d segments, want one per batch", n)
+	}
+	leo, last := l.LogEndOffset(), batches[29]
+	for _, c := range []struct {
+		name        string
+		offset, end int64
+		want        bool
+	}{
+		{"first segment", 0, leo, true},
+		{"last offset before the active segment", batches[28].LastOffset(), leo, true},
+		{"start of the active segment", last.BaseOffset(), leo, false},
+		{"inside the active segment", leo - 1, leo, false},
+		{"end in the same segment", 0, 1, false},
+		{"end at the next segment's base", 0, batches[1].BaseOffset(), true},
+		{"in a gap before an older segment", batches[9].LastOffset() + 1, leo, true},
+		{"in a gap before the end's segment", batches[9].LastOffset() + 1, batches[10].BaseOffset(), false},
+		{"in the gap before the active segment", batches[28].LastOffset() + 1, leo, false},
+		{"at the end", leo, leo, false},
+		{"past the end", leo, leo - 1, false},
+	} {
+		if got := l.OnOlderSegment(c.offset, c.end); got != c.want {
+			t.Errorf("%s: OnOlderSegment(%d, %d) = %v, want %v", c.name, c.offset, c.end, got, c.want)
+		}
 	}
 }
 

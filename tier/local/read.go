@@ -54,6 +54,28 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64) (segment.Slice, 
 	return segment.Slice{}, nil
 }
 
+// OnOlderSegment reports whether a Read at offset stops at the end of a
+// segment older than the one holding endOffset (Kafka's
+// LogOffsetMetadata.onOlderSegment, with the fetch offset placed where
+// Read finds its first batch). A read never crosses a segment's end, so
+// nothing appended at endOffset or later can join it: a fetch waiting for
+// more bytes there would wait in vain. False when offset ≥ endOffset.
+func (l *Log) OnOlderSegment(offset, endOffset int64) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed || offset >= endOffset {
+		return false
+	}
+	end := l.segmentFor(endOffset)
+	// As Read, pass over segments that hold no batch at or after offset.
+	for i := l.segmentFor(offset); i < end; i++ {
+		if l.segs[i].NextOffset() > offset {
+			return true
+		}
+	}
+	return false
+}
+
 // OffsetForTimestamp finds the first record at or after the log start with
 // a timestamp ≥ ts (ListOffsets by time) and returns its offset and
 // timestamp; ok is false when every record is older.

@@ -159,8 +159,7 @@ func (l *Log) replaceLocked(old []SegmentInfo, cleaned *segment.Segment) (commit
 	}
 	if err := segment.SyncDir(l.dir); err != nil {
 		// Whether the commit is durable is unknown: let recovery decide.
-		l.failed = fmt.Errorf("local: log %s failed: replace segments: %w", l.dir, err)
-		return true, l.failed
+		return true, l.fail(fmt.Errorf("replace segments: %w", err))
 	}
 	if err := hook("committed"); err != nil {
 		return true, err
@@ -180,8 +179,7 @@ func (l *Log) replaceLocked(old []SegmentInfo, cleaned *segment.Segment) (commit
 	errs = append(errs, removeFile(endPath), segment.SyncDir(l.dir))
 	l.segs = slices.Replace(l.segs, i, i+len(old), cleaned)
 	if err := errors.Join(errs...); err != nil {
-		l.failed = fmt.Errorf("local: log %s failed: replace segments: %w", l.dir, err)
-		return true, l.failed
+		return true, l.fail(fmt.Errorf("replace segments: %w", err))
 	}
 	l.logger.Debug("replaced segments with a cleaned one", "base", cleaned.BaseOffset(), "replaced", len(old), "size", cleaned.Size())
 	return true, hook("done")

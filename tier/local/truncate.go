@@ -83,8 +83,7 @@ func (l *Log) TruncateTo(offset int64) error {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
-		l.failed = fmt.Errorf("local: log %s failed: truncate to %d: %w", l.dir, offset, err)
-		return l.failed
+		return l.fail(fmt.Errorf("truncate to %d: %w", offset, err))
 	}
 	leo := l.active().NextOffset()
 	l.leo.Store(leo)
@@ -95,8 +94,7 @@ func (l *Log) TruncateTo(offset int64) error {
 		l.firstAppendMs = time.Now().UnixMilli()
 	}
 	if err := l.loadProducerState(leo); err != nil {
-		l.failed = fmt.Errorf("local: log %s failed: truncate to %d: %w", l.dir, offset, err)
-		return l.failed
+		return l.fail(fmt.Errorf("truncate to %d: %w", offset, err))
 	}
 	if err := l.epochs.truncateFromEnd(leo); err != nil {
 		return err
@@ -163,8 +161,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 		l.segs = append(l.segs, s)
 	}
 	if err := errors.Join(errs...); err != nil {
-		l.failed = fmt.Errorf("local: log %s failed: truncate fully to %d: %w", l.dir, offset, err)
-		return l.failed
+		return l.fail(fmt.Errorf("truncate fully to %d: %w", offset, err))
 	}
 	l.producers = producer.NewState()
 	if err := l.epochs.clear(); err != nil {

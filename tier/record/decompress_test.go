@@ -9,6 +9,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 )
 
@@ -46,7 +47,7 @@ func TestXerialSnappyBatch(t *testing.T) {
 		append(xerial([]byte("abc"), 10), 0, 0),          // truncated length
 		append(xerial([]byte("abc"), 10), 0, 0, 0, 9, 1), // overrunning block
 	} {
-		if _, err := decompress(Snappy, bad); !errors.Is(err, ErrCorrupt) {
+		if _, err := decompress(Snappy, bad, MaxDecompressedBytes); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("bad xerial: %v", err)
 		}
 	}
@@ -76,7 +77,7 @@ func TestDeclaredHugeSizesAreRefusedCheaply(t *testing.T) {
 	}
 	for _, tc := range cases {
 		allocs := testing.AllocsPerRun(1, func() {
-			if _, err := decompress(tc.c, tc.src); !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrCorrupt) {
+			if _, err := decompress(tc.c, tc.src, MaxDecompressedBytes); !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrCorrupt) {
 				t.Errorf("%s: %v", tc.name, err)
 			}
 		})
@@ -84,18 +85,27 @@ func TestDeclaredHugeSizesAreRefusedCheaply(t *testing.T) {
 			t.Errorf("%s: %v allocations", tc.name, allocs)
 		}
 	}
+	// Blocks that only declare a size are corrupt: snappy cannot expand
+	// a few bytes that far.
 	for _, src := range [][]byte{huge, xhuge} {
-		if _, err := decompress(Snappy, src); !errors.Is(err, ErrTooLarge) {
-			t.Errorf("snappy: want ErrTooLarge, got %v", err)
+		if _, err := decompress(Snappy, src, MaxDecompressedBytes); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("snappy: want ErrCorrupt, got %v", err)
 		}
 	}
 }
 
 // zstdRLEBomb hand-writes a zstd frame of RLE blocks without a declared
 // content size: 4 bytes per block, each expanding to 128 KiB.
-func zstdRLEBomb(out int) []byte {
+func zstdRLEBomb(out int) []byte { return zstdBomb(nil, out) }
+
+// zstdBomb is zstdRLEBomb after a raw block holding head.
+func zstdBomb(head []byte, out int) []byte {
 	src := binary.LittleEndian.AppendUint32(nil, 0xFD2FB528)
 	src = append(src, 0x00, 0x38) // no content size; window 128 KiB
+	if len(head) > 0 {
+		hdr := uint32(len(head) << 3) // raw block
+		src = append(append(src, byte(hdr), byte(hdr>>8), byte(hdr>>16)), head...)
+	}
 	const block = 128 << 10
 	for n := 0; n < out; n += block {
 		hdr := uint32(block<<3 | 1<<1) // RLE block
@@ -108,49 +118,58 @@ func zstdRLEBomb(out int) []byte {
 }
 
 func TestStreamingBombsStop(t *testing.T) {
-	// Lower the bound to test with small data.
-	defer func(old int) { maxDecompressed = old }(maxDecompressed)
-	maxDecompressed = 1 << 20
-
-	bomb := zstdRLEBomb(maxDecompressed + 128<<10)
-	if _, err := decompress(Zstd, bomb); !errors.Is(err, ErrTooLarge) {
+	const limit = 1 << 20
+	bomb := zstdRLEBomb(limit + 128<<10)
+	if _, err := decompress(Zstd, bomb, limit); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("zstd bomb of %d bytes: %v", len(bomb), err)
 	}
-	if out, err := decompress(Zstd, zstdRLEBomb(maxDecompressed)); err != nil || len(out) != maxDecompressed {
+	if out, err := decompress(Zstd, zstdRLEBomb(limit), limit); err != nil || len(out) != limit {
 		t.Fatalf("zstd RLE frame at the bound: %d bytes, %v", len(out), err)
 	}
-	writers := []struct {
-		c  Codec
-		mk func(io.Writer) io.WriteCloser
-	}{
-		{LZ4, func(w io.Writer) io.WriteCloser { return lz4.NewWriter(w) }},
-		{Gzip, func(w io.Writer) io.WriteCloser { return gzip.NewWriter(w) }},
-		{Snappy, nil},
-	}
-	for _, w := range writers {
-		for _, size := range []int{maxDecompressed, maxDecompressed + 1} {
-			data := make([]byte, size)
-			var src []byte
-			if w.mk == nil {
-				src = xerial(data, 32<<10)
-			} else {
-				var buf bytes.Buffer
-				enc := w.mk(&buf)
-				if _, err := enc.Write(data); err != nil {
-					t.Fatal(err)
-				}
-				if err := enc.Close(); err != nil {
-					t.Fatal(err)
-				}
-				src = buf.Bytes()
+	for _, c := range []Codec{LZ4, Gzip, Snappy} {
+		for _, size := range []int{limit, limit + 1} {
+			out, err := decompress(c, compressWith(t, c, make([]byte, size)), limit)
+			if size > limit && !errors.Is(err, ErrTooLarge) {
+				t.Errorf("%s: %d bytes decompressed: %v", c, size, err)
 			}
-			out, err := decompress(w.c, src)
-			if size > maxDecompressed && !errors.Is(err, ErrTooLarge) {
-				t.Errorf("%s: %d bytes decompressed: %v", w.c, size, err)
-			}
-			if size <= maxDecompressed && (err != nil || len(out) != size) {
-				t.Errorf("%s: %d bytes at the bound: %d, %v", w.c, size, len(out), err)
+			if size <= limit && (err != nil || len(out) != size) {
+				t.Errorf("%s: %d bytes at the bound: %d, %v", c, size, len(out), err)
 			}
 		}
 	}
+}
+
+// compressWith compresses data as producers do: lz4 in 64 KiB dependent
+// blocks (Java's framing), gzip as one stream, snappy in xerial blocks.
+func compressWith(t testing.TB, c Codec, data []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	var w io.WriteCloser
+	switch c {
+	case Snappy:
+		return xerial(data, 32<<10)
+	case LZ4:
+		lw := lz4.NewWriter(&buf)
+		if err := lw.Apply(lz4.BlockSizeOption(lz4.Block64Kb), lz4.BlockChecksumOption(true)); err != nil {
+			t.Fatal(err)
+		}
+		w = lw
+	case Gzip:
+		w = gzip.NewWriter(&buf)
+	case Zstd:
+		zw, err := zstd.NewWriter(&buf, zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w = zw
+	default:
+		t.Fatalf("compressWith %s", c)
+	}
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -5,24 +5,39 @@
 // A [Batch] is just the batch's bytes. Accessors read header fields in place
 // and never allocate; the setters write in place. [Validate] checks a batch
 // as Kafka does on produce (magic, framing, CRC-32C, record count, size,
-// keys for compacted topics); [Split] frames the concatenated batches of a
+// the framing and count of its records, compressed or not, keys for
+// compacted topics); [Split] frames the concatenated batches of a
 // produce request or a log region; [ValidPrefix] finds the intact part of a
 // torn log file during recovery. [Batch.Records] decompresses and parses the
 // records, for the few callers that need them: the compaction cleaner,
 // coordinators, tools. [Build] and [NewBatch] encode batches (compressing
 // with franz-go's kgo compressors), for the cleaner, tests and tools.
 //
-// Decompression uses the codec libraries kgo itself uses (klauspost/compress,
-// pierrec/lz4) directly, with every codec bounded by [MaxDecompressedBytes]
-// and declared sizes checked before anything is allocated for them:
-// kgo.DefaultDecompressor would let a few bytes of snappy or zstd from a
-// client claim 2 GiB.
+// Decompression uses the codec libraries kgo itself uses directly
+// (klauspost/compress; for lz4, pierrec/lz4's block decoder under the
+// package's own frame reader, which keeps its buffers), as streams, every
+// codec bounded by an output limit ([InflateFactor] times the topic's
+// max.message.bytes, at most [MaxDecompressedBytes]) and declared sizes checked before anything is
+// allocated for them: kgo.DefaultDecompressor would let a few bytes of
+// snappy or zstd from a client claim 2 GiB. Validate never holds a
+// compressed batch's records whole: it reads them through a small buffer
+// and checks each record's varint framing as the bytes arrive (the scanner
+// in scan.go), as Kafka's LogValidator does with its streaming record
+// iterator. Records, which returns them, holds them once, within the
+// limit.
 //
 // Concurrency: a Batch has no state beyond its bytes. Reading accessors on
 // one Batch from several goroutines is safe as long as nobody calls a setter
 // at the same time; setters must be serialized by the caller (in the broker
-// the owning partition log's lock does this). Package-level compressors and
-// decompressors are pooled and safe for concurrent use.
+// the owning partition log's lock does this). Decompression, by Validate or
+// Records from any goroutine, takes one of a fixed set of slots (one per
+// CPU at start-up, a buffered channel) and waits while all are taken, so
+// that the process never runs more decompressions at once than it has
+// CPUs, whatever the number of producers or cleaner threads. A slot owns
+// its decoders and buffers, built at package initialisation (outside any
+// testing/synctest bubble: the zstd decoder holds a channel); its holder
+// uses them alone and returns the slot when done. Build's compressors
+// (kgo's, pooled) are safe for concurrent use and take no slot.
 //
 // Byte layout of a batch (big-endian; offsets in bytes):
 //

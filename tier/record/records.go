@@ -32,32 +32,31 @@ const minRecordSize = 7
 // batch's framing is checked but not its CRC (see Validate). Malformed
 // records are ErrCorrupt; records decompressing beyond MaxDecompressedBytes
 // are ErrTooLarge.
-func (b Batch) Records() ([]Record, error) {
+func (b Batch) Records() ([]Record, error) { return b.RecordsWithin(0) }
+
+// RecordsWithin is Records for a batch of a topic whose max.message.bytes
+// is maxBatchBytes (0: none): decompression stops, with ErrTooLarge, past
+// what Validate accepts. Like Validate, it waits for a decompression slot.
+func (b Batch) RecordsWithin(maxBatchBytes int) ([]Record, error) {
 	if err := checkFrame(b); err != nil {
 		return nil, err
 	}
-	data, err := b.recordsData()
-	if err != nil {
-		return nil, err
+	data := []byte(b[HeaderSize:])
+	if c := b.Codec(); c != None {
+		var err error
+		if data, err = decompress(c, data, recordsLimit(maxBatchBytes)); err != nil {
+			return nil, err
+		}
 	}
 	n := b.NumRecords()
 	if err := checkCount(data, n); err != nil {
 		return nil, err
 	}
 	recs := make([]Record, n)
-	if err := parseRecords(data, n, recs, false); err != nil {
+	if err := parseRecords(data, recs); err != nil {
 		return nil, err
 	}
 	return recs, nil
-}
-
-// recordsData returns the records area, decompressed when needed.
-func (b Batch) recordsData() ([]byte, error) {
-	raw := []byte(b[HeaderSize:])
-	if c := b.Codec(); c != None {
-		return decompress(c, raw)
-	}
-	return raw, nil
 }
 
 // checkCount rejects record counts the data cannot possibly hold, before
@@ -69,30 +68,18 @@ func checkCount(data []byte, n int32) error {
 	return nil
 }
 
-// parseRecords checks that data holds exactly n well-formed records and,
-// with requireKeys, that none has a null key. With out (len n) it decodes
-// the records into out; without, it allocates nothing.
-func parseRecords(data []byte, n int32, out []Record, requireKeys bool) error {
-	if err := checkCount(data, n); err != nil {
-		return err
-	}
-	var scratch Record
-	for i := int32(0); i < n; i++ {
-		rec := &scratch
-		if out != nil {
-			rec = &out[i]
-		}
-		used, err := parseRecord(data, rec, out != nil)
+// parseRecords decodes data, which must hold exactly len(out) well-formed
+// records, into out.
+func parseRecords(data []byte, out []Record) error {
+	for i := range out {
+		used, err := parseRecord(data, &out[i])
 		if err != nil {
-			return fmt.Errorf("record %d of %d: %w", i, n, err)
-		}
-		if requireKeys && rec.Key == nil {
-			return fmt.Errorf("record %d has a null key, which a compacted topic refuses: %w", i, ErrInvalidRecord)
+			return fmt.Errorf("record %d of %d: %w", i, len(out), err)
 		}
 		data = data[used:]
 	}
 	if len(data) != 0 {
-		return fmt.Errorf("%d bytes after the last of %d records: %w", len(data), n, ErrCorrupt)
+		return fmt.Errorf("%d bytes after the last of %d records: %w", len(data), len(out), ErrCorrupt)
 	}
 	return nil
 }
@@ -155,9 +142,8 @@ func (r *reader) bytes(nullable bool) []byte {
 }
 
 // parseRecord decodes the record at the start of src into rec and returns
-// its encoded size. Headers are decoded only when withHeaders is set (so
-// that scanning allocates nothing); they are always checked.
-func parseRecord(src []byte, rec *Record, withHeaders bool) (int, error) {
+// its encoded size.
+func parseRecord(src []byte, rec *Record) (int, error) {
 	length, n := binary.Varint(src)
 	if n <= 0 || length < 0 || length > int64(len(src)-n) {
 		return 0, fmt.Errorf("bad record length: %w", ErrCorrupt)
@@ -174,7 +160,7 @@ func parseRecord(src []byte, rec *Record, withHeaders bool) (int, error) {
 		return 0, fmt.Errorf("malformed record fields: %w", ErrCorrupt)
 	}
 	rec.Headers = nil
-	if withHeaders && count > 0 {
+	if count > 0 {
 		rec.Headers = make([]Header, count)
 	}
 	for i := int32(0); i < count; i++ {
@@ -183,9 +169,7 @@ func parseRecord(src []byte, rec *Record, withHeaders bool) (int, error) {
 		if r.bad {
 			return 0, fmt.Errorf("malformed header %d: %w", i, ErrCorrupt)
 		}
-		if withHeaders {
-			rec.Headers[i] = Header{Key: string(key), Value: value}
-		}
+		rec.Headers[i] = Header{Key: string(key), Value: value}
 	}
 	if len(r.src) != 0 {
 		return 0, fmt.Errorf("%d bytes left inside record: %w", len(r.src), ErrCorrupt)

@@ -124,12 +124,7 @@ func TestLocateMetadataUnreachable(t *testing.T) {
 	}
 
 	// A hanging list ends when the caller's context does.
-	fm.Hang.Store(true)
-	cctx, cancel := context.WithCancel(ctx)
-	go func() {
-		<-fm.Started
-		cancel()
-	}()
+	cctx := fm.HangCanceled(ctx)
 	start = time.Now()
 	_, err = r.Locate(cctx, f.id, 0, end+1)
 	if !errors.Is(err, ErrMetadataUnavailable) || !errors.Is(err, context.Canceled) {

@@ -80,5 +80,7 @@
 // closing the descriptor until the last Slice is released (deleted files
 // stay readable through it).
 // After a failed write the segment is failed: every later append returns
-// the same error.
+// the same error. Except when the write failed for lack of space and its
+// partial bytes were cut off again (ErrNoSpace): the segment is then as
+// it was, and later appends try again.
 package segment

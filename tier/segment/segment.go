@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/strata-broker/strata/tier/record"
 )
@@ -27,7 +28,21 @@ var (
 	ErrFull = errors.New("segment: segment full")
 	// ErrCorrupt: the .log file does not hold whole batches where it should.
 	ErrCorrupt = errors.New("segment: corrupt log data")
+	// ErrNoSpace: a write failed for lack of space (ENOSPC, EDQUOT) and
+	// was undone, so the segment is as it was before and the same write
+	// may succeed once space is freed. It wraps the OS error.
+	ErrNoSpace = errors.New("segment: no space left on device")
 )
+
+// MarkNoSpace wraps err with ErrNoSpace when it is a failure for lack of
+// space (ENOSPC, EDQUOT), for a caller whose failed write left nothing
+// behind; any other err is returned as it is.
+func MarkNoSpace(err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return fmt.Errorf("%w: %w", ErrNoSpace, err)
+	}
+	return err
+}
 
 // DefaultIndexIntervalBytes is Kafka's index.interval.bytes default.
 const DefaultIndexIntervalBytes = 4096
@@ -118,14 +133,18 @@ func Create(dir string, base int64, opts Options) (*Segment, error) {
 	path := s.LogPath()
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("create segment %s: %w", path, err)
+		return nil, fmt.Errorf("create segment %s: %w", path, MarkNoSpace(err))
 	}
 	s.file = newFileRef(f, true)
 	// Any index files of that name are emptied.
 	s.ix = newIndexes(dir, base, opts.FileSuffix)
 	if err := s.ix.reset(); err != nil {
 		_ = f.Close()
-		return nil, fmt.Errorf("create segment %s: %w", path, err)
+		// Leave nothing behind, so that a failed roll can be retried.
+		if rerr := removeFiles(dir, base, opts.FileSuffix); rerr != nil {
+			return nil, fmt.Errorf("create segment %s: %w", path, errors.Join(err, rerr))
+		}
+		return nil, fmt.Errorf("create segment %s: %w", path, MarkNoSpace(err))
 	}
 	s.writes, s.ixWrites = 1, 1 // not durable until flushed
 	return s, nil
@@ -253,11 +272,17 @@ func (s *Segment) Append(b record.Batch) error {
 	}
 	s.writes++
 	if _, err := s.file.f.WriteAt(b, s.size); err != nil {
-		s.err = fmt.Errorf("append to segment %s: %w", s.LogPath(), err)
+		werr := fmt.Errorf("append to segment %s: %w", s.LogPath(), err)
 		if terr := s.file.f.Truncate(s.size); terr != nil {
-			s.err = errors.Join(s.err, terr)
+			s.err = errors.Join(werr, terr)
+			return s.err
 		}
-		return s.err
+		// The partial batch is gone: only a failure for lack of space,
+		// which freeing space cures, leaves the segment usable.
+		if werr = MarkNoSpace(werr); !errors.Is(werr, ErrNoSpace) {
+			s.err = werr
+		}
+		return werr
 	}
 	s.track(parseHeader(b, s.size))
 	s.dropBehind()
@@ -403,10 +428,12 @@ func (s *Segment) Seal() error {
 		return ErrClosed
 	}
 	s.maybeAddTimeEntry()
-	s.sealed = true
+	// Sealed only once the indexes are written: a seal that failed for
+	// lack of space leaves an active segment, and may be retried.
 	if err := s.persistLocked(); err != nil {
-		return fmt.Errorf("seal segment %s: %w", s.LogPath(), err)
+		return fmt.Errorf("seal segment %s: %w", s.LogPath(), MarkNoSpace(err))
 	}
+	s.sealed = true
 	s.unpinIfClean()
 	return nil
 }

@@ -41,3 +41,16 @@ func (m *FaultMeta) ListRemoteSegments(ctx context.Context, id metadata.TopicID,
 	}
 	return m.RemoteSegments.ListRemoteSegments(ctx, id, p)
 }
+
+// HangCanceled makes lists hang and returns a child of ctx that is
+// canceled once a list has started (Started must be set): a caller whose
+// context ends while its list hangs.
+func (m *FaultMeta) HangCanceled(ctx context.Context) context.Context {
+	m.Hang.Store(true)
+	cctx, cancel := context.WithCancel(ctx)
+	go func() {
+		<-m.Started
+		cancel()
+	}()
+	return cctx
+}
