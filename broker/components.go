@@ -281,6 +281,10 @@ func (s *Server) partitionBudget() partition.Budget {
 		s.log.Warn("max.broker.partitions is more than the open-file limit leaves room for; the lower limit applies",
 			"max.broker.partitions", s.cfg.MaxBrokerPartitions, "limit", b.MaxPartitions, "open_files", b.OpenFiles)
 	}
+	if b.OpenFiles > 0 && int64(s.cfg.MaxConnections) > b.Reserve && s.cfg.Source("max.connections") == config.SourceStaticBroker {
+		s.log.Warn("max.connections is more than the open files left for connections; accepting waits when they run out",
+			"max.connections", s.cfg.MaxConnections, "reserve", b.Reserve, "open_files", b.OpenFiles)
+	}
 	return b
 }
 
