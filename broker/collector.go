@@ -10,8 +10,10 @@ import (
 )
 
 // partitionCollector reports partition and segment counts at scrape time,
-// and the replicas the metadata assigns here that are not open (a log
-// that failed to open, or one not opened yet).
+// the replicas the metadata assigns here that are not open (a log that
+// failed to open, one beyond the partition limit, or one not opened yet),
+// and the open-file budget: the partition limit and the sealed segments'
+// open files.
 type partitionCollector struct {
 	parts             *partition.Manager
 	cache             *metadata.Cache
@@ -19,6 +21,8 @@ type partitionCollector struct {
 	partDesc, segDesc *prometheus.Desc
 	sizeDesc, leoDesc *prometheus.Desc
 	offline           *prometheus.Desc
+	limit, files      *prometheus.Desc
+	filesMax          *prometheus.Desc
 }
 
 func newPartitionCollector(parts *partition.Manager, cache *metadata.Cache, nodeID int32) *partitionCollector {
@@ -31,6 +35,9 @@ func newPartitionCollector(parts *partition.Manager, cache *metadata.Cache, node
 		segDesc:  prometheus.NewDesc("strata_log_segments", "Local log segments, by topic.", []string{"topic"}, nil),
 		sizeDesc: prometheus.NewDesc("strata_log_size_bytes", "Local log bytes, by topic.", []string{"topic"}, nil),
 		leoDesc:  prometheus.NewDesc("strata_log_end_offset", "Log end offset, by topic and partition.", []string{"topic", "partition"}, nil),
+		limit:    prometheus.NewDesc("strata_partitions_max", "Most partition replicas this broker hosts (max.broker.partitions, capped by the open-file limit).", nil, nil),
+		files:    prometheus.NewDesc("strata_segment_open_files", "Sealed segments' .log files open now (each partition's active segment holds one more).", nil, nil),
+		filesMax: prometheus.NewDesc("strata_segment_open_files_max", "Most sealed segments' .log files kept open (log.segment.open.files.max).", nil, nil),
 	}
 }
 
@@ -41,6 +48,9 @@ func (c *partitionCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.sizeDesc
 	ch <- c.leoDesc
 	ch <- c.offline
+	ch <- c.limit
+	ch <- c.files
+	ch <- c.filesMax
 }
 
 // Collect implements prometheus.Collector.
@@ -68,6 +78,10 @@ func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(c.offline, prometheus.GaugeValue, float64(offline))
+	b := c.parts.Budget()
+	ch <- prometheus.MustNewConstMetric(c.limit, prometheus.GaugeValue, float64(b.MaxPartitions))
+	ch <- prometheus.MustNewConstMetric(c.files, prometheus.GaugeValue, float64(c.parts.OpenSegmentFiles()))
+	ch <- prometheus.MustNewConstMetric(c.filesMax, prometheus.GaugeValue, float64(b.SegmentFiles))
 }
 
 // remoteCollector reports the remote log manager's per-partition state at

@@ -17,6 +17,7 @@ import (
 	"github.com/strata-broker/strata/broker/peer"
 	"github.com/strata-broker/strata/broker/replica"
 	"github.com/strata-broker/strata/compaction"
+	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/metadata/controller"
 )
@@ -105,6 +106,7 @@ func (s *Server) components(n *node) []component {
 		{name: "registration", start: func(ctx context.Context) error {
 			n.self = handler.SelfBroker(s.cfg, n.kafkaLn.Addr().String())
 			n.self.Incarnation = n.logDir.incarnation
+			n.self.MaxPartitions = s.partitionBudget().MaxPartitions
 			return s.register(ctx, n)
 		}, run: func(ctx context.Context, fail func(error)) { n.reg.run(ctx, fail) },
 			stop: func() error { return n.reg.Close() }},
@@ -260,6 +262,28 @@ func (s *Server) openPartitions(n *node) {
 	if err := n.parts.RemoveStray(); err != nil {
 		s.log.Error("remove stray partitions", "err", err)
 	}
+}
+
+// partitionBudget is the broker's share of its open-file limit (the
+// partition manager computes the same from the same limit), logged with
+// a warning where max.broker.partitions or log.segment.open.files.max ask
+// for more than the limit has.
+func (s *Server) partitionBudget() partition.Budget {
+	b := partition.BudgetFor(s.cfg)
+	s.log.Info("open-file budget", "budget", b.Describe())
+	switch {
+	case b.FilesAllow == 0:
+		s.log.Warn("the open-file limit leaves no room for partitions: raise it (ulimit -n) or lower log.segment.open.files.max",
+			"open_files", b.OpenFiles, "log.segment.open.files.max", b.SegmentFiles)
+	case b.FilesAllow < s.cfg.MaxBrokerPartitions && s.cfg.Source("max.broker.partitions") == config.SourceStaticBroker:
+		s.log.Warn("max.broker.partitions is more than the open-file limit leaves room for; the lower limit applies",
+			"max.broker.partitions", s.cfg.MaxBrokerPartitions, "limit", b.MaxPartitions, "open_files", b.OpenFiles)
+	}
+	if b.OpenFiles > 0 && int64(s.cfg.MaxConnections) > b.Reserve && s.cfg.Source("max.connections") == config.SourceStaticBroker {
+		s.log.Warn("max.connections is more than the open files left for connections; accepting waits when they run out",
+			"max.connections", s.cfg.MaxConnections, "reserve", b.Reserve, "open_files", b.OpenFiles)
+	}
+	return b
 }
 
 // errorCount is how many errors err joins (1 for a plain error).

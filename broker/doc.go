@@ -116,7 +116,12 @@
 // (strata_partition_open_errors_total) and stays offline on this broker
 // (strata_offline_replicas) while the others are served; every metadata
 // change retries it, and stray directories are not removed after such a
-// sync, so its data stays.
+// sync, so its data stays. The same holds for the partitions beyond the
+// broker's partition limit (partition.Budget: max.broker.partitions,
+// capped by what the open-file limit leaves room for), which the
+// registration publishes so that topic creation refuses placements past
+// it: a broker restarted with more partitions than its descriptors allow
+// serves as many as fit, rather than running out of files.
 //
 // A request's path: conn.go reads a frame (wire), finds the API in the
 // handler table, runs the handler, and queues the encoded response; a

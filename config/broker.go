@@ -25,6 +25,7 @@ type Broker struct {
 	LogDirs                  []string // log.dirs, else log.dir ("/tmp/strata-logs")
 	NumPartitions            int32    // num.partitions (1)
 	DefaultReplicationFactor int16    // default.replication.factor (1)
+	MaxBrokerPartitions      int32    // max.broker.partitions (MaxInt32; capped by the open-file limit at start)
 	AutoCreateTopics         bool     // auto.create.topics.enable (true)
 	MessageMaxBytes          int32    // message.max.bytes (1048588): largest record batch
 	SocketRequestMaxBytes    int32    // socket.request.max.bytes (104857600): largest request frame
@@ -88,6 +89,7 @@ type Broker struct {
 	LogPageCacheWindowBytes            int64  // log.page.cache.window.bytes (0: off)
 	ReplicaPageCacheWindowBytes        int64  // replica.page.cache.window.bytes (0: off)
 	LogIndexSizeMaxBytes               int32  // log.index.size.max.bytes (10485760)
+	LogSegmentOpenFilesMax             int32  // log.segment.open.files.max (0: a quarter of RLIMIT_NOFILE)
 	LogFlushIntervalMessages           int64  // log.flush.interval.messages (MaxInt64: never)
 	LogFlushIntervalMs                 int64  // log.flush.interval.ms (unset: -1, never flush on time)
 	LogRetentionMs                     int64  // log.retention.ms, else .minutes, else .hours (168h); -1 unlimited

@@ -267,6 +267,11 @@ type Broker struct {
 	// it out of ISRs and elects it nowhere, and leaders take it into no
 	// ISR.
 	ShuttingDown bool
+	// MaxPartitions is the most partition replicas the broker hosts
+	// (max.broker.partitions, capped by its open-file limit); placements
+	// that would put more on it are refused. 0: not published (no limit
+	// known).
+	MaxPartitions int32
 }
 
 // Addr returns host:port.

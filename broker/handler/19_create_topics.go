@@ -34,6 +34,10 @@ import (
 //   their own configuration (FindCoordinator, or Metadata asking for
 //   them); a client's request for one is INVALID_REQUEST, as Kafka's
 //   controller answers for its metadata topic.
+// * Replicas that would take a broker past the partition limit it
+//   registered (max.broker.partitions, capped by its open files) are
+//   POLICY_VIOLATION with a message naming the broker and the limit, as
+//   is an auto-created topic (Metadata) that would.
 // * v1+ ValidateOnly checks without creating.
 // * v5+ answers the partitions, replication factor and effective configs;
 //   v7+ the topic id.

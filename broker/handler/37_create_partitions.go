@@ -21,6 +21,9 @@ import (
 //   or as the manual assignment says (one list of that many distinct live
 //   brokers per new partition, INVALID_REPLICA_ASSIGNMENT otherwise).
 // * A topic named twice in one request is INVALID_REQUEST for both.
+// * New replicas that would take a broker past the partition limit it
+//   registered (max.broker.partitions, capped by its open files) are
+//   POLICY_VIOLATION with a message naming the broker and the limit.
 // * ValidateOnly checks without creating.
 
 func handleCreatePartitions(ctx context.Context, env *Env, req *Request) (Result, error) {
@@ -63,6 +66,9 @@ func (e *Env) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsRequ
 		}
 	}
 	parts, err := e.place(spec, have)
+	if err == nil {
+		err = e.checkPartitionLimits(replicaCounts(parts))
+	}
 	if err != nil || validateOnly {
 		return err
 	}

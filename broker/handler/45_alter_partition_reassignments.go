@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/strata-broker/strata/metadata"
@@ -21,6 +22,9 @@ import (
 //   removed replicas, whose brokers delete their logs.
 // * Target replicas must be distinct, registered brokers
 //   (INVALID_REPLICA_ASSIGNMENT otherwise).
+// * Targets that would take a broker past the partition limit it
+//   registered, counting the request's earlier partitions, are
+//   POLICY_VIOLATION.
 // * Null replicas cancels a pending reassignment, restoring the replica
 //   set the partition had before it (NO_REASSIGNMENT_IN_PROGRESS if none).
 // * A new request for a partition already being reassigned replaces its
@@ -37,13 +41,14 @@ func handleAlterPartitionReassignments(ctx context.Context, env *Env, req *Reque
 		resp.ErrorCode, resp.ErrorMessage = kerr.UnknownServerError.Code, errorMessage(err)
 		return Result{Resp: resp}, nil
 	}
+	adding := map[int32]int{} // replicas the request's accepted targets add, by broker
 	for _, rt := range r.Topics {
 		st := kmsg.NewAlterPartitionAssignmentsResponseTopic()
 		st.Topic = rt.Topic
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
 			sp.Partition = rp.Partition
-			if err := env.reassign(ctx, pending, rt.Topic, rp.Partition, rp.Replicas); err != nil {
+			if err := env.reassign(ctx, pending, adding, rt.Topic, rp.Partition, rp.Replicas); err != nil {
 				sp.ErrorCode, sp.ErrorMessage = reassignCode(err), errorMessage(err)
 			}
 			st.Partitions = append(st.Partitions, sp)
@@ -53,8 +58,10 @@ func handleAlterPartitionReassignments(ctx context.Context, env *Env, req *Reque
 	return Result{Resp: resp}, nil
 }
 
-// reassign validates and records one partition's request.
-func (e *Env) reassign(ctx context.Context, pending map[reassignKey]metadata.Reassignment, topic string, p int32, replicas []int32) error {
+// reassign validates and records one partition's request; adding counts
+// the replicas the request's earlier targets add, by broker, and takes
+// this one's.
+func (e *Env) reassign(ctx context.Context, pending map[reassignKey]metadata.Reassignment, adding map[int32]int, topic string, p int32, replicas []int32) error {
 	s, ok := e.Cache.Partition(topic, p)
 	if !ok {
 		return fmt.Errorf("reassign %s-%d: %w", topic, p, metadata.ErrUnknownTopic)
@@ -78,11 +85,24 @@ func (e *Env) reassign(ctx context.Context, pending map[reassignKey]metadata.Rea
 			return fmt.Errorf("%w: %s-%d: broker %d is not registered", errInvalidReplicaAssignment, topic, p, id)
 		}
 	}
+	more := maps.Clone(adding)
+	for _, id := range replicas {
+		if !slices.Contains(s.Replicas, id) {
+			more[id]++
+		}
+	}
+	if err := e.checkPartitionLimits(more); err != nil {
+		return fmt.Errorf("reassign %s-%d: %w", topic, p, err)
+	}
 	next := metadata.Reassignment{Topic: topic, Partition: p, Target: slices.Clone(replicas), Original: s.Replicas}
 	if inProgress {
 		next.Original = cur.Original
 	}
-	return e.Store.PutReassignment(ctx, next)
+	if err := e.Store.PutReassignment(ctx, next); err != nil {
+		return err
+	}
+	maps.Copy(adding, more)
+	return nil
 }
 
 // reassignKey names a partition among the pending reassignments.

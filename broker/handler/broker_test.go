@@ -68,7 +68,8 @@ func newTestBroker(t testing.TB, o brokerOpts) *testBroker {
 	log := slog.New(slog.DiscardHandler)
 	store := o.backend.Open()
 	t.Cleanup(func() { _ = store.Close() })
-	self := metadata.Broker{ID: o.id, Host: "127.0.0.1", Port: 9092 + o.id, Rack: cfg.Rack}
+	self := metadata.Broker{ID: o.id, Host: "127.0.0.1", Port: 9092 + o.id, Rack: cfg.Rack,
+		MaxPartitions: partition.BudgetFor(cfg).MaxPartitions}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	reg, err := store.RegisterBroker(ctx, self, time.Duration(cfg.BrokerSessionTimeoutMs)*time.Millisecond)

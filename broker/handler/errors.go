@@ -68,6 +68,8 @@ func errorCode(err error) int16 {
 		return kerr.InvalidReplicaAssignment.Code
 	case errors.Is(err, errInvalidRequest):
 		return kerr.InvalidRequest.Code
+	case errors.Is(err, errPartitionLimit):
+		return kerr.PolicyViolation.Code
 	case errors.Is(err, config.ErrUnknownKey), errors.Is(err, config.ErrInvalidValue):
 		return kerr.InvalidConfig.Code
 	default:

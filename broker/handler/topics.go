@@ -47,6 +47,9 @@ func (e *Env) createTopic(ctx context.Context, spec topicSpec, validateOnly bool
 	if err != nil {
 		return metadata.Topic{}, err
 	}
+	if err := e.checkPartitionLimits(replicaCounts(parts)); err != nil {
+		return metadata.Topic{}, err
+	}
 	t := metadata.Topic{Name: spec.name, ID: metadata.NewTopicID(), Configs: spec.configs, Partitions: parts}
 	if validateOnly {
 		if _, exists := e.Cache.Topic(spec.name); exists {

@@ -40,6 +40,15 @@
 // by the controller (metadata/controller). A broker in controlled
 // shutdown is never taken into an ISR.
 //
+// Open files (Budget): the broker's open-file limit is shared between a
+// reserve for connections and the rest, a FileCache of sealed segments'
+// files shared by every log (tier/segment), and the partitions, at two
+// descriptors each. The resulting partition limit (max.broker.partitions
+// can lower it) is published in the broker's registration so that topic
+// creation refuses placements beyond it, and Sync opens no partition
+// beyond it either: such a partition stays offline (ErrPartitionLimit),
+// as one that failed to open, while the others are served.
+//
 // Concurrency: Manager.mu guards the partition map and serialises Sync; it
 // is never held while a log does I/O other than open/close/delete. A
 // Partition's roleMu (Kafka's leaderIsrUpdateLock, a sync.RWMutex) is held

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/tier/local"
 	"github.com/strata-broker/strata/tier/remote"
+	"github.com/strata-broker/strata/tier/segment"
 )
 
 // metaFile names the topic id owning a partition directory.
@@ -41,6 +43,9 @@ type Manager struct {
 	tier    *remote.Reader // cold reads (SetTier); nil without tiering
 	// space is asked before every append (SetSpaceCheck); nil: never.
 	space func(n int64) error
+
+	budget Budget             // partition limit and segment file bound
+	files  *segment.FileCache // sealed segments' open files, shared by every log
 
 	mu    sync.RWMutex
 	parts map[Key]*Partition
@@ -80,14 +85,24 @@ func (m *Manager) SetSpaceCheck(f func(n int64) error) {
 	m.space = f
 }
 
-// NewManager opens no logs yet; call Sync (and Run to follow changes).
+// NewManager opens no logs yet; call Sync (and Run to follow changes). The
+// partition limit and the bound of open segment files come from
+// BudgetFor(cfg).
 func NewManager(cfg *config.Broker, cache *metadata.Cache, log *slog.Logger) (*Manager, error) {
 	dir := cfg.LogDirs[0]
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create log dir %s: %w", dir, err)
 	}
-	return &Manager{dir: dir, nodeID: cfg.NodeID, cfg: cfg, cache: cache, log: log, parts: map[Key]*Partition{}}, nil
+	b := BudgetFor(cfg)
+	return &Manager{dir: dir, nodeID: cfg.NodeID, cfg: cfg, cache: cache, log: log, parts: map[Key]*Partition{},
+		budget: b, files: segment.NewFileCache(b.SegmentFiles)}, nil
 }
+
+// Budget is the broker's partition limit and open segment file bound.
+func (m *Manager) Budget() Budget { return m.budget }
+
+// OpenSegmentFiles is how many sealed segments' files are open now.
+func (m *Manager) OpenSegmentFiles() int { return m.files.Len() }
 
 // Get returns the partition if this broker serves it.
 func (m *Manager) Get(topic string, partition int32) (*Partition, bool) {
@@ -189,13 +204,18 @@ func (m *Manager) ExpandISR(ctx context.Context, p *Partition, isr []int32) {
 }
 
 // Sync opens, reconfigures and removes partitions so that they match the
-// metadata cache. It is idempotent.
+// metadata cache. It is idempotent. Partitions no longer assigned here go
+// first, so that their room counts for new ones; beyond the partition
+// limit a partition is not opened (ErrPartitionLimit) and stays offline.
 func (m *Manager) Sync() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	type assigned struct {
+		t   metadata.Topic
+		cfg config.Topic
+	}
 	var errs []error
-	var following []*Partition
-	now := time.Now()
+	var topics []assigned
 	want := map[Key]bool{}
 	for _, t := range m.cache.Topics() {
 		tcfg, err := m.cfg.ResolveTopic(t.Configs)
@@ -203,32 +223,10 @@ func (m *Manager) Sync() error {
 			errs = append(errs, fmt.Errorf("topic %s configs: %w", t.Name, err))
 			continue
 		}
+		topics = append(topics, assigned{t, tcfg})
 		for idx, st := range t.Partitions {
-			if !slices.Contains(st.Replicas, m.nodeID) {
-				continue
-			}
-			k := Key{t.Name, idx}
-			want[k] = true
-			p, ok := m.parts[k]
-			if ok && p.TopicID != t.ID {
-				m.remove(p)
-				ok = false
-			}
-			if !ok {
-				if p, err = m.open(t.ID, k, &tcfg, len(st.Replicas)); err != nil {
-					errs = append(errs, err)
-					delete(want, k)
-					continue
-				}
-				m.parts[k] = p
-			} else if *p.cfg.Load() != tcfg {
-				c := tcfg
-				p.cfg.Store(&c)
-				p.log.SetConfig(logConfig(m.cfg, &c, m.space))
-			}
-			p.applyState(st, now)
-			if st.Leader != m.nodeID {
-				following = append(following, p)
+			if slices.Contains(st.Replicas, m.nodeID) {
+				want[Key{t.Name, idx}] = true
 			}
 		}
 	}
@@ -238,14 +236,61 @@ func (m *Manager) Sync() error {
 			delete(m.parts, k)
 		}
 	}
+	var following []*Partition
+	now := time.Now()
+	for _, a := range topics {
+		// In topic and partition order, so that which partitions stay
+		// offline past the limit does not depend on map order.
+		for _, idx := range slices.Sorted(maps.Keys(a.t.Partitions)) {
+			st := a.t.Partitions[idx]
+			k := Key{a.t.Name, idx}
+			if !want[k] {
+				continue
+			}
+			p, ok := m.parts[k]
+			if ok && p.TopicID != a.t.ID {
+				m.remove(p)
+				delete(m.parts, k)
+				ok = false
+			}
+			if !ok {
+				var err error
+				if p, err = m.open(a.t.ID, k, &a.cfg, len(st.Replicas)); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				m.parts[k] = p
+			} else if *p.cfg.Load() != a.cfg {
+				c := a.cfg
+				p.cfg.Store(&c)
+				p.log.SetConfig(m.logConfig(&c))
+			}
+			p.applyState(st, now)
+			if st.Leader != m.nodeID {
+				following = append(following, p)
+			}
+		}
+	}
 	if m.fetcher != nil {
 		m.fetcher.Follow(following)
 	}
 	return errors.Join(errs...)
 }
 
+// logConfig is the log configuration of a partition of a topic with
+// configuration t.
+func (m *Manager) logConfig(t *config.Topic) local.Config {
+	c := logConfig(m.cfg, t, m.space)
+	c.Files = m.files
+	return c
+}
+
 // open opens (or creates) the log of a partition owned by topic id.
 func (m *Manager) open(id metadata.TopicID, k Key, tcfg *config.Topic, replicas int) (*Partition, error) {
+	if len(m.parts) >= int(m.budget.MaxPartitions) {
+		return nil, fmt.Errorf("open %s-%d: broker %d hosts %d partitions, its limit (max.broker.partitions, capped by the open-file limit %d): %w",
+			k.Topic, k.Partition, m.nodeID, len(m.parts), m.budget.OpenFiles, ErrPartitionLimit)
+	}
 	dir := filepath.Join(m.dir, k.Topic+"-"+strconv.Itoa(int(k.Partition)))
 	if b, err := os.ReadFile(filepath.Join(dir, metaFile)); err == nil {
 		if got := strings.TrimSpace(strings.TrimPrefix(string(b), "topic_id: ")); got != id.String() {
@@ -261,7 +306,7 @@ func (m *Manager) open(id metadata.TopicID, k Key, tcfg *config.Topic, replicas 
 	if err := os.WriteFile(filepath.Join(dir, metaFile), []byte("topic_id: "+id.String()+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("write %s: %w", metaFile, err)
 	}
-	l, err := local.Open(dir, logConfig(m.cfg, tcfg, m.space), m.log.With("partition", k.Topic+"-"+strconv.Itoa(int(k.Partition))))
+	l, err := local.Open(dir, m.logConfig(tcfg), m.log.With("partition", k.Topic+"-"+strconv.Itoa(int(k.Partition))))
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
 	}

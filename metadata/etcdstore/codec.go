@@ -36,6 +36,8 @@ type brokerRecord struct {
 	Incarnation string `json:"incarnation,omitempty"`
 	// ShuttingDown: see metadata.Broker.
 	ShuttingDown bool `json:"shuttingDown,omitempty"`
+	// MaxPartitions: see metadata.Broker.
+	MaxPartitions int32 `json:"maxPartitions,omitempty"`
 }
 
 func encodeTopic(id metadata.TopicID, configs map[string]string) string {
@@ -47,7 +49,7 @@ func encodePartition(s metadata.PartitionState) string {
 }
 
 func encodeBroker(b metadata.Broker) string {
-	return mustJSON(brokerRecord{ID: b.ID, Host: b.Host, Port: b.Port, Rack: b.Rack, Incarnation: b.Incarnation, ShuttingDown: b.ShuttingDown})
+	return mustJSON(brokerRecord{ID: b.ID, Host: b.Host, Port: b.Port, Rack: b.Rack, Incarnation: b.Incarnation, ShuttingDown: b.ShuttingDown, MaxPartitions: b.MaxPartitions})
 }
 
 // mustJSON marshals the records above, which contain only strings, ints,
@@ -81,7 +83,7 @@ func decodeBroker(b []byte) (metadata.Broker, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return metadata.Broker{}, fmt.Errorf("decode broker record: %w", err)
 	}
-	return metadata.Broker{ID: r.ID, Host: r.Host, Port: r.Port, Rack: r.Rack, Incarnation: r.Incarnation, ShuttingDown: r.ShuttingDown}, nil
+	return metadata.Broker{ID: r.ID, Host: r.Host, Port: r.Port, Rack: r.Rack, Incarnation: r.Incarnation, ShuttingDown: r.ShuttingDown, MaxPartitions: r.MaxPartitions}, nil
 }
 
 // change turns one key/value (a listed key, or a watch event) into a cache

@@ -27,7 +27,7 @@ func register(t *testing.T, s metadata.Brokers, b metadata.Broker) metadata.Regi
 func testRegisterBrokerAndClose(t *testing.T, cl Cluster) {
 	s, watcher := cl.Open(t), cl.Open(t)
 	ctx := testCtx(t)
-	b := metadata.Broker{ID: 7, Host: "127.0.0.1", Port: 9092, Rack: "r1", Incarnation: "dir-a"}
+	b := metadata.Broker{ID: 7, Host: "127.0.0.1", Port: 9092, Rack: "r1", Incarnation: "dir-a", MaxPartitions: 4000}
 	reg := register(t, s, b)
 	if got, ok := s.Cache().Broker(7); !ok || got != b || s.Cache().Revision() < reg.Revision() {
 		t.Fatalf("own cache broker = %+v, %v", got, ok)
@@ -135,7 +135,7 @@ func testRegisterTakesOverOwnIncarnation(t *testing.T, cl Cluster) {
 func testRequestShutdown(t *testing.T, cl Cluster) {
 	s, watcher := cl.Open(t), cl.Open(t)
 	ctx := testCtx(t)
-	b := metadata.Broker{ID: 5, Host: "127.0.0.1", Port: 9092, Rack: "r1", Incarnation: "dir-a"}
+	b := metadata.Broker{ID: 5, Host: "127.0.0.1", Port: 9092, Rack: "r1", Incarnation: "dir-a", MaxPartitions: 100}
 	reg := register(t, s, b)
 	rev, err := reg.RequestShutdown(ctx)
 	if err != nil {

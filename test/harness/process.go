@@ -94,8 +94,9 @@ type Process struct {
 	logPath   string
 	overrides map[string]string
 	addr      string
-	child     *Child // the running (or last) broker process
+	child     *Child   // the running (or last) broker process
 	launched  time.Time
+	wrapper   []string // command the broker runs under (SetWrapper)
 	tailShown bool
 }
 
@@ -106,7 +107,14 @@ type Process struct {
 // test ends.
 func StartProcess(t testing.TB, overrides map[string]string) *Process {
 	t.Helper()
-	p := LaunchProcess(t, overrides)
+	return StartProcessUnder(t, nil, overrides)
+}
+
+// StartProcessUnder is StartProcess with the broker run under wrapper (see
+// SetWrapper).
+func StartProcessUnder(t testing.TB, wrapper []string, overrides map[string]string) *Process {
+	t.Helper()
+	p := launchUnder(t, wrapper, overrides)
 	p.WaitReady(startTimeout)
 	return p
 }
@@ -114,6 +122,12 @@ func StartProcess(t testing.TB, overrides map[string]string) *Process {
 // LaunchProcess is StartProcess without the wait: the broker process runs,
 // ready or not (e.g. waiting for an etcd not started yet); WaitReady waits.
 func LaunchProcess(t testing.TB, overrides map[string]string) *Process {
+	t.Helper()
+	return launchUnder(t, nil, overrides)
+}
+
+// launchUnder is LaunchProcess with the broker run under wrapper.
+func launchUnder(t testing.TB, wrapper []string, overrides map[string]string) *Process {
 	t.Helper()
 	bin := Binary(t)
 	dir := t.TempDir()
@@ -125,6 +139,7 @@ func LaunchProcess(t testing.TB, overrides map[string]string) *Process {
 		logPath:   filepath.Join(dir, "broker.log"),
 		overrides: maps.Clone(overrides),
 		addr:      "127.0.0.1:" + strconv.Itoa(port),
+		wrapper:   slices.Clone(wrapper),
 	}
 	var conf strings.Builder
 	base := BaseConfig(filepath.Join(dir, "data"), port)
@@ -166,6 +181,11 @@ func (p *Process) Log() string {
 	return string(b)
 }
 
+// SetWrapper makes the next start run the broker under wrapper, a command
+// that execs its arguments (such as prlimit --nofile=N:N --), so that it
+// starts with the wrapper's limits; none runs it directly.
+func (p *Process) SetWrapper(wrapper ...string) { p.wrapper = wrapper }
+
 // launch starts the broker process without waiting for it.
 func (p *Process) launch(bin string) {
 	p.t.Helper()
@@ -179,7 +199,8 @@ func (p *Process) launch(bin string) {
 	}
 	fmt.Fprintf(logf, "=== harness: %s %s ===\n", bin, strings.Join(args, " "))
 	logf.Close()
-	child, err := StartChild(p.logPath, append([]string{bin}, args...)...)
+	cmd := append(append(slices.Clone(p.wrapper), bin), args...)
+	child, err := StartChild(p.logPath, cmd...)
 	if err != nil {
 		p.t.Fatalf("%v", err)
 	}

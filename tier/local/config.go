@@ -3,6 +3,8 @@ package local
 import (
 	"errors"
 	"math"
+
+	"github.com/strata-broker/strata/tier/segment"
 )
 
 // Sentinel errors.
@@ -63,6 +65,10 @@ type Config struct {
 	// older than this are forgotten when a segment rolls
 	// (producer.id.expiration.ms).
 	ProducerIDExpirationMs int64
+	// Files, shared by the logs of a broker, bounds the open files of
+	// their sealed segments (segment.FileCache); nil keeps every
+	// segment's file open.
+	Files *segment.FileCache
 	// SpaceCheck, when set, is asked before an append writes n bytes; an
 	// error refuses the append as a full disk would (ErrStorage and
 	// segment.ErrNoSpace, nothing written). The broker keeps the last free

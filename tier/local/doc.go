@@ -41,6 +41,13 @@
 // emptied batches, as Kafka's does), so segments may end below the next
 // one's base and be empty; Read moves on to the next segment.
 //
+// Open files: with a segment.FileCache (Config.Files, one per broker) a
+// log holds only its active segment's .log file open, and the sealed
+// segments still waiting for the roll flusher's sync; the cache holds the
+// other sealed segments' files while they are read. Open seals each
+// segment as it loads it, so that loading a log of many segments never
+// holds all their files.
+//
 // Durability: by default nothing is fdatasynced on append (Kafka's
 // defaults; the page cache and replication carry durability).
 // FlushIntervalMessages / FlushIntervalMs make appends flush synchronously.

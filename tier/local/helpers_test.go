@@ -15,9 +15,14 @@ import (
 
 var quiet = slog.New(slog.DiscardHandler)
 
-// openLog opens dir with cfg, closing it at the end of the test.
+// openLog opens dir with cfg, closing it at the end of the test. Without
+// a FileCache in cfg the log gets one of two files, so that the tests
+// read sealed segments whose files were closed and reopened.
 func openLog(t *testing.T, dir string, cfg Config) *Log {
 	t.Helper()
+	if cfg.Files == nil {
+		cfg.Files = segment.NewFileCache(2)
+	}
 	l, err := Open(dir, cfg, quiet)
 	if err != nil {
 		t.Fatalf("open %s: %v", dir, err)

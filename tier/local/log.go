@@ -229,7 +229,7 @@ func (l *Log) active() *segment.Segment { return l.segs[len(l.segs)-1] }
 // segmentOptions are the options new and reopened segments get. Caller
 // holds mu (or owns the log exclusively).
 func (l *Log) segmentOptions() segment.Options {
-	return segment.Options{IndexIntervalBytes: l.cfg.IndexIntervalBytes, CacheWindow: l.cfg.PageCacheWindow, Logger: l.logger}
+	return segment.Options{IndexIntervalBytes: l.cfg.IndexIntervalBytes, CacheWindow: l.cfg.PageCacheWindow, Logger: l.logger, Files: l.cfg.Files}
 }
 
 // writeCheckpoint persists the log start offset and recovery point, after

@@ -83,11 +83,6 @@ func (l *Log) recover() error {
 		}
 		l.segs = append(l.segs, s)
 	}
-	for _, s := range l.segs[:len(l.segs)-1] {
-		if err := s.Seal(); err != nil {
-			return err
-		}
-	}
 	leo := l.active().NextOffset()
 	l.leo.Store(leo)
 	l.logStart.Store(min(max(logStart, l.segs[0].BaseOffset()), leo))
@@ -156,10 +151,12 @@ func (l *Log) listSegmentFiles() ([]int64, error) {
 	return bases, nil
 }
 
-// loadSegments opens the segments. Unless the shutdown was clean, every
-// segment that may hold offsets at or after the recovery point is scanned;
-// if a scan truncates a segment that is not the last, the later segments
-// are deleted, since the log is broken there.
+// loadSegments opens the segments, sealing each but the last as it goes
+// (so that a sealed segment's file goes to the FileCache before the next
+// opens). Unless the shutdown was clean, every segment that may hold
+// offsets at or after the recovery point is scanned; if a scan truncates a
+// segment that is not the last, the later segments are deleted, since the
+// log is broken there.
 func (l *Log) loadSegments(bases []int64, clean bool, recoveryPoint int64) error {
 	for i, base := range bases {
 		st, err := os.Stat(segment.FileName(l.dir, base, segment.LogSuffix))
@@ -184,6 +181,11 @@ func (l *Log) loadSegments(bases []int64, clean bool, recoveryPoint int64) error
 				errs = append(errs, segment.RemoveFiles(l.dir, later))
 			}
 			return errors.Join(errs...)
+		}
+		if !last {
+			if err := s.Seal(); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

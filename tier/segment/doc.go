@@ -26,9 +26,21 @@
 // grown since the last entry, and once more when the segment is sealed or
 // closed. Entries strictly increase, so look-ups are binary searches over
 // the entries, which are kept in memory; the files are written lazily (on
-// Flush, Seal and Close) and are rebuilt from the log when they are
-// missing, torn (size not a multiple of the entry size), not increasing or
-// pointing past the end of the log.
+// Flush, Seal and Close), each opened only for the write, truncation or
+// sync at hand, and are rebuilt from the log when they are missing, torn
+// (size not a multiple of the entry size), not increasing or pointing past
+// the end of the log.
+//
+// Open files: a segment holds its .log file open while it is pinned —
+// active (not sealed), or sealed with writes not yet flushed — and hands
+// it to the [FileCache] (Options.Files; the broker shares one) once it is
+// sealed and flushed. The cache keeps a bounded number of such files
+// open, least recently read first out, and reopens one (read-only) when a
+// read needs it; a truncation that reaches into a sealed segment takes the
+// file back (reopening it for writing). So a partition costs one
+// descriptor for its active segment, and its sealed segments share the
+// cache's bound. Without a FileCache every .log file stays open as long as
+// its segment.
 //
 // Reads: Read finds the nearest offset index entry at or below the target,
 // then walks batch headers forward (one buffered read covers many small
@@ -58,12 +70,15 @@
 // Concurrency: a Segment is safe for concurrent use. Its RWMutex guards the
 // in-memory state (size, next offset, index entries, flags); Append,
 // TruncateTo, Recover, Seal and Close take it exclusively, reads share it.
-// The owning log's lock, when held, is always taken first. A write never
-// becomes visible before it completes: size advances only after the whole
-// batch was written, and reads never look past size. The .log file is
-// reference-counted: the segment holds one reference and every outstanding
-// Slice another, so Close and Delete defer closing the descriptor until
-// the last Slice is released (deleted files stay readable through it).
+// The owning log's lock, when held, is always taken first, and a
+// FileCache's lock last (the cache never calls into a segment). A write
+// never becomes visible before it completes: size advances only after the
+// whole batch was written, and reads never look past size. The .log file
+// is reference-counted: its holder (the segment while pinned, else the
+// FileCache) holds one reference and every outstanding Slice and read in
+// progress another, so Close, Delete and the cache's eviction defer
+// closing the descriptor until the last Slice is released (deleted files
+// stay readable through it).
 // After a failed write the segment is failed: every later append returns
 // the same error. Except when the write failed for lack of space and its
 // partial bytes were cut off again (ErrNoSpace): the segment is then as

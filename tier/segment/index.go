@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sort"
 )
@@ -54,9 +53,11 @@ func decodeTimeEntry(b []byte) timeEntry {
 // indexFile is a sparse index kept in memory and persisted to its file.
 // Entries are appended in memory and written out lazily by persist (on
 // flush, seal and close); an index that lags its log is still correct,
-// since look-ups scan forward from the entry they find.
+// since look-ups scan forward from the entry they find. The file is open
+// only while it is written, truncated or synced, so an index holds no
+// descriptor.
 type indexFile[E any] struct {
-	f         *os.File
+	name      string // the file's current path
 	entries   []E
 	written   int // entries[:written] are in the file
 	entrySize int
@@ -64,22 +65,16 @@ type indexFile[E any] struct {
 	dec       func([]byte) E
 }
 
-// openIndexFile opens (creating if needed) an index file and loads its
-// entries. A size that is not a multiple of the entry size yields
-// errBadIndex with the file still open, so the caller can rebuild it.
-func openIndexFile[E any](path string, entrySize int, enc func([]byte, E), dec func([]byte) E) (*indexFile[E], error) {
-	_, statErr := os.Stat(path)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open index %s: %w", path, err)
-	}
-	x := &indexFile[E]{f: f, entrySize: entrySize, enc: enc, dec: dec}
-	if os.IsNotExist(statErr) {
+// loadIndexFile loads an index file's entries. A missing file yields
+// errMissingIndex and a size that is not a multiple of the entry size
+// errBadIndex, both with the index, so the caller can rebuild it.
+func loadIndexFile[E any](path string, entrySize int, enc func([]byte, E), dec func([]byte) E) (*indexFile[E], error) {
+	x := &indexFile[E]{name: path, entrySize: entrySize, enc: enc, dec: dec}
+	buf, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
 		return x, fmt.Errorf("index %s was missing: %w", path, errMissingIndex)
 	}
-	buf, err := io.ReadAll(f)
 	if err != nil {
-		_ = f.Close()
 		return nil, fmt.Errorf("read index %s: %w", path, err)
 	}
 	if len(buf)%entrySize != 0 {
@@ -111,54 +106,71 @@ func (x *indexFile[E]) last() (E, bool) {
 // add appends an entry in memory.
 func (x *indexFile[E]) add(e E) { x.entries = append(x.entries, e) }
 
-// truncate keeps the first n entries, in memory and in the file.
-func (x *indexFile[E]) truncate(n int) error {
+// truncate keeps the first n entries, in memory and in the file; it
+// reports whether the file changed.
+func (x *indexFile[E]) truncate(n int) (bool, error) {
 	if n >= len(x.entries) {
-		return nil
+		return false, nil
 	}
 	x.entries = x.entries[:n]
-	if x.written > n {
-		x.written = n
-		if err := x.f.Truncate(int64(n * x.entrySize)); err != nil {
-			return fmt.Errorf("truncate index %s: %w", x.f.Name(), err)
-		}
+	if x.written <= n {
+		return false, nil
 	}
-	return nil
+	x.written = n
+	if err := os.Truncate(x.name, int64(n*x.entrySize)); err != nil {
+		return true, fmt.Errorf("truncate index %s: %w", x.name, err)
+	}
+	return true, nil
 }
 
-// reset drops every entry, in memory and in the file.
+// reset drops every entry, in memory and in the file, creating the file
+// empty if it is missing.
 func (x *indexFile[E]) reset() error {
 	x.entries = x.entries[:0]
 	x.written = 0
-	if err := x.f.Truncate(0); err != nil {
-		return fmt.Errorf("reset index %s: %w", x.f.Name(), err)
+	f, err := os.OpenFile(x.name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("reset index %s: %w", x.name, err)
 	}
 	return nil
 }
 
-// persist writes the entries not yet in the file, and fdatasyncs it when
-// sync is set.
-func (x *indexFile[E]) persist(sync bool) error {
-	if x.written < len(x.entries) {
-		buf := make([]byte, (len(x.entries)-x.written)*x.entrySize)
-		for i, e := range x.entries[x.written:] {
-			x.enc(buf[i*x.entrySize:], e)
-		}
-		if _, err := x.f.WriteAt(buf, int64(x.written*x.entrySize)); err != nil {
-			return fmt.Errorf("write index %s: %w", x.f.Name(), err)
-		}
-		x.written = len(x.entries)
+// persist writes the entries not yet in the file; it reports whether it
+// wrote any.
+func (x *indexFile[E]) persist() (bool, error) {
+	if x.written == len(x.entries) {
+		return false, nil
 	}
-	if sync {
-		if err := datasync(x.f); err != nil {
-			return fmt.Errorf("sync index %s: %w", x.f.Name(), err)
-		}
+	buf := make([]byte, (len(x.entries)-x.written)*x.entrySize)
+	for i, e := range x.entries[x.written:] {
+		x.enc(buf[i*x.entrySize:], e)
+	}
+	f, err := os.OpenFile(x.name, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err == nil {
+		_, err = f.WriteAt(buf, int64(x.written*x.entrySize))
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		return true, fmt.Errorf("write index %s: %w", x.name, err)
+	}
+	x.written = len(x.entries)
+	return true, nil
+}
+
+// sync fdatasyncs the file (what persist wrote).
+func (x *indexFile[E]) sync() error {
+	f, err := os.OpenFile(x.name, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err == nil {
+		err = errors.Join(datasync(f), f.Close())
+	}
+	if err != nil {
+		return fmt.Errorf("sync index %s: %w", x.name, err)
 	}
 	return nil
 }
-
-// close closes the file without persisting.
-func (x *indexFile[E]) close() error { return x.f.Close() }
 
 // indexes is the pair of sparse indexes of one segment.
 type indexes struct {
@@ -166,20 +178,27 @@ type indexes struct {
 	time *indexFile[timeEntry]
 }
 
-// openIndexes opens both index files of the segment at base, whose names
-// carry the extra suffix. A damaged file is reported with errBadIndex and
-// both files left open.
-func openIndexes(dir string, base int64, extra string) (indexes, error) {
-	off, err := openIndexFile(FileName(dir, base, IndexSuffix+extra), offsetEntrySize, encodeOffsetEntry, decodeOffsetEntry)
+// loadIndexes loads both index files of the segment at base, whose names
+// carry the extra suffix. A damaged or missing file is reported with
+// errBadIndex and both indexes returned, to be rebuilt.
+func loadIndexes(dir string, base int64, extra string) (indexes, error) {
+	off, err := loadIndexFile(FileName(dir, base, IndexSuffix+extra), offsetEntrySize, encodeOffsetEntry, decodeOffsetEntry)
 	if off == nil {
 		return indexes{}, err
 	}
-	tim, terr := openIndexFile(FileName(dir, base, TimeIndexSuffix+extra), timeEntrySize, encodeTimeEntry, decodeTimeEntry)
+	tim, terr := loadIndexFile(FileName(dir, base, TimeIndexSuffix+extra), timeEntrySize, encodeTimeEntry, decodeTimeEntry)
 	if tim == nil {
-		_ = off.close()
 		return indexes{}, terr
 	}
 	return indexes{off: off, time: tim}, errors.Join(err, terr)
+}
+
+// newIndexes returns the empty indexes of a new segment at base.
+func newIndexes(dir string, base int64, extra string) indexes {
+	return indexes{
+		off:  &indexFile[offsetEntry]{name: FileName(dir, base, IndexSuffix+extra), entrySize: offsetEntrySize, enc: encodeOffsetEntry, dec: decodeOffsetEntry},
+		time: &indexFile[timeEntry]{name: FileName(dir, base, TimeIndexSuffix+extra), entrySize: timeEntrySize, enc: encodeTimeEntry, dec: decodeTimeEntry},
+	}
 }
 
 // check verifies the loaded entries against a log of logSize bytes:
@@ -223,9 +242,12 @@ func (ix indexes) lookupTime(ts int64) uint32 {
 	return ix.time.entries[i-1].rel
 }
 
-// persist writes both files, syncing when asked.
-func (ix indexes) persist(sync bool) error {
-	return errors.Join(ix.off.persist(sync), ix.time.persist(sync))
+// persist writes both files' pending entries; it reports whether it
+// wrote any.
+func (ix indexes) persist() (bool, error) {
+	a, err := ix.off.persist()
+	b, terr := ix.time.persist()
+	return a || b, errors.Join(err, terr)
 }
 
 // reset empties both indexes.
@@ -233,7 +255,13 @@ func (ix indexes) reset() error {
 	return errors.Join(ix.off.reset(), ix.time.reset())
 }
 
-// close closes both files.
-func (ix indexes) close() error {
-	return errors.Join(ix.off.close(), ix.time.close())
+// sync fdatasyncs both files.
+func (ix indexes) sync() error {
+	return errors.Join(ix.off.sync(), ix.time.sync())
+}
+
+// rename points both indexes at their files' names with the extra suffix.
+func (ix indexes) rename(dir string, base int64, extra string) {
+	ix.off.name = FileName(dir, base, IndexSuffix+extra)
+	ix.time.name = FileName(dir, base, TimeIndexSuffix+extra)
 }

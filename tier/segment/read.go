@@ -21,11 +21,11 @@ func (s *Segment) relative(offset int64) uint32 {
 	}
 }
 
-// locate finds the first batch below end whose last offset is ≥ offset,
-// starting from the offset index. ok is false when there is none. Caller
-// holds mu.
-func (s *Segment) locate(offset, end int64) (h BatchHeader, sc *scanner, ok bool, err error) {
-	sc = newScanner(s.file.f, min(s.ix.lookupPos(s.relative(offset)), end), end)
+// locate finds the first batch of f below end whose last offset is ≥
+// offset, starting from the offset index. ok is false when there is none.
+// Caller holds mu.
+func (s *Segment) locate(f io.ReaderAt, offset, end int64) (h BatchHeader, sc *scanner, ok bool, err error) {
+	sc = newScanner(f, min(s.ix.lookupPos(s.relative(offset)), end), end)
 	for {
 		h, err = sc.next()
 		if err == io.EOF {
@@ -40,10 +40,10 @@ func (s *Segment) locate(offset, end int64) (h BatchHeader, sc *scanner, ok bool
 	}
 }
 
-// position is the position of the first batch whose last offset is ≥
-// offset, or end when there is none. Caller holds mu.
-func (s *Segment) position(offset, end int64) (int64, error) {
-	h, _, ok, err := s.locate(offset, end)
+// position is the position of the first batch of f whose last offset is
+// ≥ offset, or end when there is none. Caller holds mu.
+func (s *Segment) position(f io.ReaderAt, offset, end int64) (int64, error) {
+	h, _, ok, err := s.locate(f, offset, end)
 	if err != nil || !ok {
 		return end, err
 	}
@@ -60,7 +60,15 @@ func (s *Segment) Position(offset int64) (int64, error) {
 	if s.closed {
 		return 0, ErrClosed
 	}
-	return s.position(offset, s.size)
+	if offset >= s.next {
+		return s.size, nil
+	}
+	r, err := s.acquireFile()
+	if err != nil {
+		return 0, err
+	}
+	defer r.release()
+	return s.position(r.f, offset, s.size)
 }
 
 // Read returns whole batches starting with the batch holding offset (the
@@ -78,8 +86,16 @@ func (s *Segment) Read(offset int64, maxBytes int, maxPosition int64) (Slice, er
 	if maxPosition >= 0 && maxPosition < end {
 		end = maxPosition
 	}
-	first, sc, ok, err := s.locate(offset, end)
+	if offset >= s.next || end == 0 {
+		return Slice{}, nil
+	}
+	r, err := s.acquireFile()
+	if err != nil {
+		return Slice{}, err
+	}
+	first, sc, ok, err := s.locate(r.f, offset, end)
 	if err != nil || !ok {
+		_ = r.release()
 		return Slice{}, err
 	}
 	n := first.Size
@@ -89,15 +105,12 @@ func (s *Segment) Read(offset int64, maxBytes int, maxPosition int64) (Slice, er
 			break
 		}
 		if err != nil {
+			_ = r.release()
 			return Slice{}, fmt.Errorf("read segment %s: %w", s.LogPath(), err)
 		}
 		n += h.Size
 	}
-	sl, ok := s.file.slice(first.Pos, n)
-	if !ok {
-		return Slice{}, ErrClosed
-	}
-	return sl, nil
+	return r.slice(first.Pos, n), nil
 }
 
 // FindTimestamp returns the offset and timestamp of the first record at or
@@ -114,13 +127,18 @@ func (s *Segment) FindTimestamp(ts, minOffset int64) (offset, recordTs int64, ok
 	if s.maxTs < ts {
 		return 0, 0, false, nil
 	}
+	r, err := s.acquireFile()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	defer r.release()
 	start := max(minOffset, s.base+int64(s.ix.lookupTime(ts)))
-	h, sc, found, err := s.locate(start, s.size)
+	h, sc, found, err := s.locate(r.f, start, s.size)
 	for ; found && err == nil; h, err = sc.next() {
 		if h.MaxTimestamp < ts || h.LastOffset < minOffset {
 			continue
 		}
-		if offset, recordTs, ok, err = s.findInBatch(h, ts, minOffset); ok || err != nil {
+		if offset, recordTs, ok, err = s.findInBatch(r.f, h, ts, minOffset); ok || err != nil {
 			return offset, recordTs, ok, err
 		}
 	}
@@ -134,9 +152,9 @@ func (s *Segment) FindTimestamp(ts, minOffset int64) (offset, recordTs int64, ok
 // minOffset and timestamp ≥ ts. When the records cannot be decoded it
 // answers with the batch itself (its first offset ≥ minOffset and its max
 // timestamp), which is still a batch a consumer may start from.
-func (s *Segment) findInBatch(h BatchHeader, ts, minOffset int64) (int64, int64, bool, error) {
+func (s *Segment) findInBatch(f io.ReaderAt, h BatchHeader, ts, minOffset int64) (int64, int64, bool, error) {
 	buf := make([]byte, h.Size)
-	if _, err := s.file.f.ReadAt(buf, h.Pos); err != nil {
+	if _, err := f.ReadAt(buf, h.Pos); err != nil {
 		return 0, 0, false, fmt.Errorf("read batch at %d: %w", h.Pos, err)
 	}
 	b := record.Batch(buf)
@@ -160,13 +178,19 @@ func (s *Segment) findInBatch(h BatchHeader, ts, minOffset int64) (int64, int64,
 func (s *Segment) Batches(from int64) iter.Seq2[BatchHeader, error] {
 	return func(yield func(BatchHeader, error) bool) {
 		s.mu.RLock()
-		if s.closed || !s.file.acquire() {
+		if s.closed {
 			s.mu.RUnlock()
 			yield(BatchHeader{}, ErrClosed)
 			return
 		}
-		defer s.file.release()
-		h, sc, ok, err := s.locate(from, s.size)
+		r, err := s.acquireFile()
+		if err != nil {
+			s.mu.RUnlock()
+			yield(BatchHeader{}, err)
+			return
+		}
+		defer r.release()
+		h, sc, ok, err := s.locate(r.f, from, s.size)
 		s.mu.RUnlock()
 		for ; ok && err == nil; h, err = sc.next() {
 			if !yield(h, nil) {
@@ -187,9 +211,9 @@ func (s *Segment) ReadAll() (Slice, error) {
 	if s.closed {
 		return Slice{}, ErrClosed
 	}
-	sl, ok := s.file.slice(0, s.size)
-	if !ok {
-		return Slice{}, ErrClosed
+	r, err := s.acquireFile()
+	if err != nil {
+		return Slice{}, err
 	}
-	return sl, nil
+	return r.slice(0, s.size), nil
 }

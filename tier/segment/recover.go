@@ -20,11 +20,15 @@ func (s *Segment) Recover() (truncated int64, err error) {
 	if s.closed {
 		return 0, ErrClosed
 	}
+	if err := s.pinLocked(); err != nil {
+		return 0, fmt.Errorf("recover segment %s: %w", s.LogPath(), err)
+	}
 	st, err := s.file.f.Stat()
 	if err != nil {
 		return 0, fmt.Errorf("recover segment %s: %w", s.LogPath(), err)
 	}
 	fileSize := st.Size()
+	s.ixWrites++
 	if err := s.ix.reset(); err != nil {
 		return 0, fmt.Errorf("recover segment %s: %w", s.LogPath(), err)
 	}
@@ -48,6 +52,7 @@ func (s *Segment) Recover() (truncated int64, err error) {
 		s.track(parseHeader(b, s.size))
 	}
 	if s.size < fileSize {
+		s.writes++
 		if err := s.file.f.Truncate(s.size); err != nil {
 			s.err = fmt.Errorf("recover segment %s: truncate: %w", s.LogPath(), err)
 			return 0, s.err
@@ -56,9 +61,14 @@ func (s *Segment) Recover() (truncated int64, err error) {
 	if err := datasync(s.file.f); err != nil {
 		return 0, fmt.Errorf("recover segment %s: %w", s.LogPath(), err)
 	}
-	if err := s.ix.persist(true); err != nil {
+	if _, err := s.ix.persist(); err != nil {
 		return 0, fmt.Errorf("recover segment %s: %w", s.LogPath(), err)
 	}
+	if err := s.ix.sync(); err != nil {
+		return 0, fmt.Errorf("recover segment %s: %w", s.LogPath(), err)
+	}
+	s.synced, s.ixSynced = s.writes, s.ixWrites
+	s.unpinIfClean()
 	return fileSize - s.size, nil
 }
 

@@ -39,5 +39,6 @@ func (s *Segment) RenameSuffix(suffix string) error {
 		return fmt.Errorf("rename segment %d from %q to %q: %w", s.base, from, suffix, err)
 	}
 	s.suffix.Store(&suffix)
+	s.ix.rename(s.dir, s.base, suffix)
 	return nil
 }

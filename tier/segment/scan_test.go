@@ -101,3 +101,22 @@ func BenchmarkReadLargeBatches(b *testing.B) {
 		sl.Release()
 	}
 }
+
+// BenchmarkAppend appends 1 KiB batches to one segment.
+func BenchmarkAppend(b *testing.B) {
+	s, err := Create(b.TempDir(), 0, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	value := bytes.Repeat([]byte{'x'}, 1000)
+	bt := record.NewBatch(record.BuildOptions{}, record.Record{Value: value})
+	b.SetBytes(int64(len(bt)))
+	b.ResetTimer()
+	for i := range b.N {
+		bt.SetBaseOffset(int64(i))
+		if err := s.Append(bt); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

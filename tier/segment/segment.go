@@ -69,6 +69,10 @@ type Options struct {
 	// ".cleaned", renames it to ".swap" and finally to its plain name; see
 	// [Segment.RenameSuffix].
 	FileSuffix string
+	// Files, when set, holds the .log file of the segment once it is
+	// sealed and flushed, opening it again when it is read after the
+	// cache closed it; nil keeps the file open as long as the segment.
+	Files *FileCache
 }
 
 // Segment is one segment of a partition log: its .log file and two sparse
@@ -79,8 +83,13 @@ type Segment struct {
 	interval int64
 	log      *slog.Logger
 	suffix   atomic.Pointer[string] // extra file-name suffix (Options.FileSuffix)
+	files    *FileCache             // Options.Files; nil: file is always set
+	slot     cacheSlot              // the file while files holds it (guarded by files.mu)
 
-	mu     sync.RWMutex
+	mu sync.RWMutex
+	// file is the open .log file while the segment is pinned: active,
+	// holding unflushed writes, or without a FileCache. Otherwise it is
+	// nil and the cache holds the file (when open).
 	file   *fileRef
 	ix     indexes
 	size   int64 // bytes of whole batches in the .log file
@@ -92,6 +101,10 @@ type Segment struct {
 	sealed     bool
 	closed     bool
 	err        error // sticky: a failed write fails every later append
+	// writes and ixWrites count the changes to the .log file and to the
+	// index files; synced and ixSynced are their values as of the last
+	// Flush (or Recover) that synced them.
+	writes, synced, ixWrites, ixSynced uint64
 	// Drop-behind (Options.CacheWindow): bytes from the start handed to
 	// writeback, and dropped from the page cache.
 	window, writtenBack, dropped int64
@@ -99,7 +112,7 @@ type Segment struct {
 
 func newSegment(dir string, base int64, opts Options) *Segment {
 	s := &Segment{dir: dir, base: base, interval: int64(opts.IndexIntervalBytes), log: opts.Logger,
-		next: base, maxTs: -1, maxOff: -1, window: opts.CacheWindow}
+		files: opts.Files, next: base, maxTs: -1, maxOff: -1, window: opts.CacheWindow}
 	s.suffix.Store(&opts.FileSuffix)
 	if s.interval <= 0 {
 		s.interval = DefaultIndexIntervalBytes
@@ -122,15 +135,10 @@ func Create(dir string, base int64, opts Options) (*Segment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create segment %s: %w", path, MarkNoSpace(err))
 	}
-	s.file = newFileRef(f)
-	// Damaged or missing index files do not matter: they are emptied.
-	if s.ix, err = openIndexes(dir, base, opts.FileSuffix); s.ix.off != nil {
-		err = s.ix.reset()
-	}
-	if err != nil {
-		if s.ix.off != nil {
-			_ = s.ix.close()
-		}
+	s.file = newFileRef(f, true)
+	// Any index files of that name are emptied.
+	s.ix = newIndexes(dir, base, opts.FileSuffix)
+	if err := s.ix.reset(); err != nil {
 		_ = f.Close()
 		// Leave nothing behind, so that a failed roll can be retried.
 		if rerr := removeFiles(dir, base, opts.FileSuffix); rerr != nil {
@@ -138,6 +146,7 @@ func Create(dir string, base int64, opts Options) (*Segment, error) {
 		}
 		return nil, fmt.Errorf("create segment %s: %w", path, MarkNoSpace(err))
 	}
+	s.writes, s.ixWrites = 1, 1 // not durable until flushed
 	return s, nil
 }
 
@@ -158,14 +167,17 @@ func Open(dir string, base int64, opts Options) (*Segment, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("open segment %s: %w", path, err)
 	}
-	s.file, s.size = newFileRef(f), st.Size()
-	s.ix, err = openIndexes(dir, base, opts.FileSuffix)
+	s.file, s.size = newFileRef(f, true), st.Size()
+	s.ix, err = loadIndexes(dir, base, opts.FileSuffix)
 	if s.ix.off == nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("open segment %s: %w", path, err)
 	}
 	if errors.Is(err, errMissingIndex) && s.size == 0 {
-		err = nil // a new segment whose index files were never written
+		// A new segment whose index files were never written: create
+		// them, empty, as readers of the files (the tier's copier)
+		// expect them.
+		err = s.ix.reset()
 	}
 	if err == nil {
 		err = s.ix.check(s.size)
@@ -258,6 +270,7 @@ func (s *Segment) Append(b record.Batch) error {
 	if s.size+int64(len(b)) > math.MaxUint32 {
 		return fmt.Errorf("append %d bytes to segment %d of %d bytes: %w", len(b), s.base, s.size, ErrFull)
 	}
+	s.writes++
 	if _, err := s.file.f.WriteAt(b, s.size); err != nil {
 		werr := fmt.Errorf("append to segment %s: %w", s.LogPath(), err)
 		if terr := s.file.f.Truncate(s.size); terr != nil {
@@ -352,32 +365,62 @@ func (s *Segment) maybeAddTimeEntry() {
 	s.ix.time.add(timeEntry{ts: s.maxTs, rel: uint32(s.maxOff - s.base)})
 }
 
-// Flush persists the index entries and fdatasyncs the .log and index
-// files. The syncs run under the read lock, so reads proceed meanwhile.
+// Flush persists the index entries and fdatasyncs what was written to the
+// .log and index files since the last Flush. The syncs run under the read
+// lock, so reads proceed meanwhile. A sealed segment's .log file goes to
+// the FileCache once flushed.
 func (s *Segment) Flush() error {
 	s.mu.Lock()
-	err := ErrClosed
-	if !s.closed {
-		err = s.ix.persist(false)
+	if s.closed {
+		s.mu.Unlock()
+		return fmt.Errorf("flush segment %s: %w", s.LogPath(), ErrClosed)
 	}
+	err := s.persistLocked()
+	writes, ixWrites := s.writes, s.ixWrites
+	logDirty, ixDirty := writes != s.synced, ixWrites != s.ixSynced
 	s.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("flush segment %s: %w", s.LogPath(), err)
 	}
+	if !logDirty && !ixDirty {
+		return nil
+	}
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	if s.closed {
+		s.mu.RUnlock()
 		return fmt.Errorf("flush segment %s: %w", s.LogPath(), ErrClosed)
 	}
-	err = errors.Join(datasync(s.file.f), datasync(s.ix.off.f), datasync(s.ix.time.f))
+	// A file no longer pinned was synced by a concurrent Flush.
+	if logDirty && s.file != nil {
+		err = datasync(s.file.f)
+	}
+	if ixDirty {
+		err = errors.Join(err, s.ix.sync())
+	}
+	s.mu.RUnlock()
 	if err != nil {
 		return fmt.Errorf("flush segment %s: %w", s.LogPath(), err)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.synced, s.ixSynced = max(s.synced, writes), max(s.ixSynced, ixWrites)
+	s.unpinIfClean()
 	return nil
+}
+
+// persistLocked writes the pending index entries. Caller holds mu for
+// writing.
+func (s *Segment) persistLocked() error {
+	wrote, err := s.ix.persist()
+	if wrote {
+		s.ixWrites++
+	}
+	return err
 }
 
 // Seal marks the segment read-only (the log rolled past it) and adds the
 // final time index entry, so a reopened segment knows its max timestamp.
+// Once it is flushed too, its .log file goes to the FileCache.
 func (s *Segment) Seal() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -387,10 +430,75 @@ func (s *Segment) Seal() error {
 	s.maybeAddTimeEntry()
 	// Sealed only once the indexes are written: a seal that failed for
 	// lack of space leaves an active segment, and may be retried.
-	if err := s.ix.persist(false); err != nil {
+	if err := s.persistLocked(); err != nil {
 		return fmt.Errorf("seal segment %s: %w", s.LogPath(), MarkNoSpace(err))
 	}
 	s.sealed = true
+	s.unpinIfClean()
+	return nil
+}
+
+// unpinIfClean hands the .log file of a sealed segment whose writes are
+// all synced to the FileCache. Caller holds mu for writing.
+func (s *Segment) unpinIfClean() {
+	if s.files == nil || s.file == nil || !s.sealed || s.closed || s.writes != s.synced {
+		return
+	}
+	r := s.file
+	s.file = nil
+	s.files.adopt(&s.slot, r)
+}
+
+// pinLocked makes sure file holds the .log file open for writing, taking
+// it back from the FileCache or opening it again. Caller holds mu for
+// writing.
+func (s *Segment) pinLocked() error {
+	if s.file != nil {
+		return nil
+	}
+	if r := s.files.take(&s.slot); r != nil {
+		if r.writable {
+			s.file = r
+			return nil
+		}
+		_ = r.release()
+	}
+	f, err := os.OpenFile(s.LogPath(), os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("reopen segment %s: %w", s.LogPath(), err)
+	}
+	s.file = newFileRef(f, true)
+	return nil
+}
+
+// acquireFile returns the .log file with a reference for the caller, who
+// releases it: the pinned file, or the FileCache's, opened again if the
+// cache closed it. Caller holds mu and has checked closed.
+func (s *Segment) acquireFile() (*fileRef, error) {
+	if s.file != nil {
+		if !s.file.acquire() {
+			return nil, ErrClosed
+		}
+		return s.file, nil
+	}
+	r, err := s.files.acquire(&s.slot, s.LogPath())
+	if err != nil {
+		return nil, fmt.Errorf("open segment %s: %w", s.LogPath(), err)
+	}
+	return r, nil
+}
+
+// releaseFile drops the segment's reference to its .log file (the
+// FileCache's, when it holds the file). Caller holds mu for writing.
+func (s *Segment) releaseFile() error {
+	if s.file != nil {
+		r := s.file
+		s.file = nil
+		return r.release()
+	}
+	if s.files != nil {
+		return s.files.drop(&s.slot)
+	}
 	return nil
 }
 
@@ -404,7 +512,7 @@ func (s *Segment) Close() error {
 	}
 	s.closed = true
 	s.maybeAddTimeEntry()
-	err := errors.Join(s.ix.persist(false), s.ix.close(), s.file.release())
+	err := errors.Join(s.persistLocked(), s.releaseFile())
 	if err != nil {
 		return fmt.Errorf("close segment %s: %w", s.LogPath(), err)
 	}
@@ -426,8 +534,7 @@ func (s *Segment) Abandon() {
 	defer s.mu.Unlock()
 	if !s.closed {
 		s.closed = true
-		_ = s.ix.close()
-		_ = s.file.release()
+		_ = s.releaseFile()
 	}
 }
 
@@ -456,12 +563,17 @@ func (s *Segment) TruncateTo(offset int64) (int64, error) {
 	if s.closed {
 		return 0, ErrClosed
 	}
+	if err := s.pinLocked(); err != nil {
+		s.err = fmt.Errorf("truncate segment %s: %w", s.LogPath(), err)
+		return 0, s.err
+	}
 	s.sealed = false
-	pos, err := s.position(offset, s.size)
+	pos, err := s.position(s.file.f, offset, s.size)
 	if err != nil || pos >= s.size {
 		return 0, err
 	}
 	removed := s.size - pos
+	s.writes++
 	if err := s.file.f.Truncate(pos); err != nil {
 		s.err = fmt.Errorf("truncate segment %s: %w", s.LogPath(), err)
 		return 0, s.err
@@ -470,7 +582,12 @@ func (s *Segment) TruncateTo(offset int64) (int64, error) {
 	s.writtenBack, s.dropped = min(s.writtenBack, pos), min(s.dropped, pos)
 	keepOff := s.ix.off.search(func(e offsetEntry) bool { return int64(e.pos) < pos })
 	keepTime := s.ix.time.search(func(e timeEntry) bool { return s.base+int64(e.rel) < offset })
-	if err := errors.Join(s.ix.off.truncate(keepOff), s.ix.time.truncate(keepTime), s.scanTail()); err != nil {
+	offChanged, offErr := s.ix.off.truncate(keepOff)
+	timeChanged, timeErr := s.ix.time.truncate(keepTime)
+	if offChanged || timeChanged {
+		s.ixWrites++
+	}
+	if err := errors.Join(offErr, timeErr, s.scanTail()); err != nil {
 		s.err = fmt.Errorf("truncate segment %s: %w", s.LogPath(), err)
 		return removed, s.err
 	}

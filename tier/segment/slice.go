@@ -27,15 +27,17 @@ func (s Slice) Release() {
 	}
 }
 
-// fileRef reference-counts an open file: the segment holds one reference,
-// every outstanding Slice another; the last release closes the file.
+// fileRef reference-counts an open file: its holder (the segment, or the
+// FileCache for a sealed segment) holds one reference, every outstanding
+// Slice and read in progress another; the last release closes the file.
 type fileRef struct {
-	f    *os.File
-	refs atomic.Int64
+	f        *os.File
+	writable bool // opened read-write (appends, truncation)
+	refs     atomic.Int64
 }
 
-func newFileRef(f *os.File) *fileRef {
-	r := &fileRef{f: f}
+func newFileRef(f *os.File, writable bool) *fileRef {
+	r := &fileRef{f: f, writable: writable}
 	r.refs.Store(1)
 	return r
 }
@@ -61,15 +63,13 @@ func (r *fileRef) release() error {
 	return nil
 }
 
-// slice makes a Slice over [pos, pos+n) holding its own reference.
-func (r *fileRef) slice(pos, n int64) (Slice, bool) {
-	if !r.acquire() {
-		return Slice{}, false
-	}
+// slice makes a Slice over [pos, pos+n) that takes over a reference the
+// caller acquired.
+func (r *fileRef) slice(pos, n int64) Slice {
 	var done atomic.Bool
 	return Slice{File: r.f, Pos: pos, Len: n, release: func() {
 		if done.CompareAndSwap(false, true) {
 			_ = r.release()
 		}
-	}}, true
+	}}
 }
