@@ -94,7 +94,7 @@ type Process struct {
 	logPath   string
 	overrides map[string]string
 	addr      string
-	child     *Child   // the running (or last) broker process
+	child     *Child // the running (or last) broker process
 	launched  time.Time
 	wrapper   []string // command the broker runs under (SetWrapper)
 	tailShown bool
