@@ -104,7 +104,7 @@ const startWait = 30 * time.Second
 
 // admin serves the admin endpoints of one broker.
 type admin struct {
-	cfg   *config.Broker
+	cfg   *config.Live // topics are checked against its current configuration
 	store metadata.TopicRestorer
 	cache *metadata.Cache
 	parts *partition.Manager
@@ -121,14 +121,14 @@ func (a *admin) mount(mux *http.ServeMux) {
 
 func (a *admin) status(w http.ResponseWriter, r *http.Request) {
 	topic := r.URL.Query().Get("topic")
-	out := TierStatus{Broker: a.cfg.NodeID, TieringEnabled: a.tier.m != nil, Partitions: []TierPartitionStatus{}}
+	out := TierStatus{Broker: a.cfg.Load().NodeID, TieringEnabled: a.tier.m != nil, Partitions: []TierPartitionStatus{}}
 	for _, p := range a.parts.All() {
 		if topic != "" && p.Topic != topic {
 			continue
 		}
 		l := p.Log()
 		ps := TierPartitionStatus{
-			Broker: a.cfg.NodeID, Topic: p.Topic, Partition: p.Index, TopicID: hex.EncodeToString(p.TopicID[:]),
+			Broker: a.cfg.Load().NodeID, Topic: p.Topic, Partition: p.Index, TopicID: hex.EncodeToString(p.TopicID[:]),
 			Tiered: p.Config().RemoteStorageEnable, Leader: p.IsLeader(), LocalStart: l.LogStartOffset(),
 			LogEnd: l.LogEndOffset(), HighWatermark: p.HighWatermark(), RemoteStart: -1, RemoteEnd: -1,
 		}
@@ -234,13 +234,13 @@ func (a *admin) restoredTopic(req TierRestoreRequest, bt remote.BucketTopic) (me
 	maps.Copy(configs, bt.Configs)
 	maps.Copy(configs, req.Configs)
 	configs["remote.storage.enable"] = "true"
-	if err := a.cfg.ValidateTopic(configs); err != nil {
+	if err := a.cfg.Load().ValidateTopic(configs); err != nil {
 		return metadata.Topic{}, nil, err
 	}
 	brokers := a.cache.Brokers()
 	rf := req.ReplicationFactor
 	if rf <= 0 {
-		rf = min(a.cfg.DefaultReplicationFactor, int16(len(brokers)))
+		rf = min(a.cfg.Load().DefaultReplicationFactor, int16(len(brokers)))
 	}
 	parts, err := controller.Place(brokers, n, rf, -1)
 	if err != nil {
@@ -297,7 +297,7 @@ func (a *admin) start(w http.ResponseWriter, r *http.Request) {
 // the empty logs of those led here after the tier; bt (may be empty)
 // describes the restored copies.
 func (a *admin) startAfterTier(ctx context.Context, topic string, bt remote.BucketTopic) (TierRestoreResult, error) {
-	res := TierRestoreResult{Topic: topic, TopicID: hex.EncodeToString(bt.ID[:]), Broker: a.cfg.NodeID}
+	res := TierRestoreResult{Topic: topic, TopicID: hex.EncodeToString(bt.ID[:]), Broker: a.cfg.Load().NodeID}
 	if err := a.parts.Sync(); err != nil {
 		a.log.Error("open partitions of restored topic", "topic", topic, "err", err)
 	}

@@ -33,6 +33,7 @@ type node struct {
 	endpoints []string
 	store     metadata.Store
 	wait      *metadataWait // start-up's wait for etcd
+	live      *config.Live  // the effective configuration: static, then the dynamic broker configs
 	self      metadata.Broker
 	reg       *membership
 
@@ -98,6 +99,19 @@ func (s *Server) components(n *node) []component {
 			n.wait = &metadataWait{log: s.log, timeout: time.Duration(s.cfg.InitialBrokerRegistrationTimeoutMs) * time.Millisecond}
 			return s.openStore(ctx, n)
 		}, stop: func() error { return n.store.Close() }},
+		// The dynamic broker configs over the static ones: applied before
+		// any part starts, then followed; each part that holds state made
+		// from them follows n.live in turn.
+		{name: "dynamic config", start: func(context.Context) error {
+			n.live = config.NewLive(s.cfg)
+			for _, err := range n.live.Refresh(n.store.Cache(), s.cfg.NodeID) {
+				s.log.Error("dynamic broker config not applied", "err", err)
+			}
+			if def, own := n.live.Load().DynamicConfigs(); len(def)+len(own) > 0 {
+				s.log.Info("dynamic broker configs applied", "cluster_default", def, "broker", own)
+			}
+			return nil
+		}, run: func(ctx context.Context, _ func(error)) { n.live.Follow(ctx, n.store.Cache(), s.cfg.NodeID, s.log) }},
 		// The broker's lease. It is revoked only after the logs were
 		// flushed: the broker counts as live until then. A lease lost
 		// (etcd out of reach for longer than its TTL) is replaced by a
@@ -122,7 +136,7 @@ func (s *Server) components(n *node) []component {
 		// No log is open yet; cold reads are wired in before any opens.
 		// Appends to logs on the embedded etcd's disk leave its reserve.
 		{name: "partition manager", start: func(context.Context) (err error) {
-			n.parts, err = partition.NewManager(s.cfg, n.store.Cache(), s.log)
+			n.parts, err = partition.NewManager(n.live, n.store.Cache(), s.log)
 			if err != nil {
 				return err
 			}
@@ -147,11 +161,14 @@ func (s *Server) components(n *node) []component {
 		// offline here; the others are served.
 		{name: "partitions", start: func(context.Context) error { s.openPartitions(n); return nil },
 			stop: func() error { return n.parts.Close() }},
-		// Follower fetchers; they stop before the logs close.
-		{name: "replica fetcher", start: func(context.Context) error { s.startFetcher(n); return nil }, stop: func() error {
-			n.stopFetching()
-			return n.fetcher.Close()
-		}},
+		// Follower fetchers; they stop before the logs close. Their count
+		// (num.replica.fetchers) follows the configuration.
+		{name: "replica fetcher", start: func(context.Context) error { s.startFetcher(n); return nil },
+			run: func(ctx context.Context, _ func(error)) { followFetchers(ctx, n.live, n.fetcher) },
+			stop: func() error {
+				n.stopFetching()
+				return n.fetcher.Close()
+			}},
 		// Applies metadata changes to the partitions, shrinks lagging
 		// ISRs, checkpoints high watermarks.
 		{name: "partition sync", run: func(ctx context.Context, _ func(error)) { n.parts.Run(ctx) }},
@@ -166,7 +183,7 @@ func (s *Server) components(n *node) []component {
 		// The controller campaign (and reassignments while elected); it
 		// steps down when its context ends.
 		{name: "controller", start: func(context.Context) error {
-			n.ctrl = controller.New(n.store, s.cfg.NodeID, controller.OptionsFromConfig(s.cfg, s.log))
+			n.ctrl = controller.New(n.store, s.cfg.NodeID, controller.OptionsFromConfig(s.cfg, s.log)) // resolves dynamic configs from the store itself
 			return nil
 		}, run: func(ctx context.Context, _ func(error)) { s.runController(ctx, n.ctrl) }},
 		// Who the controller is, for Metadata and DescribeCluster.
@@ -181,7 +198,7 @@ func (s *Server) components(n *node) []component {
 		}},
 		// Retention and log cleaning.
 		{name: "log cleaner", run: func(ctx context.Context, _ func(error)) {
-			compaction.New(s.cfg, compaction.SourceOf(n.parts.All), s.log).Run(ctx)
+			compaction.New(n.live, compaction.SourceOf(n.parts.All), s.log).Run(ctx)
 		}},
 		// Copies to and expiry in the remote tier, deleted topics' sweep.
 		{name: "remote tier tasks", run: func(ctx context.Context, _ func(error)) { n.tier.Run(ctx) }},
@@ -199,7 +216,7 @@ func (s *Server) components(n *node) []component {
 		// limits; when this step stops, connections drain. An accept
 		// failure that does not pass stops the broker.
 		{name: "kafka server", start: func(ctx context.Context) (err error) {
-			n.clients, err = newClients(ctx, s.cfg, s.log)
+			n.clients, err = newClients(ctx, n.live.Load(), s.log)
 			return err
 		}, run: func(ctx context.Context, fail func(error)) { s.serveKafka(ctx, fail, n) }},
 		// Stopped first, while the broker still serves: leaderships move
@@ -303,11 +320,24 @@ func (s *Server) startFetcher(n *node) {
 	n.fetcher = replica.New(ctx, replica.Options{
 		NodeID: s.cfg.NodeID, Cache: n.store.Cache(), MaxWait: time.Duration(s.cfg.ReplicaFetchWaitMaxMs) * time.Millisecond,
 		PartitionMaxBytes: s.cfg.ReplicaFetchMaxBytes, ResponseMaxBytes: s.cfg.ReplicaFetchResponseMaxBytes,
-		Fetchers: s.cfg.NumReplicaFetchers, Log: s.log,
+		Fetchers: n.live.Load().NumReplicaFetchers, Log: s.log,
 	})
 	n.stopFetching = cancel
 	n.parts.SetReplication(n.store, n.fetcher)
 	n.fetcher.Follow(n.parts.All())
+}
+
+// followFetchers applies changes of num.replica.fetchers until ctx ends.
+func followFetchers(ctx context.Context, live *config.Live, f *replica.Fetcher) {
+	for {
+		ch := live.Changed()
+		f.SetFetchers(live.Load().NumReplicaFetchers)
+		select {
+		case <-ctx.Done():
+			return
+		case <-ch:
+		}
+	}
 }
 
 // runController campaigns until ctx ends; a controller that stops early
@@ -347,7 +377,7 @@ func (s *Server) shutDownControlled(n *node) {
 // and connections already open are served until this step's turn to stop.
 func (s *Server) serveKafka(ctx context.Context, fail func(error), n *node) {
 	s.env = &handler.Env{
-		Cfg: s.cfg, Store: n.store, Cache: n.store.Cache(), Partitions: n.parts, Groups: n.groups,
+		Cfg: n.live, Store: n.store, Cache: n.store.Cache(), Partitions: n.parts, Groups: n.groups,
 		Controller: n.observer, Elector: n.ctrl, Peers: n.peers, Log: s.log, Metrics: n.handlerMetrics,
 		Self: n.self, Draining: ctx.Done(),
 	}
@@ -357,6 +387,7 @@ func (s *Server) serveKafka(ctx context.Context, fail func(error), n *node) {
 		close(closed)
 	})
 	var conns sync.WaitGroup
+	conns.Go(func() { n.clients.quotas.follow(ctx, n.live, s.log) })
 	for {
 		c, err := n.clients.accept(ctx, n.kafkaLn)
 		if err != nil {

@@ -35,6 +35,7 @@
 //	log dir                     lock; released last
 //	embedded etcd               single-node mode only, in metadata.etcd.dir
 //	metadata store              waits for etcd (logged, bounded); closed after everything that uses it
+//	dynamic config              dynamic broker configs applied, then followed
 //	registration                the lease, renewed if lost; revoked after the logs are flushed
 //	metadata space guard        embedded etcd's disk reserve and quota; after the lease (see etcdstore)
 //	partition manager           logs on the embedded etcd's disk leave its reserve
@@ -111,6 +112,25 @@
 // would not make acks=1 safe (a leader cut off from etcd cannot know when
 // the controller acts) and would turn every etcd outage, during which no
 // leader can change at all, into an outage of writes.
+//
+// # Dynamic configuration
+//
+// Keys marked dynamic in the config table (Kafka's dynamic broker
+// configs) change at run time: AlterConfigs and IncrementalAlterConfigs
+// on a broker resource store them in the metadata store (the cluster
+// default, or one broker's own), and every broker applies them live, with
+// one mechanism (config.Live, see package config): the "dynamic config"
+// step builds the effective configuration before any part starts, and its
+// run loop is the one goroutine that recomputes it from the metadata cache
+// and publishes it. Parts read it where they need fresh values (handlers,
+// the topics' resolved configs) and the parts that hold state made from
+// it follow its changes in their own loops: partition sync re-resolves
+// every topic's configs (log.* defaults, message.max.bytes,
+// min.insync.replicas...), the log cleaner replaces its threads
+// (log.cleaner.*), the replica fetcher re-spreads its partitions
+// (num.replica.fetchers), and the accept loop's quotas take the new
+// connection limits (max.connections*). The controller resolves
+// unclean.leader.election.enable from the same cache itself.
 //
 // A partition that cannot open at start-up is logged, counted
 // (strata_partition_open_errors_total) and stays offline on this broker

@@ -195,7 +195,7 @@ func (s *Server) serveMetrics(ctx context.Context, n *node) {
 	if n.metricsLn == nil {
 		return
 	}
-	adm := &admin{cfg: s.cfg, store: n.store, cache: n.store.Cache(), parts: n.parts, tier: n.tier, log: s.log}
+	adm := &admin{cfg: n.live, store: n.store, cache: n.store.Cache(), parts: n.parts, tier: n.tier, log: s.log}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(n.metrics, promhttp.HandlerOpts{}))
 	adm.mount(mux)

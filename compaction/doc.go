@@ -88,7 +88,11 @@
 //
 // Service owns its goroutines: one retention loop and log.cleaner.threads
 // cleaner loops, stopped by cancelling Run's context (Run returns after
-// they exit; a pass stops at its next batch). Each cleaner thread owns an
+// they exit; a pass stops at its next batch). Run's own goroutine follows
+// the broker's configuration (config.Live): when the cleaner's dynamic
+// settings change it stops the cleaner loops the same way, then starts
+// those of a new Cleaner built with the new settings (Service.mu guards
+// which Cleaner is current). Each cleaner thread owns an
 // offset map and read buffer (a thread state from Cleaner.threads);
 // Cleaner.mu guards the set of logs being cleaned, so two threads never
 // clean one log. Retention may run alongside a pass on the same log;

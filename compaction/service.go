@@ -66,33 +66,47 @@ func nowMs() int64 { return time.Now().UnixMilli() }
 // Service runs retention and the log cleaner in the background for a
 // broker: one goroutine runs a retention pass every
 // RetentionCheckInterval, and CleanerThreads goroutines clean the dirtiest
-// logs, pausing CleanerBackoff when there is nothing to clean.
+// logs, pausing CleanerBackoff when there is nothing to clean. Built by
+// New, it follows the broker's configuration: when the cleaner's dynamic
+// settings change (log.cleaner.threads, .backoff.ms, .dedupe.buffer.size,
+// .io.max.bytes.per.second) it replaces the cleaner, as Kafka's
+// LogCleaner reconfigures.
 type Service struct {
 	set       Settings
+	src       Source
+	live      *config.Live // nil: the settings never change
 	retention *Retention
-	cleaner   *Cleaner
+
+	mu      sync.Mutex
+	cleaner *Cleaner // replaced when the cleaner's settings change
 }
 
 // New makes the service of a broker with configuration cfg over the
 // partitions of src.
-func New(cfg *config.Broker, src Source, logger *slog.Logger) *Service {
-	set := SettingsFrom(cfg)
+func New(cfg *config.Live, src Source, logger *slog.Logger) *Service {
+	set := SettingsFrom(cfg.Load())
 	set.Logger = logger
-	return NewService(set, src)
+	s := NewService(set, src)
+	s.live = cfg
+	return s
 }
 
-// NewService makes a service with explicit settings. The cleaner's memory
-// is allocated when it first cleans.
+// NewService makes a service with explicit settings, which never change.
+// The cleaner's memory is allocated when it first cleans.
 func NewService(set Settings, src Source) *Service {
 	set = set.withDefaults()
-	return &Service{set: set, retention: NewRetention(set, src), cleaner: NewCleaner(set, src)}
+	return &Service{set: set, src: src, retention: NewRetention(set, src), cleaner: NewCleaner(set, src)}
 }
 
 // Retention is the service's retention enforcer.
 func (s *Service) Retention() *Retention { return s.retention }
 
-// Cleaner is the service's log cleaner.
-func (s *Service) Cleaner() *Cleaner { return s.cleaner }
+// Cleaner is the service's current log cleaner.
+func (s *Service) Cleaner() *Cleaner {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cleaner
+}
 
 // Run runs the retention and cleaner goroutines until ctx is done and
 // returns once they all stopped (a cleaning pass in progress is abandoned
@@ -100,11 +114,7 @@ func (s *Service) Cleaner() *Cleaner { return s.cleaner }
 func (s *Service) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { s.retentionLoop(ctx) })
-	if s.set.CleanerEnable {
-		for range s.set.CleanerThreads {
-			wg.Go(func() { s.cleanerLoop(ctx) })
-		}
-	}
+	s.runCleaner(ctx)
 	wg.Wait()
 }
 
@@ -124,14 +134,72 @@ func (s *Service) retentionLoop(ctx context.Context) {
 	}
 }
 
+// runCleaner runs the cleaner threads until ctx is done. When the
+// cleaner's settings change it stops them (passes in progress are
+// abandoned at their next batch, as at a stop) and starts the threads of
+// a new cleaner with the new settings; logs the old one skipped after an
+// error are tried again.
+func (s *Service) runCleaner(ctx context.Context) {
+	set := s.set
+	for {
+		var changed <-chan struct{}
+		if s.live != nil {
+			changed = s.live.Changed()
+		}
+		cctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		if set.CleanerEnable {
+			c := s.Cleaner()
+			for range set.CleanerThreads {
+				wg.Go(func() { cleanerLoop(cctx, c, set.CleanerBackoff) })
+			}
+		}
+		next, ok := s.awaitCleanerChange(ctx, changed, set)
+		cancel()
+		wg.Wait()
+		if !ok {
+			return
+		}
+		s.set.Logger.Info("log cleaner reconfigured", "log.cleaner.threads", next.CleanerThreads,
+			"log.cleaner.backoff.ms", next.CleanerBackoff.Milliseconds(), "log.cleaner.dedupe.buffer.size", next.DedupeBufferSize,
+			"log.cleaner.io.max.bytes.per.second", next.IOMaxBytesPerSecond)
+		set = next
+		c := NewCleaner(set, s.src)
+		s.mu.Lock()
+		s.cleaner = c
+		s.mu.Unlock()
+	}
+}
+
+// awaitCleanerChange waits until the broker's configuration changes the
+// cleaner's settings from set, and returns the new ones; ok is false when
+// ctx ended first. A nil changed never fires.
+func (s *Service) awaitCleanerChange(ctx context.Context, changed <-chan struct{}, set Settings) (next Settings, ok bool) {
+	for {
+		select {
+		case <-ctx.Done():
+			return set, false
+		case <-changed:
+		}
+		changed = s.live.Changed()
+		now := SettingsFrom(s.live.Load())
+		next = set
+		next.CleanerThreads, next.CleanerBackoff = now.CleanerThreads, now.CleanerBackoff
+		next.DedupeBufferSize, next.IOMaxBytesPerSecond = now.DedupeBufferSize, now.IOMaxBytesPerSecond
+		if next = next.withDefaults(); next != set {
+			return next, true
+		}
+	}
+}
+
 // cleanerLoop cleans logs one after the other while there is work, and
 // backs off when there is none or a pass failed.
-func (s *Service) cleanerLoop(ctx context.Context) {
+func cleanerLoop(ctx context.Context, c *Cleaner, backoff time.Duration) {
 	for ctx.Err() == nil {
-		_, ok, err := s.cleaner.CleanDirtiest(ctx)
+		_, ok, err := c.CleanDirtiest(ctx)
 		if ok && err == nil {
 			continue
 		}
-		_ = sleepCtx(ctx, s.set.CleanerBackoff)
+		_ = sleepCtx(ctx, backoff)
 	}
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,8 +15,9 @@ import (
 // own rack (KIP-392).
 const RackAwareReplicaSelector = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
 
-// Broker is a broker's whole static configuration. Build it with Load,
-// Parse or Default; it is not changed afterwards, so one *Broker may be
+// Broker is a broker's whole configuration: its static one, built with
+// Load, Parse or Default, and, from WithDynamic or Effective, the dynamic
+// configs over it. It is not changed afterwards, so one *Broker may be
 // shared by every goroutine. Field comments give the Kafka key and default.
 type Broker struct {
 	NodeID                   int32    // node.id (1)
@@ -152,7 +154,11 @@ type Broker struct {
 	logRetentionMinutes int64
 	logRetentionHours   int64
 
-	static map[string]string // keys set explicitly (file or --set), as written
+	// The layers of explicitly set keys, as written: static (the file
+	// and --set), then the dynamic cluster default and this broker's
+	// dynamic configs (WithDynamic); set is all three merged, later
+	// layers winning, and is what the values are parsed from.
+	static, dynDefault, dynBroker, set map[string]string
 }
 
 // S3Config configures the S3 backend of the tier (remote.log.storage.s3.*).
@@ -169,10 +175,12 @@ type S3Config struct {
 
 // Kafka's DescribeConfigs config sources, used by Source and Entry.Source.
 const (
-	SourceUnknown      int8 = 0
-	SourceDynamicTopic int8 = 1 // a topic override
-	SourceStaticBroker int8 = 4 // set in the properties file or with --set
-	SourceDefault      int8 = 5 // built-in default
+	SourceUnknown              int8 = 0
+	SourceDynamicTopic         int8 = 1 // a topic override
+	SourceDynamicBroker        int8 = 2 // this broker's dynamic config
+	SourceDynamicDefaultBroker int8 = 3 // the cluster-wide dynamic default
+	SourceStaticBroker         int8 = 4 // set in the properties file or with --set
+	SourceDefault              int8 = 5 // built-in default
 )
 
 // Default returns the configuration with every key at its default.
@@ -224,21 +232,42 @@ func Load(path string, overrides []string) (*Broker, error) {
 // Parse builds a configuration from explicitly set keys (values are
 // trimmed); every other key takes its default.
 func Parse(static map[string]string) (*Broker, error) {
-	b := &Broker{static: make(map[string]string, len(static))}
-	// Unknown keys first, in sorted order, so the error is deterministic.
-	keys := make([]string, 0, len(static))
-	for k := range static {
+	st, err := trimmed(static)
+	if err != nil {
+		return nil, err
+	}
+	return build(st, nil, nil)
+}
+
+// trimmed copies m with its values trimmed; it fails on the
+// alphabetically first unknown key, so the error is deterministic.
+func trimmed(m map[string]string) (map[string]string, error) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	out := make(map[string]string, len(m))
 	for _, k := range keys {
 		if _, ok := brokerIndex[k]; !ok {
 			return nil, unknownKey(k, brokerNames)
 		}
-		b.static[k] = strings.TrimSpace(static[k])
+		out[k] = strings.TrimSpace(m[k])
+	}
+	return out, nil
+}
+
+// build parses the layers of set keys (known keys, trimmed values; the
+// dynamic ones may be nil) over the defaults and checks the cross-key
+// rules.
+func build(static, dynDefault, dynBroker map[string]string) (*Broker, error) {
+	b := &Broker{static: static, dynDefault: dynDefault, dynBroker: dynBroker,
+		set: make(map[string]string, len(static)+len(dynDefault)+len(dynBroker))}
+	for _, layer := range []map[string]string{static, dynDefault, dynBroker} {
+		maps.Copy(b.set, layer)
 	}
 	for _, d := range brokerKeys {
-		v, set := b.static[d.name]
+		v, set := b.set[d.name]
 		if !set {
 			if d.kind != keyDefault {
 				continue
@@ -254,28 +283,42 @@ func Parse(static map[string]string) (*Broker, error) {
 	}
 	b.Raw = make(map[string]string, len(brokerKeys))
 	for _, d := range brokerKeys {
-		if _, set := b.static[d.name]; set || d.kind != keyOptional {
+		if _, set := b.set[d.name]; set || d.kind != keyOptional {
 			b.Raw[d.name] = d.f.get(b)
 		}
 	}
 	return b, nil
 }
 
-// Source reports where key's value comes from: SourceStaticBroker when it
-// was set explicitly, SourceDefault when not, SourceUnknown for a key that
-// is not a broker key.
+// Source reports where key's value comes from: the layer that set it
+// (SourceDynamicBroker, SourceDynamicDefaultBroker, SourceStaticBroker,
+// in that order of precedence), SourceDefault when none did, and
+// SourceUnknown for a key that is not a broker key.
 func (b *Broker) Source(key string) int8 {
 	if _, ok := brokerIndex[key]; !ok {
 		return SourceUnknown
 	}
-	if _, ok := b.static[key]; ok {
-		return SourceStaticBroker
+	for _, l := range b.layers() {
+		if _, ok := l.m[key]; ok {
+			return l.source
+		}
 	}
 	return SourceDefault
 }
 
+// layer is one layer of explicitly set keys and the source it reports.
+type layer struct {
+	m      map[string]string
+	source int8
+}
+
+// layers lists the set layers by precedence, highest first.
+func (b *Broker) layers() []layer {
+	return []layer{{b.dynBroker, SourceDynamicBroker}, {b.dynDefault, SourceDynamicDefaultBroker}, {b.static, SourceStaticBroker}}
+}
+
 func (b *Broker) isSet(key string) bool {
-	_, ok := b.static[key]
+	_, ok := b.set[key]
 	return ok
 }
 

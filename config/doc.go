@@ -28,8 +28,36 @@
 // ErrUnknownKey or ErrInvalidValue; the broker maps both to INVALID_CONFIG
 // for topic configs and refuses to start on them for broker configs.
 //
+// # Dynamic broker configs
+//
+// Keys marked dynamic in the table (Kafka's dynamic broker configs, for
+// the keys Strata has) may also be set at run time, as Kafka's
+// AlterConfigs and IncrementalAlterConfigs do on a broker resource: for
+// the whole cluster (the <default> entity) or for one broker. They are
+// stored in the metadata store. A broker's effective configuration is its
+// static one overlaid by the cluster default and then by its own dynamic
+// configs (per-broker dynamic > cluster-default dynamic > static >
+// built-in default), built by WithDynamic with the same table and
+// cross-key rules as at start-up; Source and the Describe* answers report
+// each value's layer and its synonyms. Only the primary key of a group of
+// synonyms is dynamic (log.retention.ms, not .minutes or .hours), so a
+// dynamic value always takes precedence over its static fallbacks. A key
+// is marked dynamic only when the broker applies a new value live:
+// topic defaults (log.*, message.max.bytes, min.insync.replicas, ...)
+// through the topics' resolved configs, the others by the part that uses
+// them.
+//
+// The mechanism is one atomic pointer, Live: one goroutine (Live.Follow)
+// follows the metadata cache, recomputes the effective configuration with
+// Effective (which leaves out, and reports, stored entries that no longer
+// apply) and publishes it; readers Load it where they need fresh values,
+// and parts that hold state made from it (cleaner threads, fetch loops,
+// connection limits, partitions' resolved topic configs) follow
+// Live.Changed and rebuild that state, as they follow the metadata cache.
+//
 // The package depends on the standard library only, so every layer may
 // import it. Concurrency: a *Broker is built once and never modified
-// afterwards, so it may be read from any number of goroutines; Topic is a
-// plain value. The tables are package-level and read-only after init.
+// afterwards, so it may be read from any number of goroutines (a dynamic
+// change builds a new one); Topic is a plain value. Live is safe for
+// concurrent use. The tables are package-level and read-only after init.
 package config

@@ -14,9 +14,10 @@ type ChangeKind uint8
 
 // The kinds of Change a store feeds into a Cache.
 const (
-	ChangeTopic     ChangeKind = iota + 1 // a topic's id and configs
-	ChangePartition                       // one partition's state
-	ChangeBroker                          // one broker registration
+	ChangeTopic         ChangeKind = iota + 1 // a topic's id and configs
+	ChangePartition                           // one partition's state
+	ChangeBroker                              // one broker registration
+	ChangeBrokerConfigs                       // the dynamic configs of one broker or of the cluster default
 )
 
 // Change is one key-level change, as a store's watch delivers it. Deleting
@@ -28,7 +29,8 @@ type Change struct {
 
 	Topic     string            // ChangeTopic, ChangePartition
 	ID        TopicID           // ChangeTopic put
-	Configs   map[string]string // ChangeTopic put (owned by the cache afterwards)
+	Configs   map[string]string // ChangeTopic, ChangeBrokerConfigs put (owned by the cache afterwards)
+	Entity    int32             // ChangeBrokerConfigs: the broker id, or ClusterDefault
 	Partition int32             // ChangePartition
 	State     PartitionState    // ChangePartition put (owned by the cache afterwards)
 	Broker    Broker            // ChangeBroker; a delete needs only Broker.ID
@@ -51,6 +53,10 @@ type Cache struct {
 	topics  map[string]Topic // only names with a topic key; Partitions == parts[name]
 	byID    map[TopicID]string
 	brokers map[int32]Broker
+	// brokerConfigs holds the dynamic broker configs by broker id
+	// (ClusterDefault: the cluster default). Published maps are never
+	// mutated.
+	brokerConfigs map[int32]map[string]string
 
 	sortedTopics  []Topic  // memo for Topics; nil when stale
 	sortedBrokers []Broker // memo for Brokers; nil when stale
@@ -69,6 +75,7 @@ func (c *Cache) reset() {
 	c.topics = make(map[string]Topic)
 	c.byID = make(map[TopicID]string)
 	c.brokers = make(map[int32]Broker)
+	c.brokerConfigs = make(map[int32]map[string]string)
 	c.sortedTopics, c.sortedBrokers = nil, nil
 }
 
@@ -133,6 +140,12 @@ func (c *Cache) apply(changes []Change) {
 				delete(c.brokers, ch.Broker.ID)
 			} else {
 				c.brokers[ch.Broker.ID] = ch.Broker
+			}
+		case ChangeBrokerConfigs:
+			if ch.Delete || len(ch.Configs) == 0 {
+				delete(c.brokerConfigs, ch.Entity)
+			} else {
+				c.brokerConfigs[ch.Entity] = ch.Configs
 			}
 		}
 	}
@@ -286,4 +299,13 @@ func (c *Cache) Brokers() []Broker {
 		}
 	}
 	return slices.Clone(c.sortedBrokers)
+}
+
+// BrokerConfigs returns the dynamic configs of broker id, or the cluster
+// default for ClusterDefault; nil when there are none. The map is shared:
+// do not modify it.
+func (c *Cache) BrokerConfigs(id int32) map[string]string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.brokerConfigs[id]
 }

@@ -7,8 +7,10 @@
 //
 // Each caller depends on the roles it uses, never on an implementation:
 //
-//   - Topics, ProducerIDs, Reassignments: what request handlers change
-//     (reads go through the Cache);
+//   - Topics, BrokerConfigs, ProducerIDs, Reassignments: what request
+//     handlers change (reads go through the Cache); BrokerConfigs holds
+//     the dynamic broker configs, of each broker and of the cluster
+//     default (ClusterDefault), which brokers follow from their Cache;
 //   - Partitions: a partition's leader, ISR and replicas. It has two
 //     writers, both compare-and-set on the partition epoch: the elected
 //     controller through its fenced Term (every leader election, and ISR
@@ -62,8 +64,8 @@
 // # Concurrency
 //
 // Cache is safe for concurrent use. One sync.RWMutex guards all of its
-// state (revision, topics, brokers, the sorted-list memos and the change
-// channel); no method calls out while holding it. The feeding goroutine
+// state (revision, topics, brokers, dynamic broker configs, the
+// sorted-list memos and the change channel); no method calls out while holding it. The feeding goroutine
 // belongs to the store, not to the Cache. Change notification is
 // closed-channel broadcast: Changed returns a channel that is closed (and
 // replaced) by the next update, so any number of goroutines can wait

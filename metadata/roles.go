@@ -24,6 +24,19 @@ type Topics interface {
 	SetTopicConfigs(ctx context.Context, topic string, configs map[string]string) (rev int64, err error)
 }
 
+// BrokerConfigs stores the dynamic broker configurations (Kafka's dynamic
+// broker configs): the cluster-wide default (Kafka's <default> entity)
+// and each broker's own. The store keeps them as given; what they may
+// hold is the config package's business. Reads go through the Cache
+// (Cache.BrokerConfigs).
+type BrokerConfigs interface {
+	// SetBrokerConfigs replaces the dynamic configs of broker id, or the
+	// cluster default when id is ClusterDefault; nil or empty removes
+	// them. Fails with ErrInvalidBrokerID for any other negative id.
+	// Concurrent writers: the last one wins, as for topic configs.
+	SetBrokerConfigs(ctx context.Context, id int32, configs map[string]string) (rev int64, err error)
+}
+
 // Partitions changes one partition's leader, ISR or replicas. Its
 // writers are the controller, through its Term (fenced), and a
 // partition's leader changing its own ISR; nothing else writes partition
@@ -79,6 +92,7 @@ type ProducerIDs interface {
 // depends on the few roles it uses.
 type Store interface {
 	Topics
+	BrokerConfigs
 	Partitions
 	Brokers
 	ProducerIDs

@@ -56,6 +56,9 @@ var (
 	// atomic change (a topic of more than MaxPartitionsPerWrite
 	// partitions, or more bytes or operations than the store's limits).
 	ErrTooLarge = errors.New("metadata: write too large for one metadata change")
+	// ErrInvalidBrokerID: a broker id is negative (and not ClusterDefault
+	// where that is allowed).
+	ErrInvalidBrokerID = errors.New("metadata: invalid broker id")
 	// ErrNoSpace: the store refuses writes that would grow it, because its
 	// quota or its disk is full; reads and deletions still work.
 	ErrNoSpace = errors.New("metadata: metadata store out of space")
@@ -67,6 +70,21 @@ var (
 // in one operation (QuorumController's MAX_RECORDS_PER_USER_OP); etcd
 // needs --max-txn-ops above it (the embedded etcd allows it).
 const MaxPartitionsPerWrite = 10000
+
+// ClusterDefault stands for the whole cluster where BrokerConfigs and
+// Cache.BrokerConfigs take a broker id: the cluster-wide default of the
+// dynamic broker configs (Kafka's <default> entity, the empty resource
+// name).
+const ClusterDefault int32 = -1
+
+// CheckConfigEntity checks that id names a broker (non-negative) or the
+// cluster default.
+func CheckConfigEntity(id int32) error {
+	if id < 0 && id != ClusterDefault {
+		return fmt.Errorf("%w: %d", ErrInvalidBrokerID, id)
+	}
+	return nil
+}
 
 // NoLeader is the Leader value of a partition that has no leader.
 const NoLeader int32 = -1

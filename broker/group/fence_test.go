@@ -21,7 +21,7 @@ func TestAppendsCarryTheShardEpoch(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := metadata.NewCache()
-	parts, err := partition.NewManager(cfg, cache, slog.New(slog.DiscardHandler))
+	parts, err := partition.NewManager(config.NewLive(cfg), cache, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

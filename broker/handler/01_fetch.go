@@ -181,7 +181,7 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 	defer cold.release()
 	replica := fetchReplicaID(r)
 	f.replica = replica >= 0
-	selectReplica := !f.replica && r.Version >= 11 && env.Cfg.ReplicaSelectorClass == config.RackAwareReplicaSelector
+	selectReplica := !f.replica && r.Version >= 11 && env.cfg().ReplicaSelectorClass == config.RackAwareReplicaSelector
 	now := time.Now()
 	remaining := int64(r.MaxBytes)
 	if r.Version < 3 || remaining <= 0 {
@@ -304,7 +304,7 @@ func (e *Env) fetchPartition(r *kmsg.FetchRequest, t metadata.Topic, ok bool, id
 	if code != kerr.NotLeaderForPartition.Code || r.Version < 11 || fetchReplicaID(r) >= 0 {
 		return p, code
 	}
-	if p, here := e.Partitions.Get(t.Name, idx); here && p.TopicID == t.ID && slices.Contains(t.Partitions[idx].Replicas, e.Cfg.NodeID) {
+	if p, here := e.Partitions.Get(t.Name, idx); here && p.TopicID == t.ID && slices.Contains(t.Partitions[idx].Replicas, e.cfg().NodeID) {
 		return p, 0
 	}
 	return nil, code

@@ -67,7 +67,7 @@ func handleMetadata(ctx context.Context, env *Env, req *Request) (Result, error)
 		}
 		return Result{Resp: resp}, nil
 	}
-	allowCreate := env.Cfg.AutoCreateTopics && (r.Version < 4 || r.AllowAutoTopicCreation)
+	allowCreate := env.cfg().AutoCreateTopics && (r.Version < 4 || r.AllowAutoTopicCreation)
 	for _, rt := range r.Topics {
 		if rt.Topic == nil {
 			t, ok := env.Cache.TopicByID(metadata.TopicID(rt.TopicID))

@@ -103,14 +103,14 @@ func (e *Env) offsetsTopic(ctx context.Context) (metadata.Topic, error) {
 	if t, ok := e.Cache.Topic(group.TopicName); ok {
 		return t, nil
 	}
-	rf := min(e.Cfg.OffsetsTopicReplicationFactor, int16(len(e.Cache.Brokers())))
+	rf := min(e.cfg().OffsetsTopicReplicationFactor, int16(len(e.Cache.Brokers())))
 	spec := topicSpec{
 		name:       group.TopicName,
-		partitions: e.Cfg.OffsetsTopicNumPartitions,
+		partitions: e.cfg().OffsetsTopicNumPartitions,
 		rf:         max(rf, 1),
 		configs: map[string]string{
 			"cleanup.policy":   "compact",
-			"segment.bytes":    strconv.Itoa(int(e.Cfg.OffsetsTopicSegmentBytes)),
+			"segment.bytes":    strconv.Itoa(int(e.cfg().OffsetsTopicSegmentBytes)),
 			"compression.type": "producer",
 		},
 	}

@@ -38,7 +38,7 @@ func handleApiVersions(_ context.Context, env *Env, req *Request) (Result, error
 		switch named := r.ClusterID != nil; {
 		case named != (r.NodeID >= 0):
 			resp.ErrorCode = kerr.InvalidRequest.Code
-		case named && (*r.ClusterID != env.Store.ClusterID() || r.NodeID != env.Cfg.NodeID):
+		case named && (*r.ClusterID != env.Store.ClusterID() || r.NodeID != env.cfg().NodeID):
 			resp.ErrorCode = kerr.RebootstrapRequired.Code
 		}
 	}

@@ -75,7 +75,7 @@ func handleCreateTopics(ctx context.Context, env *Env, req *Request) (Result, er
 		st.TopicID = t.ID
 		st.NumPartitions = int32(len(t.Partitions))
 		st.ReplicationFactor = int16(len(t.Partitions[0].Replicas))
-		for _, e := range env.Cfg.DescribeTopic(spec.configs) {
+		for _, e := range env.cfg().DescribeTopic(spec.configs) {
 			c := kmsg.NewCreateTopicsResponseTopicConfig()
 			c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, kmsg.StringPtr(e.Value), e.ReadOnly, e.Source, e.Sensitive
 			st.Configs = append(st.Configs, c)

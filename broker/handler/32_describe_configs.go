@@ -13,10 +13,17 @@ import (
 //
 // Behavior:
 // * Topic resources list every topic key with its effective value and
-//   source (topic override, static broker config, or default).
-// * Broker resources list the broker's static configuration (read-only).
-// * ConfigNames filters; v1+ IncludeSynonyms adds the value's own source as
-//   its one synonym; v3+ IncludeDocumentation adds the key's doc.
+//   source: topic override, or the source of the broker key behind it
+//   (this broker's dynamic config, the cluster-wide dynamic default,
+//   static broker config, or default).
+// * A broker resource naming this broker lists every broker key with its
+//   effective value and source; read-only unless the key is dynamic. The
+//   cluster default ("", Kafka's <default>) lists only the keys it sets.
+//   Another broker id, or a name that is not one, is INVALID_REQUEST.
+// * ConfigNames filters; v1+ IncludeSynonyms adds the synonyms, Kafka's
+//   list of where the value may come from by precedence (for
+//   log.retention.ms: .ms, .minutes and .hours in each layer that sets
+//   them); v3+ IncludeDocumentation adds the key's doc.
 // * Other resource types are INVALID_REQUEST.
 
 func handleDescribeConfigs(_ context.Context, env *Env, req *Request) (Result, error) {
@@ -34,14 +41,14 @@ func handleDescribeConfigs(_ context.Context, env *Env, req *Request) (Result, e
 				resp.Resources = append(resp.Resources, sr)
 				continue
 			}
-			entries = env.Cfg.DescribeTopic(t.Configs)
+			entries = env.cfg().DescribeTopic(t.Configs)
 		case resourceBroker:
-			if err := env.checkBrokerResource(rr.ResourceName); err != nil {
+			var err error
+			if entries, err = env.describeBroker(rr.ResourceName); err != nil {
 				sr.ErrorCode, sr.ErrorMessage = resourceError(err)
 				resp.Resources = append(resp.Resources, sr)
 				continue
 			}
-			entries = env.Cfg.DescribeBroker()
 		default:
 			sr.ErrorCode = kerr.InvalidRequest.Code
 			sr.ErrorMessage = kmsg.StringPtr("unsupported resource type")
@@ -64,9 +71,14 @@ func handleDescribeConfigs(_ context.Context, env *Env, req *Request) (Result, e
 				c.Documentation = kmsg.StringPtr(e.Doc)
 			}
 			if r.IncludeSynonyms {
-				syn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
-				syn.Name, syn.Value, syn.Source = e.Name, c.Value, c.Source
-				c.ConfigSynonyms = append(c.ConfigSynonyms, syn)
+				for _, s := range e.Synonyms {
+					syn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+					syn.Name, syn.Source = s.Name, kmsg.ConfigSource(s.Source)
+					if !e.Sensitive {
+						syn.Value = kmsg.StringPtr(s.Value)
+					}
+					c.ConfigSynonyms = append(c.ConfigSynonyms, syn)
+				}
 			}
 			sr.Configs = append(sr.Configs, c)
 		}

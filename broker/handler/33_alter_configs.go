@@ -12,7 +12,10 @@ import (
 // * Replaces a topic's whole override set (keys not named return to their
 //   defaults), as Kafka does; validated first, INVALID_CONFIG names the key.
 // * Changes apply to the live partitions at once, without a restart.
-// * Broker resources are static: INVALID_REQUEST.
+// * A broker resource (a broker id, or "" for the cluster-wide default)
+//   has its whole set of dynamic configs replaced the same way (see
+//   brokerconfigs.go); a static key is INVALID_REQUEST with Kafka's
+//   message.
 // * ValidateOnly checks without storing.
 // * A resource named twice in one request is INVALID_REQUEST, unchanged.
 
@@ -27,7 +30,7 @@ func handleAlterConfigs(ctx context.Context, env *Env, req *Request) (Result, er
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
 		times := named[resourceKey{rr.ResourceType, rr.ResourceName}]
 		sr.ErrorCode, sr.ErrorMessage = env.alterResource(ctx, rr.ResourceType, rr.ResourceName, times, r.ValidateOnly,
-			func(map[string]string) (map[string]string, error) {
+			func(map[string]string, func(string) bool, func(string) string) (map[string]string, error) {
 				next := map[string]string{}
 				for _, c := range rr.Configs {
 					if c.Value != nil {

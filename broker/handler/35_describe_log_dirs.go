@@ -28,7 +28,7 @@ func handleDescribeLogDirs(_ context.Context, env *Env, req *Request) (Result, e
 	r := req.Body.(*kmsg.DescribeLogDirsRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeLogDirsResponse)
 	dir := kmsg.NewDescribeLogDirsResponseDir()
-	dir.Dir = env.Cfg.LogDirs[0]
+	dir.Dir = env.cfg().LogDirs[0]
 	if abs, err := filepath.Abs(dir.Dir); err == nil {
 		dir.Dir = abs
 	}

@@ -77,10 +77,10 @@ func handleElectLeaders(ctx context.Context, env *Env, req *Request) (Result, er
 		switch {
 		case env.Elector != nil && env.Elector.IsLeader():
 			env.electHere(ctx, typ, el)
-		case forwarded && ctl != env.Cfg.NodeID:
+		case forwarded && ctl != env.cfg().NodeID:
 			el.stuck = kerr.NotController.Code // one hop only
 			return Result{Resp: el.response(resp, env.Cache)}, nil
-		case !forwarded && ctl >= 0 && ctl != env.Cfg.NodeID && env.Peers != nil:
+		case !forwarded && ctl >= 0 && ctl != env.cfg().NodeID && env.Peers != nil:
 			env.forwardElections(ctx, ctl, typ, el)
 		default: // no controller yet, or this broker's term not yet begun
 			el.stuck = kerr.NotController.Code

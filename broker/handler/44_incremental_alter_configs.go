@@ -13,7 +13,11 @@ import (
 //   cleanup.policy; on a key without an override they start from its
 //   value without one, as in Kafka) change a topic's overrides; the result
 //   is validated as a whole (INVALID_CONFIG names the key) and applied live.
-// * Broker resources are static: INVALID_REQUEST.
+// * On a broker resource (a broker id, or "" for the cluster-wide
+//   default) they change its dynamic configs the same way (see
+//   brokerconfigs.go): log.cleanup.policy is the list key; a static key is
+//   INVALID_REQUEST with Kafka's message, and is refused even when the
+//   change is valid otherwise.
 // * ValidateOnly checks without storing.
 // * A resource named twice in one request is INVALID_REQUEST, unchanged.
 
@@ -28,8 +32,8 @@ func handleIncrementalAlterConfigs(ctx context.Context, env *Env, req *Request) 
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
 		times := named[resourceKey{rr.ResourceType, rr.ResourceName}]
 		sr.ErrorCode, sr.ErrorMessage = env.alterResource(ctx, rr.ResourceType, rr.ResourceName, times, r.ValidateOnly,
-			func(cur map[string]string) (map[string]string, error) {
-				return applyIncremental(cur, rr.Configs, env.topicDefault)
+			func(cur map[string]string, isList func(string) bool, below func(string) string) (map[string]string, error) {
+				return applyIncremental(cur, rr.Configs, isList, below)
 			})
 		resp.Resources = append(resp.Resources, sr)
 	}

@@ -77,13 +77,18 @@ func newTestBroker(t testing.TB, o brokerOpts) *testBroker {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = reg.Close() })
-	parts, err := partition.NewManager(cfg, store.Cache(), log)
+	// The broker's configuration follows the dynamic broker configs, as
+	// the broker's own follower does.
+	live := config.NewLive(cfg)
+	live.Refresh(store.Cache(), o.id)
+	parts, err := partition.NewManager(live, store.Cache(), log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	groups := group.New(group.ConfigFrom(cfg), log)
 	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{}, 2)
+	done := make(chan struct{}, 3)
+	go func() { live.Follow(runCtx, store.Cache(), o.id, log); done <- struct{}{} }()
 	go func() { parts.Run(runCtx); done <- struct{}{} }()
 	go func() { groups.Run(runCtx, o.id, store.Cache(), parts); done <- struct{}{} }()
 	t.Cleanup(func() {
@@ -91,10 +96,11 @@ func newTestBroker(t testing.TB, o brokerOpts) *testBroker {
 		_ = groups.Close()
 		<-done
 		<-done
+		<-done
 		_ = parts.Close()
 	})
 	env := &Env{
-		Cfg: cfg, Store: store, Cache: store.Cache(), Partitions: parts, Groups: groups,
+		Cfg: live, Store: store, Cache: store.Cache(), Partitions: parts, Groups: groups,
 		Log: log, Metrics: NewMetrics(prometheus.NewRegistry()), Self: self,
 	}
 	return &testBroker{env: env, store: store}

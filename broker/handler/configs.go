@@ -2,11 +2,9 @@ package handler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/strata-broker/strata/config"
@@ -21,24 +19,9 @@ const (
 	resourceBroker = kmsg.ConfigResourceTypeBroker
 )
 
-// errBrokerConfigReadOnly: Strata has no dynamic broker configuration yet.
-var errBrokerConfigReadOnly = errors.New("handler: broker configs are static; set them in server.properties")
-
-// errUnknownBroker names a broker resource that is not this broker.
-var errUnknownBroker = errors.New("handler: unknown broker resource")
-
-// listKeys are topic keys whose value is a comma-separated list, the only
-// ones IncrementalAlterConfigs may APPEND to or SUBTRACT from.
-var listKeys = map[string]bool{"cleanup.policy": true}
-
-// checkBrokerResource checks that a broker resource names this broker
-// (or is empty, meaning the cluster default).
-func (e *Env) checkBrokerResource(name string) error {
-	if name == "" || name == strconv.Itoa(int(e.Cfg.NodeID)) {
-		return nil
-	}
-	return fmt.Errorf("%w: %q", errUnknownBroker, name)
-}
+// topicListKeys are topic keys whose value is a comma-separated list,
+// the only ones IncrementalAlterConfigs may APPEND to or SUBTRACT from.
+var topicListKeys = map[string]bool{"cleanup.policy": true}
 
 // alterTopicConfigs validates the full override set of a topic and, unless
 // validateOnly, stores it in etcd and applies it to the local partitions.
@@ -46,7 +29,7 @@ func (e *Env) alterTopicConfigs(ctx context.Context, topic string, next map[stri
 	if _, ok := e.Cache.Topic(topic); !ok {
 		return metadata.ErrUnknownTopic
 	}
-	if err := e.Cfg.ValidateTopic(next); err != nil {
+	if err := e.cfg().ValidateTopic(next); err != nil {
 		return err
 	}
 	if validateOnly {
@@ -60,9 +43,11 @@ func (e *Env) alterTopicConfigs(ctx context.Context, topic string, next map[stri
 }
 
 // applyIncremental applies IncrementalAlterConfigs operations to a copy of
-// the current overrides. APPEND and SUBTRACT on a key without an override
-// start from its value without one (def), as Kafka's do.
-func applyIncremental(cur map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig, def func(key string) string) (map[string]string, error) {
+// the current configs of a resource. APPEND and SUBTRACT need a key for
+// which isList holds; on a key the resource does not set they start from
+// its value without it (below), as Kafka's do.
+func applyIncremental(cur map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig,
+	isList func(key string) bool, below func(key string) string) (map[string]string, error) {
 	next := maps.Clone(cur)
 	if next == nil {
 		next = map[string]string{}
@@ -78,12 +63,12 @@ func applyIncremental(cur map[string]string, ops []kmsg.IncrementalAlterConfigsR
 		case kmsg.IncrementalAlterConfigOpDelete:
 			delete(next, op.Name)
 		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-			if !listKeys[op.Name] {
+			if !isList(op.Name) {
 				return nil, fmt.Errorf("%w: %s is not a list; APPEND/SUBTRACT need a list key", config.ErrInvalidValue, op.Name)
 			}
 			v, ok := next[op.Name]
 			if !ok {
-				v = def(op.Name)
+				v = below(op.Name)
 			}
 			items := splitItems(v)
 			for _, v := range splitItems(val) {
@@ -114,7 +99,7 @@ func splitItems(s string) []string {
 
 // topicDefault is the value of topic key name without an override.
 func (e *Env) topicDefault(name string) string {
-	for _, d := range e.Cfg.DescribeTopic(nil) {
+	for _, d := range e.cfg().DescribeTopic(nil) {
 		if d.Name == name {
 			return d.Value
 		}
@@ -140,23 +125,19 @@ func countResources[R any](rs []R, key func(R) resourceKey) map[resourceKey]int 
 
 // resourceError turns an error into a resource's code and message.
 func resourceError(err error) (int16, *string) {
-	switch {
-	case err == nil:
-		return 0, nil
-	case errors.Is(err, errBrokerConfigReadOnly):
-		return kerr.InvalidRequest.Code, errorMessage(err)
-	case errors.Is(err, errUnknownBroker):
-		return kerr.InvalidRequest.Code, errorMessage(err)
-	}
 	return errorCode(err), errorMessage(err)
 }
 
+// alterChange turns a resource's current configs into the new set;
+// isList and below serve applyIncremental.
+type alterChange func(cur map[string]string, isList func(string) bool, below func(string) string) (map[string]string, error)
+
 // alterResource applies a config change to one resource of AlterConfigs
-// or IncrementalAlterConfigs, named times in the request: next turns a
-// topic's current overrides into the new set. It returns the resource's
-// error code and message.
-func (e *Env) alterResource(ctx context.Context, typ kmsg.ConfigResourceType, name string, times int, validateOnly bool,
-	next func(cur map[string]string) (map[string]string, error)) (int16, *string) {
+// or IncrementalAlterConfigs, named times in the request: next turns the
+// resource's current configs (a topic's overrides, or the dynamic configs
+// of a broker or of the cluster default) into the new set. It returns the
+// resource's error code and message.
+func (e *Env) alterResource(ctx context.Context, typ kmsg.ConfigResourceType, name string, times int, validateOnly bool, next alterChange) (int16, *string) {
 	if times > 1 {
 		return kerr.InvalidRequest.Code, kmsg.StringPtr("resource named more than once in one request")
 	}
@@ -169,13 +150,11 @@ func (e *Env) alterResource(ctx context.Context, typ kmsg.ConfigResourceType, na
 			break
 		}
 		var configs map[string]string
-		if configs, err = next(t.Configs); err == nil {
+		if configs, err = next(t.Configs, func(k string) bool { return topicListKeys[k] }, e.topicDefault); err == nil {
 			err = e.alterTopicConfigs(ctx, name, configs, validateOnly)
 		}
 	case resourceBroker:
-		if err = e.checkBrokerResource(name); err == nil {
-			err = errBrokerConfigReadOnly
-		}
+		err = e.alterBrokerConfigs(ctx, name, validateOnly, next)
 	default:
 		return kerr.InvalidRequest.Code, kmsg.StringPtr("unsupported resource type")
 	}

@@ -80,8 +80,9 @@ func wantDescribed(t *testing.T, r *kmsg.DescribeConfigsResponse, key, value str
 	if c.Source != source {
 		t.Fatalf("%s source %v, want %v", key, c.Source, source)
 	}
-	if len(c.ConfigSynonyms) != 1 || c.ConfigSynonyms[0].Source != source {
-		t.Fatalf("%s synonyms %+v, want its own source", key, c.ConfigSynonyms)
+	if (len(c.ConfigSynonyms) > 0 || source != kmsg.ConfigSourceDefaultConfig) &&
+		(len(c.ConfigSynonyms) == 0 || c.ConfigSynonyms[0].Source != source) {
+		t.Fatalf("%s synonyms %+v, want its own source first", key, c.ConfigSynonyms)
 	}
 	if r.Version >= 3 && (c.Documentation == nil || *c.Documentation == "") {
 		t.Fatalf("%s has no documentation", key)
@@ -116,22 +117,17 @@ func TestDescribeConfigs(t *testing.T) {
 			cluster: clusterOpts{config: map[string]string{"log.retention.ms": "5000"}},
 			check: func(t *testing.T, _ *cluster, r *kmsg.DescribeConfigsResponse) {
 				c := described(t, r, "log.retention.ms")
-				if c.Value == nil || *c.Value != "5000" || !c.ReadOnly {
-					t.Fatalf("log.retention.ms described as %+v, want 5000 read-only", c)
+				if c.Value == nil || *c.Value != "5000" || c.ReadOnly {
+					t.Fatalf("log.retention.ms described as %+v, want 5000, dynamic (not read-only)", c)
 				}
 				if r.Version >= 1 && c.Source != kmsg.ConfigSourceStaticBrokerConfig {
 					t.Fatalf("log.retention.ms source %v", c.Source)
 				}
+				if c := described(t, r, "node.id"); !c.ReadOnly {
+					t.Fatal("node.id is not read-only")
+				}
 				if key := described(t, r, "remote.log.storage.s3.secret.key"); !key.IsSensitive || key.Value != nil {
 					t.Fatalf("a secret is described as %+v", key)
-				}
-			},
-		},
-		{
-			name: "broker default resource", req: describeReq(brokerResource, "", "node.id"),
-			check: func(t *testing.T, _ *cluster, r *kmsg.DescribeConfigsResponse) {
-				if c := described(t, r, "node.id"); c.Value == nil || *c.Value != "1" {
-					t.Fatalf("node.id = %v", msgString(c.Value))
 				}
 			},
 		},
@@ -192,8 +188,6 @@ func TestAlterConfigs(t *testing.T) {
 		{name: "invalid value", setup: topic, req: alterReq(false, topicResource, "t", "min.insync.replicas", "0"), codes: []int16{codeInvalidConfig}, check: unchanged[*kmsg.AlterConfigsResponse]},
 		{name: "validate only", setup: topic, req: alterReq(true, topicResource, "t", "segment.ms", "60000"), check: unchanged[*kmsg.AlterConfigsResponse]},
 		{name: "validate only, invalid value", setup: topic, req: alterReq(true, topicResource, "t", "segment.ms", "0"), codes: []int16{codeInvalidConfig}},
-		{name: "static broker config", req: alterReq(false, brokerResource, "1", "log.retention.ms", "1"), codes: []int16{codeInvalidRequest}},
-		{name: "broker default resource", req: alterReq(false, brokerResource, "", "log.retention.ms", "1"), codes: []int16{codeInvalidRequest}},
 		{name: "unsupported resource type", req: alterReq(false, groupResource, "g", "x", "1"), codes: []int16{codeInvalidRequest}},
 		{
 			name: "resource named twice", setup: topic,
@@ -299,8 +293,6 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 			check: overrides("retention.ms", "1000"),
 		},
 		{name: "unknown topic", req: incrementalReq(false, topicResource, "nope", configOp{opSet, "retention.ms", "1"}), codes: []int16{codeUnknownTopic}},
-		{name: "static broker config", req: incrementalReq(false, brokerResource, "1", configOp{opSet, "log.retention.ms", "1"}), codes: []int16{codeInvalidRequest}},
-		{name: "other broker", req: incrementalReq(false, brokerResource, "2", configOp{opSet, "log.retention.ms", "1"}), codes: []int16{codeInvalidRequest}},
 		{
 			name: "resource named twice", setup: topic,
 			req: func(t *testing.T, s *cluster) kmsg.Request {

@@ -73,7 +73,7 @@ func wantLogDirs(parts map[string][]int32, sizes map[string]int64) check[*kmsg.D
 			t.Fatalf("%d dirs, want 1", len(resp.Dirs))
 		}
 		d := resp.Dirs[0]
-		if want, _ := filepath.Abs(s.env.Cfg.LogDirs[0]); d.ErrorCode != 0 || d.Dir != want {
+		if want, _ := filepath.Abs(s.env.cfg().LogDirs[0]); d.ErrorCode != 0 || d.Dir != want {
 			t.Errorf("dir %q error %d, want %q", d.Dir, d.ErrorCode, want)
 		}
 		if s.version >= 4 && (d.TotalBytes <= 0 || d.UsableBytes <= 0 || d.UsableBytes > d.TotalBytes) {

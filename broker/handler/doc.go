@@ -9,6 +9,10 @@
 // error from a handler means the request could not be answered at all and
 // the connection is closed.
 //
+// Handlers read the broker's configuration through Env.Cfg, a
+// config.Live that follows the dynamic broker configs (brokerconfigs.go);
+// a handler loads it once per request.
+//
 // Handlers see the metadata store only through Env.Store (Store: the
 // few roles they write) and Env.Cache (reads), so they run the same on
 // metadata/etcdstore in a broker and on metadata/memstore in in-process

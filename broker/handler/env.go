@@ -21,6 +21,7 @@ import (
 // tests a memstore.Store.
 type Store interface {
 	metadata.Topics
+	metadata.BrokerConfigs
 	metadata.ProducerIDs
 	PutReassignment(ctx context.Context, r metadata.Reassignment) error
 	Reassignments(ctx context.Context) ([]metadata.Reassignment, error)
@@ -37,7 +38,10 @@ type Peers interface {
 
 // Env is what handlers share: configuration, metadata and partitions.
 type Env struct {
-	Cfg        *config.Broker
+	// Cfg is the broker's configuration: static, and dynamic as it
+	// changes at run time (a goroutine of the broker follows the dynamic
+	// configs into it). Handlers read the effective one through cfg.
+	Cfg        *config.Live
 	Store      Store
 	Cache      *metadata.Cache
 	Partitions *partition.Manager
@@ -113,8 +117,12 @@ func (e *Env) ControllerID() int32 {
 			return id
 		}
 	}
-	return e.Cfg.NodeID
+	return e.cfg().NodeID
 }
+
+// cfg is the broker's effective configuration now. A handler that reads
+// several keys takes it once, so that they come from one configuration.
+func (e *Env) cfg() *config.Broker { return e.Cfg.Load() }
 
 // draining reports whether the broker stopped serving (see Draining).
 func (e *Env) draining() bool { return metadata.IsClosed(e.Draining) }

@@ -66,7 +66,7 @@ func errorCode(err error) int16 {
 		return kerr.InvalidReplicationFactor.Code
 	case errors.Is(err, errInvalidReplicaAssignment):
 		return kerr.InvalidReplicaAssignment.Code
-	case errors.Is(err, errInvalidRequest):
+	case errors.Is(err, errInvalidRequest), errors.Is(err, config.ErrNotDynamic), errors.Is(err, metadata.ErrInvalidBrokerID):
 		return kerr.InvalidRequest.Code
 	case errors.Is(err, errPartitionLimit):
 		return kerr.PolicyViolation.Code

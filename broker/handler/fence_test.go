@@ -28,7 +28,8 @@ func testEnv(t *testing.T, brokerConf map[string]string, setup func(*partition.M
 	}
 	log := slog.New(slog.DiscardHandler)
 	cache := metadata.NewCache()
-	parts, err := partition.NewManager(cfg, cache, log)
+	live := config.NewLive(cfg)
+	parts, err := partition.NewManager(live, cache, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func testEnv(t *testing.T, brokerConf map[string]string, setup func(*partition.M
 	if setup != nil {
 		setup(parts)
 	}
-	return &Env{Cfg: cfg, Cache: cache, Partitions: parts, Log: log}
+	return &Env{Cfg: live, Cache: cache, Partitions: parts, Log: log}
 }
 
 // setPartition puts topic t (one partition, in state st) into the cache

@@ -90,7 +90,7 @@ func wantFreshIDs(other func(s *scene) *testBroker) check[*kmsg.InitProducerIDRe
 		for _, b := range []*testBroker{other(s), s.testBroker, other(s)} {
 			next := b.do(t, kmsg.NewPtrInitProducerIDRequest()).(*kmsg.InitProducerIDResponse)
 			if next.ErrorCode != 0 || seen[next.ProducerID] {
-				t.Fatalf("broker %d: error %d, producer id %d; ids so far %v", b.env.Cfg.NodeID, next.ErrorCode, next.ProducerID, seen)
+				t.Fatalf("broker %d: error %d, producer id %d; ids so far %v", b.env.cfg().NodeID, next.ErrorCode, next.ProducerID, seen)
 			}
 			seen[next.ProducerID] = true
 		}

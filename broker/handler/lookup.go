@@ -48,7 +48,7 @@ func (e *Env) leaderPartition(t metadata.Topic, ok bool, idx int32, byID bool) (
 		return nil, -1, kerr.UnknownTopicOrPartition.Code
 	}
 	p, here := e.Partitions.Get(t.Name, idx)
-	if !here || st.Leader != e.Cfg.NodeID || p.TopicID != t.ID {
+	if !here || st.Leader != e.cfg().NodeID || p.TopicID != t.ID {
 		return nil, -1, kerr.NotLeaderForPartition.Code
 	}
 	if testHookLeaderChecked != nil {

@@ -40,7 +40,7 @@ func (e *Env) createTopic(ctx context.Context, spec topicSpec, validateOnly bool
 	if err := e.checkCollision(spec.name); err != nil {
 		return metadata.Topic{}, err
 	}
-	if err := e.Cfg.ValidateTopic(spec.configs); err != nil {
+	if err := e.cfg().ValidateTopic(spec.configs); err != nil {
 		return metadata.Topic{}, err
 	}
 	parts, err := e.place(spec, 0)
@@ -127,10 +127,10 @@ func (e *Env) place(spec topicSpec, from int32) (map[int32]metadata.PartitionSta
 	}
 	n, rf := spec.partitions, spec.rf
 	if n == -1 {
-		n = e.Cfg.NumPartitions
+		n = e.cfg().NumPartitions
 	}
 	if rf == -1 {
-		rf = e.Cfg.DefaultReplicationFactor
+		rf = e.cfg().DefaultReplicationFactor
 	}
 	if err := checkCounts(n, rf); err != nil {
 		return nil, err

@@ -57,7 +57,7 @@ func TestManagerPartitionLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := metadata.NewCache()
-	m, err := NewManager(cfg, cache, slog.New(slog.DiscardHandler))
+	m, err := NewManager(config.NewLive(cfg), cache, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,9 @@
 // leader epoch, high watermark and topic configuration, and wakes waiting
 // fetches when data arrives. The Manager keeps the set of partitions in step
 // with the metadata cache: it opens logs for partitions assigned here,
-// re-applies topic configs when they change, and deletes logs of deleted
+// re-applies topic configs when they change (or when the broker defaults
+// they resolve against do: Manager.Run follows the broker's config.Live as
+// well), and deletes logs of deleted
 // topics: a deleted log's directory is renamed to <name>.<id>-delete at
 // once and removed in the background (as Kafka does), because unlinking
 // gigabytes just written waits for their writeback, which would otherwise

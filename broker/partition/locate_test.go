@@ -36,7 +36,7 @@ func tieredPartition(t *testing.T) (*Partition, *remotetest.FaultMeta) {
 	}
 	t.Cleanup(func() { _ = rm.Close() })
 	cache := metadata.NewCache()
-	m, err := NewManager(cfg, cache, slog.New(slog.DiscardHandler))
+	m, err := NewManager(config.NewLive(cfg), cache, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

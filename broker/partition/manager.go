@@ -34,7 +34,7 @@ type Key struct {
 type Manager struct {
 	dir    string
 	nodeID int32
-	cfg    *config.Broker
+	cfg    *config.Live // topics resolve against its current log.* defaults
 	cache  *metadata.Cache
 	log    *slog.Logger
 
@@ -85,16 +85,18 @@ func (m *Manager) SetSpaceCheck(f func(n int64) error) {
 	m.space = f
 }
 
-// NewManager opens no logs yet; call Sync (and Run to follow changes). The
+// NewManager opens no logs yet; call Sync (and Run to follow changes).
+// Topics' configs resolve against the current configuration of cfg; the
 // partition limit and the bound of open segment files come from
-// BudgetFor(cfg).
-func NewManager(cfg *config.Broker, cache *metadata.Cache, log *slog.Logger) (*Manager, error) {
-	dir := cfg.LogDirs[0]
+// BudgetFor(its static configuration).
+func NewManager(cfg *config.Live, cache *metadata.Cache, log *slog.Logger) (*Manager, error) {
+	static := cfg.Static()
+	dir := static.LogDirs[0]
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create log dir %s: %w", dir, err)
 	}
-	b := BudgetFor(cfg)
-	return &Manager{dir: dir, nodeID: cfg.NodeID, cfg: cfg, cache: cache, log: log, parts: map[Key]*Partition{},
+	b := BudgetFor(static)
+	return &Manager{dir: dir, nodeID: static.NodeID, cfg: cfg, cache: cache, log: log, parts: map[Key]*Partition{},
 		budget: b, files: segment.NewFileCache(b.SegmentFiles)}, nil
 }
 
@@ -123,21 +125,24 @@ func (m *Manager) All() []*Partition {
 	return out
 }
 
-// Run applies metadata changes until ctx is done. As leader it also
-// shrinks the ISR of partitions whose followers lag more than
-// replica.lag.time.max.ms, and it checkpoints high watermarks.
+// Run applies metadata changes, and changes of the broker's dynamic
+// configs (topics' configs resolve against its log.* defaults), until ctx
+// is done. As leader it also shrinks the ISR of partitions whose
+// followers lag more than replica.lag.time.max.ms, and it checkpoints high
+// watermarks.
 func (m *Manager) Run(ctx context.Context) {
-	lag := time.Duration(m.cfg.ReplicaLagTimeMaxMs) * time.Millisecond
+	static := m.cfg.Static()
+	lag := time.Duration(static.ReplicaLagTimeMaxMs) * time.Millisecond
 	tick := time.NewTicker(min(lag/2, time.Second))
 	defer tick.Stop()
-	hwEvery := time.Duration(m.cfg.ReplicaHighWatermarkCheckpointIntervalMs) * time.Millisecond
+	hwEvery := time.Duration(static.ReplicaHighWatermarkCheckpointIntervalMs) * time.Millisecond
 	if hwEvery <= 0 {
 		hwEvery = 5 * time.Second // Kafka's default
 	}
 	hwTick := time.NewTicker(hwEvery)
 	defer hwTick.Stop()
 	for {
-		changed := m.cache.Changed()
+		changed, reconfigured := m.cache.Changed(), m.cfg.Changed()
 		if err := m.Sync(); err != nil {
 			m.log.Error("sync partitions with metadata", "err", err)
 		}
@@ -145,6 +150,7 @@ func (m *Manager) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-changed:
+		case <-reconfigured:
 		case now := <-tick.C:
 			for _, p := range m.All() {
 				if next := p.laggingISR(now, lag); next != nil {
@@ -204,26 +210,31 @@ func (m *Manager) ExpandISR(ctx context.Context, p *Partition, isr []int32) {
 }
 
 // Sync opens, reconfigures and removes partitions so that they match the
-// metadata cache. It is idempotent. Partitions no longer assigned here go
-// first, so that their room counts for new ones; beyond the partition
-// limit a partition is not opened (ErrPartitionLimit) and stays offline.
+// metadata cache and the broker's current configuration. It is idempotent.
+// Partitions no longer assigned here go first, so that their room counts
+// for new ones; beyond the partition limit a partition is not opened
+// (ErrPartitionLimit) and stays offline. A topic whose configs do not
+// resolve (a dynamic broker default that this broker's static
+// configuration does not fit) keeps the partitions it has open, with
+// their last configuration, and opens no others; the error names it.
 func (m *Manager) Sync() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	b := m.cfg.Load()
 	type assigned struct {
-		t   metadata.Topic
-		cfg config.Topic
+		t      metadata.Topic
+		cfg    config.Topic
+		cfgErr error
 	}
 	var errs []error
 	var topics []assigned
 	want := map[Key]bool{}
 	for _, t := range m.cache.Topics() {
-		tcfg, err := m.cfg.ResolveTopic(t.Configs)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("topic %s configs: %w", t.Name, err))
-			continue
+		tcfg, cfgErr := b.ResolveTopic(t.Configs)
+		if cfgErr != nil {
+			errs = append(errs, fmt.Errorf("topic %s configs: %w", t.Name, cfgErr))
 		}
-		topics = append(topics, assigned{t, tcfg})
+		topics = append(topics, assigned{t, tcfg, cfgErr})
 		for idx, st := range t.Partitions {
 			if slices.Contains(st.Replicas, m.nodeID) {
 				want[Key{t.Name, idx}] = true
@@ -254,16 +265,19 @@ func (m *Manager) Sync() error {
 				ok = false
 			}
 			if !ok {
+				if a.cfgErr != nil {
+					continue
+				}
 				var err error
-				if p, err = m.open(a.t.ID, k, &a.cfg, len(st.Replicas)); err != nil {
+				if p, err = m.open(b, a.t.ID, k, &a.cfg, len(st.Replicas)); err != nil {
 					errs = append(errs, err)
 					continue
 				}
 				m.parts[k] = p
-			} else if *p.cfg.Load() != a.cfg {
+			} else if a.cfgErr == nil && *p.cfg.Load() != a.cfg {
 				c := a.cfg
 				p.cfg.Store(&c)
-				p.log.SetConfig(m.logConfig(&c))
+				p.log.SetConfig(m.logConfig(b, &c))
 			}
 			p.applyState(st, now)
 			if st.Leader != m.nodeID {
@@ -278,15 +292,16 @@ func (m *Manager) Sync() error {
 }
 
 // logConfig is the log configuration of a partition of a topic with
-// configuration t.
-func (m *Manager) logConfig(t *config.Topic) local.Config {
-	c := logConfig(m.cfg, t, m.space)
+// configuration t on a broker with configuration b.
+func (m *Manager) logConfig(b *config.Broker, t *config.Topic) local.Config {
+	c := logConfig(b, t, m.space)
 	c.Files = m.files
 	return c
 }
 
-// open opens (or creates) the log of a partition owned by topic id.
-func (m *Manager) open(id metadata.TopicID, k Key, tcfg *config.Topic, replicas int) (*Partition, error) {
+// open opens (or creates) the log of a partition owned by topic id, on a
+// broker with configuration b.
+func (m *Manager) open(b *config.Broker, id metadata.TopicID, k Key, tcfg *config.Topic, replicas int) (*Partition, error) {
 	if len(m.parts) >= int(m.budget.MaxPartitions) {
 		return nil, fmt.Errorf("open %s-%d: broker %d hosts %d partitions, its limit (max.broker.partitions, capped by the open-file limit %d): %w",
 			k.Topic, k.Partition, m.nodeID, len(m.parts), m.budget.OpenFiles, ErrPartitionLimit)
@@ -306,7 +321,7 @@ func (m *Manager) open(id metadata.TopicID, k Key, tcfg *config.Topic, replicas 
 	if err := os.WriteFile(filepath.Join(dir, metaFile), []byte("topic_id: "+id.String()+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("write %s: %w", metaFile, err)
 	}
-	l, err := local.Open(dir, m.logConfig(tcfg), m.log.With("partition", k.Topic+"-"+strconv.Itoa(int(k.Partition))))
+	l, err := local.Open(dir, m.logConfig(b, tcfg), m.log.With("partition", k.Topic+"-"+strconv.Itoa(int(k.Partition))))
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
 	}

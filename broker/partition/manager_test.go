@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ func newManager(t *testing.T, dir string, cache *metadata.Cache) *Manager {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := NewManager(cfg, cache, slog.New(slog.DiscardHandler))
+	m, err := NewManager(config.NewLive(cfg), cache, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,5 +196,52 @@ func TestExpandISRSkipsShuttingDown(t *testing.T) {
 		case <-time.After(time.Until(deadline)):
 			t.Fatal("broker 3 not taken into the ISR")
 		}
+	}
+}
+
+// TestManagerFollowsDynamicDefaults: topics without an override take a
+// dynamic broker default at the next sync; a topic whose overrides no
+// longer resolve against the defaults keeps its open partitions, and its
+// data, with their last configuration.
+func TestManagerFollowsDynamicDefaults(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{"log.dirs": t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := config.NewLive(cfg)
+	cache := metadata.NewCache()
+	m, err := NewManager(live, cache, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	cache.Load(1, append(topicChanges("plain", metadata.NewTopicID(), nil, 1),
+		topicChanges("lagged", metadata.NewTopicID(), map[string]string{"min.compaction.lag.ms": "1000"}, 1)...))
+	if err := m.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	setDefault := func(rev int64, kv map[string]string) {
+		cache.Apply(rev, []metadata.Change{{Kind: metadata.ChangeBrokerConfigs, Entity: metadata.ClusterDefault, Configs: kv}})
+		live.Refresh(cache, 1)
+	}
+	setDefault(2, map[string]string{"log.retention.ms": "5000"})
+	if err := m.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := m.Get("plain", 0)
+	if plain.Config().RetentionMs != 5000 {
+		t.Fatalf("retention.ms %d after the dynamic default", plain.Config().RetentionMs)
+	}
+	lagged, _ := m.Get("lagged", 0)
+	before := *lagged.Config()
+	setDefault(3, map[string]string{"log.retention.ms": "6000", "log.cleaner.max.compaction.lag.ms": "500"})
+	if err := m.Sync(); err == nil || !strings.Contains(err.Error(), "topic lagged") {
+		t.Fatalf("sync with a topic that does not resolve: %v", err)
+	}
+	if p, ok := m.Get("lagged", 0); !ok || p != lagged || *p.Config() != before {
+		t.Fatal("the partition of a topic whose configs stopped resolving was dropped or changed")
+	}
+	if plain.Config().RetentionMs != 6000 {
+		t.Fatal("the other topics did not take the change")
 	}
 }

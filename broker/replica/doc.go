@@ -15,7 +15,14 @@
 // that a new partition, as after a topic's creation, is fetched at once
 // rather than after the wait.
 //
-// Concurrency: Fetcher.mu guards the map of loops; each loop goroutine owns
+// num.replica.fetchers may change at run time (a dynamic broker config):
+// SetFetchers stops every loop, waits until they ended, and spreads the
+// followed partitions over the new count; the broker calls it when its
+// configuration changes.
+//
+// Concurrency: Fetcher.followMu serialises Follow and SetFetchers (so a
+// partition is never in loops of two counts at once); Fetcher.mu guards
+// the map of loops and the count; each loop goroutine owns
 // its peer.Conn and its partitions' follow state, and loop.mu guards
 // the loop's partition set, which Follow replaces after every metadata
 // sync. During a fetch a short-lived goroutine watches for that change and

@@ -30,8 +30,13 @@ type Fetcher struct {
 	log  *slog.Logger
 	ctx  context.Context
 
+	// followMu serialises Follow and SetFetchers, so that a partition is
+	// never in the loops of two fetcher counts at once.
+	followMu  sync.Mutex
+	following []*partition.Partition // the last set Follow was given; guarded by followMu
+
 	mu    sync.Mutex
-	loops map[loopKey]*loop
+	loops map[loopKey]*loop // guarded by mu, as is opts.Fetchers
 	wg    sync.WaitGroup
 }
 
@@ -52,8 +57,8 @@ func New(ctx context.Context, opts Options) *Fetcher {
 }
 
 // fetcherOf is the fetcher of its leader that replicates p: the same
-// partition always goes to the same one (Kafka hashes topic and partition
-// likewise).
+// partition always goes to the same one while the count stays (Kafka
+// hashes topic and partition likewise). f.mu must be held.
 func (f *Fetcher) fetcherOf(p *partition.Partition) int32 {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(p.Topic))
@@ -63,6 +68,50 @@ func (f *Fetcher) fetcherOf(p *partition.Partition) int32 {
 // Follow sets the partitions to replicate: each goes to its fetcher's loop
 // for its current leader; loops left without partitions stop.
 func (f *Fetcher) Follow(parts []*partition.Partition) {
+	f.followMu.Lock()
+	defer f.followMu.Unlock()
+	f.following = parts
+	f.follow(parts)
+}
+
+// SetFetchers changes num.replica.fetchers at run time: the loops stop,
+// and once they all ended the partitions are spread over the new count
+// of loops per leader, each resuming from its log's end (a loop's state
+// is only its connection and what it learnt of the leader epochs).
+func (f *Fetcher) SetFetchers(n int32) {
+	n = max(n, 1)
+	f.followMu.Lock()
+	defer f.followMu.Unlock()
+	f.mu.Lock()
+	if n == f.opts.Fetchers {
+		f.mu.Unlock()
+		return
+	}
+	old := f.loops
+	f.loops = map[loopKey]*loop{}
+	f.log.Info("num.replica.fetchers changed; re-spreading the followed partitions", "from", f.opts.Fetchers, "to", n)
+	f.opts.Fetchers = n
+	f.mu.Unlock()
+	for _, l := range old {
+		l.cancel()
+	}
+	for _, l := range old {
+		<-l.done
+	}
+	f.follow(f.following)
+}
+
+// Fetchers is the current number of fetch loops per leader.
+func (f *Fetcher) Fetchers() int32 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.opts.Fetchers
+}
+
+// follow hands parts to the loops. f.followMu must be held.
+func (f *Fetcher) follow(parts []*partition.Partition) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	byLoop := map[loopKey][]*partition.Partition{}
 	for _, p := range parts {
 		if l := p.Leader(); l >= 0 && l != f.opts.NodeID {
@@ -70,8 +119,6 @@ func (f *Fetcher) Follow(parts []*partition.Partition) {
 			byLoop[k] = append(byLoop[k], p)
 		}
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	for k, l := range f.loops {
 		if _, ok := byLoop[k]; !ok {
 			l.cancel()
@@ -86,7 +133,10 @@ func (f *Fetcher) Follow(parts []*partition.Partition) {
 			}
 			l = newLoop(f, k)
 			f.loops[k] = l
-			f.wg.Go(l.run)
+			f.wg.Go(func() {
+				defer close(l.done)
+				l.run()
+			})
 		}
 		l.set(ps)
 	}
@@ -94,6 +144,8 @@ func (f *Fetcher) Follow(parts []*partition.Partition) {
 
 // Close stops every loop and waits for them.
 func (f *Fetcher) Close() error {
+	f.followMu.Lock() // not while SetFetchers moves partitions
+	defer f.followMu.Unlock()
 	f.mu.Lock()
 	for k, l := range f.loops {
 		l.cancel()

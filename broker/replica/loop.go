@@ -45,6 +45,7 @@ type loop struct {
 	leader int32
 	ctx    context.Context
 	cancel context.CancelFunc
+	done   chan struct{} // closed when run returned
 	log    *slog.Logger
 
 	mu      sync.Mutex
@@ -71,7 +72,7 @@ func newLoop(f *Fetcher, k loopKey) *loop {
 	if f.opts.Fetchers > 1 {
 		log = log.With("fetcher", k.fetcher)
 	}
-	return &loop{f: f, leader: k.leader, ctx: ctx, cancel: cancel, log: log,
+	return &loop{f: f, leader: k.leader, ctx: ctx, cancel: cancel, done: make(chan struct{}), log: log,
 		parts: map[*partition.Partition]*follow{}, changed: make(chan struct{}, 1)}
 }
 

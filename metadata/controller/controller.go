@@ -46,9 +46,10 @@ type Options struct {
 	// whole seconds): how long a crashed controller holds the role. Zero
 	// means DefaultSessionTTL.
 	SessionTTL time.Duration
-	// Config is the broker configuration topics' settings resolve against
-	// (unclean.leader.election.enable: a topic override, else the broker
-	// default); nil means Kafka's defaults.
+	// Config is the static broker configuration topics' settings resolve
+	// against (unclean.leader.election.enable: a topic override, else the
+	// broker default, dynamic or static); nil means Kafka's defaults. The
+	// dynamic broker configs come from the store's cache.
 	Config *config.Broker
 	// AutoLeaderRebalance enables the periodic preferred-leader election
 	// (auto.leader.rebalance.enable).

@@ -56,7 +56,9 @@
 //   - a partition whose leader is gone gets a new leader: the first replica
 //     (in replica order) that is eligible and in the ISR; only when none is
 //     and unclean.leader.election.enable is true (topic override, else
-//     the broker default in Options.Config) the first eligible replica, with
+//     the broker default: the dynamic broker configs in the cache, this
+//     broker's then the cluster default's, over Options.Config) the first
+//     eligible replica, with
 //     the ISR reset to it. LeaderEpoch and PartitionEpoch are bumped and
 //     ineligible brokers leave the ISR;
 //   - a partition led by a broker in controlled shutdown is handed to the

@@ -178,10 +178,44 @@ func TestUncleanSetting(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &Controller{opts: Options{Config: cfg}}
-		if got := c.unclean(metadata.Topic{Configs: tc.configs}); got != tc.want {
+		if got := unclean(cfg, metadata.Topic{Configs: tc.configs}); got != tc.want {
 			t.Errorf("default %v, configs %v: unclean = %v", tc.def, tc.configs, got)
 		}
+	}
+}
+
+// TestUncleanFollowsDynamicConfigs: the broker default of
+// unclean.leader.election.enable is the dynamic one when the cache holds
+// one: this broker's own over the cluster default, over the static one.
+func TestUncleanFollowsDynamicConfigs(t *testing.T) {
+	cache := metadata.NewCache()
+	c := &Controller{cache: cache, id: 1, opts: Options{Config: config.Default()}}
+	topic := metadata.Topic{Name: "t"}
+	set := func(rev int64, id int32, v string) {
+		ch := metadata.Change{Kind: metadata.ChangeBrokerConfigs, Entity: id, Configs: map[string]string{uncleanKey: v}}
+		if v == "" {
+			ch.Configs, ch.Delete = nil, true
+		}
+		cache.Apply(rev, []metadata.Change{ch})
+	}
+	if unclean(c.brokerConfig(), topic) {
+		t.Fatal("unclean without any config")
+	}
+	set(2, metadata.ClusterDefault, "true")
+	if !unclean(c.brokerConfig(), topic) {
+		t.Fatal("the cluster default does not allow unclean elections")
+	}
+	set(3, 1, "false")
+	if unclean(c.brokerConfig(), topic) {
+		t.Fatal("this broker's own config does not win over the cluster default")
+	}
+	set(4, 2, "true") // another broker's
+	set(5, 1, "")
+	if !unclean(c.brokerConfig(), topic) {
+		t.Fatal("after removing its own, the cluster default does not apply")
+	}
+	if unclean(c.brokerConfig(), metadata.Topic{Configs: map[string]string{uncleanKey: "false"}}) {
+		t.Fatal("the topic override does not win")
 	}
 }
 

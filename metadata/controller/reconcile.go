@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
 )
 
@@ -72,15 +73,30 @@ func (c *Controller) lead(ctx context.Context, term metadata.Term) error {
 // liveness snapshots the live brokers and their controlled shutdowns.
 func (c *Controller) liveness() Liveness { return LivenessOf(c.cache.Brokers()) }
 
+// brokerConfig is the configuration topics' settings resolve against:
+// the static one under the dynamic broker configs in the cache (this
+// broker's own, then the cluster default), as Kafka's controller resolves
+// a topic config from the config records it holds. It is read from the
+// cache the controller decides from, so a change of the dynamic configs
+// reaches the decision it wakes.
+func (c *Controller) brokerConfig() *config.Broker {
+	def, own := c.cache.BrokerConfigs(metadata.ClusterDefault), c.cache.BrokerConfigs(c.id)
+	if def == nil && own == nil {
+		return c.opts.Config
+	}
+	b, _ := c.opts.Config.Effective(def, own) // what it leaves out, the broker's own follower logs
+	return b
+}
+
 // unclean reports whether t may elect a leader outside its ISR: its
 // unclean.leader.election.enable, resolved as every topic setting is (the
-// topic override, else the broker default). Configs that do not resolve
-// (never stored: topic configs are validated when written) leave the
-// broker default.
-func (c *Controller) unclean(t metadata.Topic) bool {
-	tc, err := c.opts.Config.ResolveTopic(t.Configs)
+// topic override, else the broker default of cfg). Configs that do not
+// resolve (never stored: topic configs are validated when written) leave
+// the broker default.
+func unclean(cfg *config.Broker, t metadata.Topic) bool {
+	tc, err := cfg.ResolveTopic(t.Configs)
 	if err != nil {
-		return c.opts.Config.UncleanLeaderElectionEnable
+		return cfg.UncleanLeaderElectionEnable
 	}
 	return tc.UncleanLeaderElection
 }
@@ -91,9 +107,10 @@ func (c *Controller) unclean(t metadata.Topic) bool {
 // members.
 func (c *Controller) reconcile(ctx context.Context, term metadata.Term) error {
 	l := c.liveness()
+	cfg := c.brokerConfig()
 	var ups []update
 	for _, t := range c.cache.Topics() {
-		unclean := c.unclean(t)
+		unclean := unclean(cfg, t)
 		for _, p := range slices.Sorted(maps.Keys(t.Partitions)) {
 			s := t.Partitions[p]
 			if next, ok := Reelect(s, l, unclean); ok {

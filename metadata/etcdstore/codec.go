@@ -40,6 +40,12 @@ type brokerRecord struct {
 	MaxPartitions int32 `json:"maxPartitions,omitempty"`
 }
 
+// brokerConfigsRecord is the value of configs/brokers/<id> and
+// configs/brokers/<default>.
+type brokerConfigsRecord struct {
+	Configs map[string]string `json:"configs"`
+}
+
 func encodeTopic(id metadata.TopicID, configs map[string]string) string {
 	return mustJSON(topicRecord{ID: id, Configs: configs})
 }
@@ -114,6 +120,15 @@ func (k keys) change(key string, value []byte, deleted bool) (ch metadata.Change
 				return ch, false, fmt.Errorf("key %s: %w", key, err)
 			}
 			ch.Broker.ID = n // the key is authoritative
+		}
+	case keyBrokerConfigs:
+		ch = metadata.Change{Kind: metadata.ChangeBrokerConfigs, Delete: deleted, Entity: n}
+		if !deleted {
+			var r brokerConfigsRecord
+			if err := json.Unmarshal(value, &r); err != nil {
+				return ch, false, fmt.Errorf("key %s: decode broker configs record: %w", key, err)
+			}
+			ch.Configs = r.Configs
 		}
 	default:
 		return ch, false, nil

@@ -15,6 +15,8 @@
 //	<prefix>/topics/<name>          {"id":"<base64url topic id>","configs":{"k":"v"}} (overrides only)
 //	<prefix>/partitions/<name>/<p>  {"replicas":[1,2],"leader":1,"leaderEpoch":0,"partitionEpoch":0,"isr":[1,2]}
 //	<prefix>/brokers/ids/<id>       {"id":1,"host":"h","port":9092,"rack":"r","incarnation":"…","shuttingDown":true}, attached to the broker's lease
+//	<prefix>/configs/brokers/<id>   {"configs":{"k":"v"}}: broker id's dynamic configs (brokerconfigs.go)
+//	<prefix>/configs/brokers/<default>  {"configs":{"k":"v"}}: the cluster-wide default of the dynamic broker configs
 //	<prefix>/producer-ids/next      next free producer id, decimal
 //	<prefix>/controller/election/<lease>  campaign keys of concurrency.Election; the oldest one leads
 //	<prefix>/controller/epoch       controller epoch, decimal; bumped by every elected controller
@@ -37,7 +39,9 @@
 // metadata.MaxPartitionsPerWrite and --max-request-bytes above what that
 // many partitions take (the embedded server allows 16384 ops and 8 MiB);
 // a txn beyond etcd's limits is metadata.ErrTooLarge, a write etcd
-// refuses for lack of space (its NOSPACE alarm) metadata.ErrNoSpace. AddPartitions, SetTopicConfigs,
+// refuses for lack of space (its NOSPACE alarm) metadata.ErrNoSpace.
+// SetBrokerConfigs is one put (or delete) of its entity's key.
+// AddPartitions, SetTopicConfigs,
 // CompareAndSetPartition and AllocateProducerIDs read, then write in a txn
 // guarded by the key's create revision (topic incarnation) or mod
 // revision; a controller Term's compare-and-set adds its fence to the txn

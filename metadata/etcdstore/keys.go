@@ -3,6 +3,8 @@ package etcdstore
 import (
 	"strconv"
 	"strings"
+
+	"github.com/strata-broker/strata/metadata"
 )
 
 // DefaultPrefix is the key prefix used when Open is given "".
@@ -15,6 +17,11 @@ const (
 	partitionsDir  = "partitions/"
 	brokersDir     = "brokers/ids/"
 	producerIDsKey = "producer-ids/next"
+	// brokerConfigsDir holds the dynamic broker configs: one key per
+	// broker id, and defaultEntity for the cluster default (Kafka's
+	// /config/brokers/<default> in ZooKeeper).
+	brokerConfigsDir = "configs/brokers/"
+	defaultEntity    = "<default>"
 	// The controller's keys (election.go): campaign keys of the
 	// election, the elected controller's record and its epoch counter.
 	controllerElectionDir = "controller/election"
@@ -44,7 +51,13 @@ func (k keys) partitions(topic string) string {
 func (k keys) partition(topic string, p int32) string {
 	return k.partitions(topic) + strconv.FormatInt(int64(p), 10)
 }
-func (k keys) broker(id int32) string     { return k.root + brokersDir + strconv.FormatInt(int64(id), 10) }
+func (k keys) broker(id int32) string { return k.root + brokersDir + strconv.FormatInt(int64(id), 10) }
+func (k keys) brokerConfigs(id int32) string {
+	if id == metadata.ClusterDefault {
+		return k.root + brokerConfigsDir + defaultEntity
+	}
+	return k.root + brokerConfigsDir + strconv.FormatInt(int64(id), 10)
+}
 func (k keys) controllerElection() string { return k.root + controllerElectionDir }
 func (k keys) controllerLeader() string   { return k.root + controllerLeaderKey }
 func (k keys) controllerEpoch() string    { return k.root + controllerEpochKey }
@@ -57,10 +70,12 @@ const (
 	keyTopic
 	keyPartition
 	keyBroker
+	keyBrokerConfigs
 )
 
 // parse classifies key and extracts its topic name and number (partition
-// index or broker id). Malformed keys come back as keyOther.
+// index, broker id, or metadata.ClusterDefault for the cluster default's
+// configs). Malformed keys come back as keyOther.
 func (k keys) parse(key string) (kind keyKind, topic string, n int32) {
 	rest, ok := strings.CutPrefix(key, k.root)
 	if !ok {
@@ -86,6 +101,16 @@ func (k keys) parse(key string) (kind keyKind, topic string, n int32) {
 			return keyOther, "", 0
 		}
 		return keyBroker, "", int32(id)
+	}
+	if entity, ok := strings.CutPrefix(rest, brokerConfigsDir); ok {
+		if entity == defaultEntity {
+			return keyBrokerConfigs, "", metadata.ClusterDefault
+		}
+		id, err := strconv.ParseInt(entity, 10, 32)
+		if err != nil || id < 0 {
+			return keyOther, "", 0
+		}
+		return keyBrokerConfigs, "", int32(id)
 	}
 	return keyOther, "", 0
 }

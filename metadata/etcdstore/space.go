@@ -34,10 +34,10 @@ import (
 //     segment.
 //   - Quota: at 80% of it the guard warns.
 //   - Recovery: once the disk is above the reserve again (with an eighth
-//     of it to spare, against flapping) and the database is below 90% of
+//     of it to spare, against flapping) and the database is below 80% of
 //     the quota, the guard disarms the alarm. A database at the quota is
 //     first compacted to the current revision and, if that brought its
-//     live data below 90%, defragmented (etcd's documented recovery),
+//     live data below 80%, defragmented (etcd's documented recovery),
 //     at most once every ten checks.
 //
 // The guard enforces the reserve only once Guard runs, which the broker
@@ -222,12 +222,15 @@ func (g *spaceGuard) alarm(ctx context.Context, action pb.AlarmRequest_AlarmActi
 	return err
 }
 
-// recover disarms the NOSPACE alarm once the database is below 90% of the
+// recover disarms the NOSPACE alarm once the database is below 80% of the
 // quota, compacting and defragmenting it first when it is not; it
 // reports whether the alarm is down.
 func (g *spaceGuard) recover(ctx context.Context) bool {
 	be := g.srv.Backend()
-	target := g.quota / 10 * 9
+	// Well below the quota: etcd raises the alarm when one write would
+	// pass it, which can leave the database a write's size under it; an
+	// alarm lifted there would only be raised again by the next write.
+	target := g.quota / 10 * 8
 	if be.Size() >= target {
 		if time.Since(g.lastCompact) < 10*g.interval {
 			return false

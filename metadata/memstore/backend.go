@@ -20,8 +20,12 @@ type Backend struct {
 	reassign  map[partKey]metadata.Reassignment
 	remote    map[partKey]*remotePartition // by topic id and partition
 	deleted   map[metadata.TopicID]string  // deleted-topic markers
-	ctl       election
-	handles   map[*Store]struct{} // open handles, whose caches commit feeds
+	// brokerConfigs holds the dynamic broker configs by broker id or
+	// metadata.ClusterDefault; a stored map is never modified (the
+	// caches share it).
+	brokerConfigs map[int32]map[string]string
+	ctl           election
+	handles       map[*Store]struct{} // open handles, whose caches commit feeds
 }
 
 // topic is one stored topic. configs is never modified once stored (the
@@ -45,15 +49,16 @@ type partKey struct {
 // revision 1 (the cluster id's creation).
 func NewBackend() *Backend {
 	return &Backend{
-		rev:       1,
-		clusterID: metadata.NewTopicID().String(),
-		topics:    map[string]*topic{},
-		brokers:   map[int32]*registration{},
-		reassign:  map[partKey]metadata.Reassignment{},
-		remote:    map[partKey]*remotePartition{},
-		deleted:   map[metadata.TopicID]string{},
-		ctl:       election{record: noController, changed: make(chan struct{})},
-		handles:   map[*Store]struct{}{},
+		rev:           1,
+		clusterID:     metadata.NewTopicID().String(),
+		topics:        map[string]*topic{},
+		brokers:       map[int32]*registration{},
+		reassign:      map[partKey]metadata.Reassignment{},
+		remote:        map[partKey]*remotePartition{},
+		deleted:       map[metadata.TopicID]string{},
+		brokerConfigs: map[int32]map[string]string{},
+		ctl:           election{record: noController, changed: make(chan struct{})},
+		handles:       map[*Store]struct{}{},
 	}
 }
 
@@ -136,6 +141,9 @@ func (b *Backend) listing() []metadata.Change {
 	}
 	for _, id := range slices.Sorted(maps.Keys(b.brokers)) {
 		out = append(out, metadata.Change{Kind: metadata.ChangeBroker, Broker: b.brokers[id].b})
+	}
+	for _, id := range slices.Sorted(maps.Keys(b.brokerConfigs)) {
+		out = append(out, metadata.Change{Kind: metadata.ChangeBrokerConfigs, Entity: id, Configs: b.brokerConfigs[id]})
 	}
 	return out
 }

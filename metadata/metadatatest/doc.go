@@ -4,6 +4,7 @@
 // empty clusters; the suite checks the contracts written on the role
 // interfaces: topics and their errors, compare-and-set on partition
 // epochs, write visibility and the Cache across handles of one backend,
+// dynamic broker configs (cluster default and per broker),
 // broker registrations and their leases, producer id blocks, the
 // controller election with its fencing, reassignment requests,
 // remote-segment fencing, deleted-topic markers and topic restore.

@@ -35,6 +35,7 @@ func Run(t *testing.T, newCluster func(t *testing.T) Cluster) {
 		{"AddPartitions", testAddPartitions},
 		{"CompareAndSetPartition", testCompareAndSetPartition},
 		{"CacheAcrossHandles", testCacheAcrossHandles},
+		{"BrokerConfigs", testBrokerConfigs},
 		{"ClosedStore", testClosedStore},
 		{"RegisterBrokerAndClose", testRegisterBrokerAndClose},
 		{"RegistrationExpiry", testRegistrationExpiry},
