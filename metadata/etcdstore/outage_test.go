@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-broker/strata/internal/faultproxy"
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/metadata/etcdstore/etcdtest"
 	"github.com/strata-broker/strata/metadata/metadatatest"
@@ -68,9 +69,9 @@ func openLogged(t *testing.T, endpoint, prefix string) (*Store, *logBuffer) {
 }
 
 // proxied opens a store that reaches the shared etcd through a proxy.
-func proxied(t *testing.T) (*Store, *logBuffer, *etcdtest.Proxy) {
+func proxied(t *testing.T) (*Store, *logBuffer, *faultproxy.Proxy) {
 	t.Helper()
-	px := etcdtest.StartProxy(t, strings.TrimPrefix(etcdtest.Endpoints()[0], "http://"))
+	px := faultproxy.Start(t, strings.TrimPrefix(etcdtest.Endpoints()[0], "http://"))
 	s, buf := openLogged(t, px.Endpoint(), etcdtest.Prefix(t))
 	return s, buf, px
 }
@@ -164,7 +165,7 @@ func TestRegistrationSurvivesEtcdRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	px := etcdtest.StartProxy(t, strings.TrimPrefix(e.Endpoints()[0], "http://"))
+	px := faultproxy.Start(t, strings.TrimPrefix(e.Endpoints()[0], "http://"))
 	s, logs := openLogged(t, px.Endpoint(), "/restart")
 	ctx := testCtx(t)
 	const ttl = 3 * time.Second

@@ -18,8 +18,9 @@ import (
 const module = "github.com/strata-broker/strata"
 
 // Layers by top-level directory: a package may import module packages of
-// its own layer or below. shared (config, and internal's bench-only
-// switches) may be imported by all and import only the standard library.
+// its own layer or below. shared (config, and internal's bench switches
+// and test fault proxy) may be imported by all and import only the
+// standard library.
 const shared = -1
 
 var layers = map[string]int{

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/internal/faultproxy"
 	"github.com/strata-broker/strata/test/harness"
 )
 
@@ -29,8 +30,8 @@ func TestMain(m *testing.M) { harness.Main(m) }
 type node struct {
 	id    int32
 	proc  *harness.Process
-	kafka *harness.Proxy
-	etcd  []*harness.Proxy
+	kafka *faultproxy.Proxy
+	etcd  []*faultproxy.Proxy
 }
 
 // cut isolates the node: nobody reaches its listener and it reaches no etcd member.
@@ -72,10 +73,10 @@ func startCluster(t *testing.T, n int, extra map[string]string) *cluster {
 	t.Helper()
 	c := &cluster{t: t, etcd: harness.StartEtcdCluster(t, 3)}
 	for i := range n {
-		nd := &node{id: int32(i + 1), kafka: harness.StartProxy(t, "")}
+		nd := &node{id: int32(i + 1), kafka: faultproxy.Start(t, "")}
 		var eps []string
 		for _, ep := range c.etcd.Endpoints() {
-			px := harness.StartProxy(t, strings.TrimPrefix(ep, "http://"))
+			px := faultproxy.Start(t, strings.TrimPrefix(ep, "http://"))
 			nd.etcd = append(nd.etcd, px)
 			eps = append(eps, "http://"+px.Addr())
 		}

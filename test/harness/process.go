@@ -267,3 +267,27 @@ func (p *Process) Restart() {
 	p.launch(Binary(p.t))
 	p.WaitReady(startTimeout)
 }
+
+// Pause stops the broker process with SIGSTOP (it keeps its sockets but
+// answers nothing, so its etcd lease runs out) and returns once every
+// thread has stopped. Resume continues it. A paused process is resumed
+// before it is stopped at test end.
+func (p *Process) Pause() {
+	p.t.Helper()
+	if err := p.child.Pause(OpTimeout); err != nil {
+		p.t.Fatalf("harness: pause broker: %v", err)
+	}
+	child := p.child
+	p.t.Cleanup(func() { _ = child.Resume() })
+}
+
+// Resume sends SIGCONT to a paused broker.
+func (p *Process) Resume() {
+	p.t.Helper()
+	if err := p.child.Resume(); err != nil {
+		p.t.Fatalf("harness: resume broker: %v", err)
+	}
+}
+
+// Pid is the process id of the running broker (0 when it is not running).
+func (p *Process) Pid() int { return p.child.Pid() }
