@@ -22,7 +22,8 @@ import (
 // synctest bubble: waits (a fetch's long poll, an acks=all produce, a
 // group's join phase) run on the bubble's fake clock, which starts at the
 // same instant every run, so timeouts cost nothing and "answered at
-// once" is exact.
+// once" is exact. The request, like every one a test sends, goes through
+// testBroker.try: on the wire to the handler and back.
 type apiRow[R kmsg.Response] struct {
 	name string
 	// versions the row runs at; nil: the lowest served from since on and
@@ -31,7 +32,9 @@ type apiRow[R kmsg.Response] struct {
 	since    int16
 	scene    sceneOpts // groups is also set by the table's tableOpts
 	setup    step
-	req      func(t *testing.T, s *scene) kmsg.Request
+	// req is the request, sent at each of the versions; it must be of
+	// the table's API.
+	req func(t *testing.T, s *scene) kmsg.Request
 	// during, when set, runs once the request blocks waiting (a long poll,
 	// an acks=all produce) and should let it finish.
 	during step
