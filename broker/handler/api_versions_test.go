@@ -10,26 +10,26 @@ import (
 	"github.com/strata-broker/strata/broker/wire"
 )
 
-type apiVersionsCase = apiCase[*kmsg.ApiVersionsRequest, *kmsg.ApiVersionsResponse]
+type apiVersionsRow = apiRow[*kmsg.ApiVersionsResponse]
 
 func TestApiVersions(t *testing.T) {
-	runCases(t, apiVersionsCases())
+	runRows(t, tableOpts{}, apiVersionsRows())
 }
 
-func apiVersionsCases() []apiVersionsCase {
+func apiVersionsRows() []apiVersionsRow {
 	all := versionsFrom(kmsg.ApiVersions, 0)
 	// v3+ carry the client's software name and version; older versions
 	// do not, so the checks pass whatever the request held.
-	software := func(name, version string) func(*scene) *kmsg.ApiVersionsRequest {
-		return func(*scene) *kmsg.ApiVersionsRequest {
+	software := func(name, version string) func(*testing.T, *scene) kmsg.Request {
+		return func(*testing.T, *scene) kmsg.Request {
 			req := apiVersionsReq()
 			req.ClientSoftwareName, req.ClientSoftwareVersion = name, version
 			return req
 		}
 	}
 	// v5 names the cluster and node the client means to reach (KIP-1242).
-	target := func(cluster string, node int32) func(*scene) *kmsg.ApiVersionsRequest {
-		return func(s *scene) *kmsg.ApiVersionsRequest {
+	target := func(cluster string, node int32) func(*testing.T, *scene) kmsg.Request {
+		return func(_ *testing.T, s *scene) kmsg.Request {
 			req := apiVersionsReq()
 			switch cluster {
 			case "":
@@ -42,11 +42,11 @@ func apiVersionsCases() []apiVersionsCase {
 			return req
 		}
 	}
-	return []apiVersionsCase{
+	return []apiVersionsRow{
 		{
 			name:     "lists the registration table",
 			versions: all,
-			req:      func(*scene) *kmsg.ApiVersionsRequest { return apiVersionsReq() },
+			req:      func(*testing.T, *scene) kmsg.Request { return apiVersionsReq() },
 			want:     wantApiVersions(0),
 		},
 		{name: "Java client's software", versions: all, req: software("apache-kafka-java", "3.9.0"), want: wantApiVersions(0)},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -22,14 +23,16 @@ import (
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/metadata/memstore"
+	"github.com/strata-broker/strata/test/tmpfs"
 )
 
 // testBroker is one broker in-process, for handler tests: its Env over a
 // memstore (the metadata store every handler test shares through a
-// Backend, as brokers share etcd), a partition manager in a temporary
-// directory and a group coordinator, with no network. Requests go through
-// the registration table and their responses through the wire encoding, so
-// a test sees what a client would.
+// Backend, as brokers share etcd), a partition manager with its logs on
+// tmpfs (tmpfs.Dir) and a group coordinator, with no network. Requests
+// go through the wire encoding and the registration table, and their
+// responses through the wire encoding back, so a handler sees what it
+// would decode from a client and a test sees what a client would.
 type testBroker struct {
 	env   *Env
 	store *memstore.Store
@@ -43,7 +46,9 @@ type testBroker struct {
 type brokerOpts struct {
 	id      int32             // node.id (0: 1)
 	backend *memstore.Backend // shared metadata (nil: a fresh one)
-	config  map[string]string // broker keys, as in server.properties
+	// config are broker keys, as in server.properties; log.dirs, unless
+	// given, is a directory of the broker's own on tmpfs.
+	config map[string]string
 }
 
 // newTestBroker starts a broker: registered in the metadata store,
@@ -57,9 +62,10 @@ func newTestBroker(t testing.TB, o brokerOpts) *testBroker {
 	if o.backend == nil {
 		o.backend = memstore.NewBackend()
 	}
-	kv := map[string]string{"node.id": fmt.Sprint(o.id), "log.dirs": t.TempDir(), "metrics.listener": ""}
-	for k, v := range o.config {
-		kv[k] = v
+	kv := map[string]string{"node.id": fmt.Sprint(o.id), "metrics.listener": ""}
+	maps.Copy(kv, o.config)
+	if _, ok := kv["log.dirs"]; !ok {
+		kv["log.dirs"] = tmpfs.Dir(t)
 	}
 	cfg, err := config.Parse(kv)
 	if err != nil {
@@ -106,34 +112,63 @@ func newTestBroker(t testing.TB, o brokerOpts) *testBroker {
 	return &testBroker{env: env, store: store}
 }
 
-// do sends req (at its version, or the table's highest when it is 0 and
-// useMax) through the table and returns the response as a client decodes
-// it, nil for none (acks=0). A handler's Go error fails the test: it
-// means the connection would be closed.
+// do sends req at its version and returns the response as a client
+// decodes it, nil for none (acks=0). A handler's Go error fails the test:
+// it means the connection would be closed.
 func (b *testBroker) do(t testing.TB, req kmsg.Request) kmsg.Response {
 	t.Helper()
 	resp, err := b.try(req)
 	if err != nil {
-		t.Fatalf("%s v%d: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), err)
+		t.Fatal(err)
 	}
 	return resp
 }
 
+// send is do at version v.
+func (b *testBroker) send(t testing.TB, req kmsg.Request, v int16) kmsg.Response {
+	t.Helper()
+	req.SetVersion(v)
+	return b.do(t, req)
+}
+
+// sendAsync is send from a goroutine of its own, for requests that wait
+// (JoinGroup, SyncGroup): the channel receives the response, or nil
+// after reporting an error.
+func (b *testBroker) sendAsync(t testing.TB, req kmsg.Request, v int16) <-chan kmsg.Response {
+	req.SetVersion(v)
+	ch := make(chan kmsg.Response, 1)
+	go func() {
+		resp, err := b.try(req)
+		if err != nil {
+			t.Error(err)
+		}
+		ch <- resp
+	}()
+	return ch
+}
+
 // try is do returning the handler's error (the connection would close).
+// The request goes on the wire first: the handler gets what the broker
+// decodes (onTheWire), not req itself.
 func (b *testBroker) try(req kmsg.Request) (kmsg.Response, error) {
+	name := fmt.Sprintf("%s v%d", kmsg.NameForKey(req.Key()), req.GetVersion())
 	api, ok := Lookup(req.Key())
 	if !ok {
-		return nil, fmt.Errorf("api %d not registered", req.Key())
+		return nil, fmt.Errorf("%s: api not registered", name)
 	}
 	if !Supported(req.Key(), req.GetVersion()) {
-		return nil, fmt.Errorf("version %d not served (%d-%d)", req.GetVersion(), api.Min, api.Max)
+		return nil, fmt.Errorf("%s: version not served (%d-%d)", name, api.Min, api.Max)
 	}
 	h := wire.Header{Key: req.Key(), Version: req.GetVersion(), CorrelationID: b.corr.Add(1), ClientID: cmp.Or(b.clientID, "handler-test")}
+	body, err := onTheWire(h, req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := api.Fn(ctx, b.env, &Request{Header: h, Body: req, Bytes: 64})
+	res, err := api.Fn(ctx, b.env, &Request{Header: h, Body: body, Bytes: 64})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if res.Later != nil {
 		res = res.Later(ctx)
@@ -143,9 +178,19 @@ func (b *testBroker) try(req kmsg.Request) (kmsg.Response, error) {
 	}
 	f, err := wire.EncodeResponse(h.CorrelationID, res.Resp, res.Marker, res.Regions)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return decodeFrame(req, f)
+	resp, err := decodeFrame(req, f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return resp, nil
+}
+
+// onTheWire is req as the broker decodes it from a client: fields its
+// version does not carry are at their defaults.
+func onTheWire(h wire.Header, req kmsg.Request) (kmsg.Request, error) {
+	return wire.DecodeBody(h, req.AppendTo(nil))
 }
 
 // decodeFrame writes f as the connection would and decodes it as a

@@ -17,20 +17,20 @@ const (
 )
 
 // withConfiguredTopic creates topic t with overrides (key, value pairs).
-func withConfiguredTopic(configs ...string) func(*testing.T, *cluster) {
-	return func(t *testing.T, s *cluster) {
+func withConfiguredTopic(configs ...string) func(*testing.T, *scene) {
+	return func(t *testing.T, s *scene) {
 		kv := map[string]string{}
 		for i := 0; i+1 < len(configs); i += 2 {
 			kv[configs[i]] = configs[i+1]
 		}
-		s.b.createTopic(t, "t", 1, kv)
+		s.createTopic(t, "t", 1, kv)
 	}
 }
 
 // wantOverrides checks topic t's stored overrides (nil: none).
-func wantOverrides(t *testing.T, s *cluster, want map[string]string) {
+func wantOverrides(t *testing.T, s *scene, want map[string]string) {
 	t.Helper()
-	topic, ok := s.b.env.Cache.Topic("t")
+	topic, ok := s.env.Cache.Topic("t")
 	if !ok {
 		t.Fatal("topic t is gone")
 	}
@@ -40,8 +40,8 @@ func wantOverrides(t *testing.T, s *cluster, want map[string]string) {
 }
 
 // describeReq asks for one resource; names nil asks for every key.
-func describeReq(typ kmsg.ConfigResourceType, name string, names ...string) func(*testing.T, *cluster) kmsg.Request {
-	return func(*testing.T, *cluster) kmsg.Request {
+func describeReq(typ kmsg.ConfigResourceType, name string, names ...string) func(*testing.T, *scene) kmsg.Request {
+	return func(*testing.T, *scene) kmsg.Request {
 		req := kmsg.NewPtrDescribeConfigsRequest()
 		rr := kmsg.NewDescribeConfigsRequestResource()
 		rr.ResourceType, rr.ResourceName, rr.ConfigNames = typ, name, names
@@ -90,11 +90,11 @@ func wantDescribed(t *testing.T, r *kmsg.DescribeConfigsResponse, key, value str
 }
 
 func TestDescribeConfigs(t *testing.T) {
-	runRows(t, false, nil, []apiRow[*kmsg.DescribeConfigsResponse]{
+	runRows(t, tableOpts{codes: errorCodes}, []apiRow[*kmsg.DescribeConfigsResponse]{
 		{
 			name: "topic", setup: withConfiguredTopic("retention.ms", "1000"), req: describeReq(topicResource, "t"),
-			cluster: clusterOpts{config: map[string]string{"log.segment.bytes": "1048576"}},
-			check: func(t *testing.T, _ *cluster, r *kmsg.DescribeConfigsResponse) {
+			scene: sceneOpts{config: map[string]string{"log.segment.bytes": "1048576"}},
+			want: func(t *testing.T, _ *scene, r *kmsg.DescribeConfigsResponse) {
 				wantDescribed(t, r, "retention.ms", "1000", kmsg.ConfigSourceDynamicTopicConfig)
 				wantDescribed(t, r, "segment.bytes", "1048576", kmsg.ConfigSourceStaticBrokerConfig)
 				wantDescribed(t, r, "cleanup.policy", "delete", kmsg.ConfigSourceDefaultConfig)
@@ -105,7 +105,7 @@ func TestDescribeConfigs(t *testing.T) {
 		},
 		{
 			name: "topic, some keys", setup: withConfiguredTopic(), req: describeReq(topicResource, "t", "retention.ms", "cleanup.policy", "no.such.key"),
-			check: func(t *testing.T, _ *cluster, r *kmsg.DescribeConfigsResponse) {
+			want: func(t *testing.T, _ *scene, r *kmsg.DescribeConfigsResponse) {
 				if n := len(r.Resources[0].Configs); n != 2 {
 					t.Fatalf("%d keys described, want the 2 known ones asked for", n)
 				}
@@ -114,8 +114,8 @@ func TestDescribeConfigs(t *testing.T) {
 		{name: "unknown topic", req: describeReq(topicResource, "nope"), codes: []int16{codeUnknownTopic}},
 		{
 			name: "broker", req: describeReq(brokerResource, "1"),
-			cluster: clusterOpts{config: map[string]string{"log.retention.ms": "5000"}},
-			check: func(t *testing.T, _ *cluster, r *kmsg.DescribeConfigsResponse) {
+			scene: sceneOpts{config: map[string]string{"log.retention.ms": "5000"}},
+			want: func(t *testing.T, _ *scene, r *kmsg.DescribeConfigsResponse) {
 				c := described(t, r, "log.retention.ms")
 				if c.Value == nil || *c.Value != "5000" || c.ReadOnly {
 					t.Fatalf("log.retention.ms described as %+v, want 5000, dynamic (not read-only)", c)
@@ -138,8 +138,8 @@ func TestDescribeConfigs(t *testing.T) {
 }
 
 // alterReq replaces one resource's overrides (key, value pairs).
-func alterReq(validateOnly bool, typ kmsg.ConfigResourceType, name string, configs ...string) func(*testing.T, *cluster) kmsg.Request {
-	return func(*testing.T, *cluster) kmsg.Request {
+func alterReq(validateOnly bool, typ kmsg.ConfigResourceType, name string, configs ...string) func(*testing.T, *scene) kmsg.Request {
+	return func(*testing.T, *scene) kmsg.Request {
 		req := kmsg.NewPtrAlterConfigsRequest()
 		req.ValidateOnly = validateOnly
 		rr := kmsg.NewAlterConfigsRequestResource()
@@ -155,18 +155,18 @@ func alterReq(validateOnly bool, typ kmsg.ConfigResourceType, name string, confi
 }
 
 // unchanged is a check that topic t kept retention.ms=1000 alone.
-func unchanged[R kmsg.Response](t *testing.T, s *cluster, _ R) {
+func unchanged[R kmsg.Response](t *testing.T, s *scene, _ R) {
 	wantOverrides(t, s, map[string]string{"retention.ms": "1000"})
 }
 
 func TestAlterConfigs(t *testing.T) {
 	topic := withConfiguredTopic("retention.ms", "1000")
-	runRows(t, false, nil, []apiRow[*kmsg.AlterConfigsResponse]{
+	runRows(t, tableOpts{codes: errorCodes}, []apiRow[*kmsg.AlterConfigsResponse]{
 		{
 			name: "replace overrides", setup: topic, req: alterReq(false, topicResource, "t", "segment.ms", "60000", "cleanup.policy", "compact"),
-			check: func(t *testing.T, s *cluster, _ *kmsg.AlterConfigsResponse) {
+			want: func(t *testing.T, s *scene, _ *kmsg.AlterConfigsResponse) {
 				wantOverrides(t, s, map[string]string{"segment.ms": "60000", "cleanup.policy": "compact"})
-				p, _ := s.b.env.Partitions.Get("t", 0)
+				p, _ := s.env.Partitions.Get("t", 0)
 				if c := p.Config(); c.SegmentMs != 60000 || c.RetentionMs == 1000 {
 					t.Fatalf("live partition has segment.ms %d, retention.ms %d", c.SegmentMs, c.RetentionMs)
 				}
@@ -174,29 +174,29 @@ func TestAlterConfigs(t *testing.T) {
 		},
 		{
 			name: "clear overrides", setup: topic, req: alterReq(false, topicResource, "t"),
-			check: func(t *testing.T, s *cluster, _ *kmsg.AlterConfigsResponse) { wantOverrides(t, s, nil) },
+			want: func(t *testing.T, s *scene, _ *kmsg.AlterConfigsResponse) { wantOverrides(t, s, nil) },
 		},
 		{name: "unknown topic", req: alterReq(false, topicResource, "nope", "retention.ms", "1"), codes: []int16{codeUnknownTopic}},
 		{
 			name: "unknown key", setup: topic, req: alterReq(false, topicResource, "t", "retention.msx", "1"),
 			codes: []int16{codeInvalidConfig},
-			check: func(t *testing.T, s *cluster, r *kmsg.AlterConfigsResponse) {
+			want: func(t *testing.T, s *scene, r *kmsg.AlterConfigsResponse) {
 				wantMessage(t, true, r.Resources[0].ErrorMessage, "retention.msx")
 				unchanged(t, s, r)
 			},
 		},
-		{name: "invalid value", setup: topic, req: alterReq(false, topicResource, "t", "min.insync.replicas", "0"), codes: []int16{codeInvalidConfig}, check: unchanged[*kmsg.AlterConfigsResponse]},
-		{name: "validate only", setup: topic, req: alterReq(true, topicResource, "t", "segment.ms", "60000"), check: unchanged[*kmsg.AlterConfigsResponse]},
+		{name: "invalid value", setup: topic, req: alterReq(false, topicResource, "t", "min.insync.replicas", "0"), codes: []int16{codeInvalidConfig}, want: unchanged[*kmsg.AlterConfigsResponse]},
+		{name: "validate only", setup: topic, req: alterReq(true, topicResource, "t", "segment.ms", "60000"), want: unchanged[*kmsg.AlterConfigsResponse]},
 		{name: "validate only, invalid value", setup: topic, req: alterReq(true, topicResource, "t", "segment.ms", "0"), codes: []int16{codeInvalidConfig}},
 		{name: "unsupported resource type", req: alterReq(false, groupResource, "g", "x", "1"), codes: []int16{codeInvalidRequest}},
 		{
 			name: "resource named twice", setup: topic,
-			req: func(t *testing.T, s *cluster) kmsg.Request {
+			req: func(t *testing.T, s *scene) kmsg.Request {
 				req := alterReq(false, topicResource, "t", "segment.ms", "60000")(t, s).(*kmsg.AlterConfigsRequest)
 				req.Resources = append(req.Resources, req.Resources[0])
 				return req
 			},
-			codes: []int16{codeInvalidRequest, codeInvalidRequest}, check: unchanged[*kmsg.AlterConfigsResponse],
+			codes: []int16{codeInvalidRequest, codeInvalidRequest}, want: unchanged[*kmsg.AlterConfigsResponse],
 		},
 	})
 }
@@ -215,8 +215,8 @@ var (
 	opSubtract = kmsg.IncrementalAlterConfigOpSubtract
 )
 
-func incrementalReq(validateOnly bool, typ kmsg.ConfigResourceType, name string, ops ...configOp) func(*testing.T, *cluster) kmsg.Request {
-	return func(*testing.T, *cluster) kmsg.Request {
+func incrementalReq(validateOnly bool, typ kmsg.ConfigResourceType, name string, ops ...configOp) func(*testing.T, *scene) kmsg.Request {
+	return func(*testing.T, *scene) kmsg.Request {
 		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 		req.ValidateOnly = validateOnly
 		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
@@ -233,8 +233,8 @@ func incrementalReq(validateOnly bool, typ kmsg.ConfigResourceType, name string,
 
 func TestIncrementalAlterConfigs(t *testing.T) {
 	topic := withConfiguredTopic("retention.ms", "1000")
-	overrides := func(kv ...string) func(*testing.T, *cluster, *kmsg.IncrementalAlterConfigsResponse) {
-		return func(t *testing.T, s *cluster, _ *kmsg.IncrementalAlterConfigsResponse) {
+	overrides := func(kv ...string) func(*testing.T, *scene, *kmsg.IncrementalAlterConfigsResponse) {
+		return func(t *testing.T, s *scene, _ *kmsg.IncrementalAlterConfigsResponse) {
 			want := map[string]string{}
 			for i := 0; i+1 < len(kv); i += 2 {
 				want[kv[i]] = kv[i+1]
@@ -242,65 +242,65 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 			wantOverrides(t, s, want)
 		}
 	}
-	runRows(t, false, nil, []apiRow[*kmsg.IncrementalAlterConfigsResponse]{
+	runRows(t, tableOpts{codes: errorCodes}, []apiRow[*kmsg.IncrementalAlterConfigsResponse]{
 		{
 			name: "set keeps the others", setup: topic, req: incrementalReq(false, topicResource, "t", configOp{opSet, "segment.ms", "60000"}),
-			check: func(t *testing.T, s *cluster, r *kmsg.IncrementalAlterConfigsResponse) {
+			want: func(t *testing.T, s *scene, r *kmsg.IncrementalAlterConfigsResponse) {
 				overrides("retention.ms", "1000", "segment.ms", "60000")(t, s, r)
-				if p, _ := s.b.env.Partitions.Get("t", 0); p.Config().SegmentMs != 60000 {
+				if p, _ := s.env.Partitions.Get("t", 0); p.Config().SegmentMs != 60000 {
 					t.Fatalf("live partition has segment.ms %d", p.Config().SegmentMs)
 				}
 			},
 		},
-		{name: "delete", setup: topic, req: incrementalReq(false, topicResource, "t", configOp{opDelete, "retention.ms", ""}), check: overrides()},
-		{name: "delete an unset key", setup: topic, req: incrementalReq(false, topicResource, "t", configOp{opDelete, "segment.ms", ""}), check: overrides("retention.ms", "1000")},
+		{name: "delete", setup: topic, req: incrementalReq(false, topicResource, "t", configOp{opDelete, "retention.ms", ""}), want: overrides()},
+		{name: "delete an unset key", setup: topic, req: incrementalReq(false, topicResource, "t", configOp{opDelete, "segment.ms", ""}), want: overrides("retention.ms", "1000")},
 		{
 			name: "append starts from the default", setup: topic,
-			req:   incrementalReq(false, topicResource, "t", configOp{opAppend, "cleanup.policy", "compact"}),
-			check: overrides("retention.ms", "1000", "cleanup.policy", "delete,compact"),
+			req:  incrementalReq(false, topicResource, "t", configOp{opAppend, "cleanup.policy", "compact"}),
+			want: overrides("retention.ms", "1000", "cleanup.policy", "delete,compact"),
 		},
 		{
 			name: "append and subtract", setup: withConfiguredTopic("cleanup.policy", "compact"),
 			req: incrementalReq(false, topicResource, "t",
 				configOp{opAppend, "cleanup.policy", "delete"}, configOp{opSubtract, "cleanup.policy", "compact"}),
-			check: overrides("cleanup.policy", "delete"),
+			want: overrides("cleanup.policy", "delete"),
 		},
 		{
 			name: "append to a key that is not a list", setup: topic,
 			req:   incrementalReq(false, topicResource, "t", configOp{opAppend, "retention.ms", "5"}),
-			codes: []int16{codeInvalidConfig}, check: overrides("retention.ms", "1000"),
+			codes: []int16{codeInvalidConfig}, want: overrides("retention.ms", "1000"),
 		},
 		{
 			name: "unknown key", setup: topic, req: incrementalReq(false, topicResource, "t", configOp{opSet, "retention.msx", "1"}),
 			codes: []int16{codeInvalidConfig},
-			check: func(t *testing.T, s *cluster, r *kmsg.IncrementalAlterConfigsResponse) {
+			want: func(t *testing.T, s *scene, r *kmsg.IncrementalAlterConfigsResponse) {
 				wantMessage(t, true, r.Resources[0].ErrorMessage, "retention.msx")
 				overrides("retention.ms", "1000")(t, s, r)
 			},
 		},
 		{
 			name: "invalid value", setup: topic, req: incrementalReq(false, topicResource, "t", configOp{opSet, "cleanup.policy", "shred"}),
-			codes: []int16{codeInvalidConfig}, check: overrides("retention.ms", "1000"),
+			codes: []int16{codeInvalidConfig}, want: overrides("retention.ms", "1000"),
 		},
 		{
 			name: "invalid together", setup: topic,
 			req: incrementalReq(false, topicResource, "t",
 				configOp{opSet, "min.compaction.lag.ms", "10"}, configOp{opSet, "max.compaction.lag.ms", "5"}),
-			codes: []int16{codeInvalidConfig}, check: overrides("retention.ms", "1000"),
+			codes: []int16{codeInvalidConfig}, want: overrides("retention.ms", "1000"),
 		},
 		{
 			name: "validate only", setup: topic, req: incrementalReq(true, topicResource, "t", configOp{opSet, "segment.ms", "60000"}),
-			check: overrides("retention.ms", "1000"),
+			want: overrides("retention.ms", "1000"),
 		},
 		{name: "unknown topic", req: incrementalReq(false, topicResource, "nope", configOp{opSet, "retention.ms", "1"}), codes: []int16{codeUnknownTopic}},
 		{
 			name: "resource named twice", setup: topic,
-			req: func(t *testing.T, s *cluster) kmsg.Request {
+			req: func(t *testing.T, s *scene) kmsg.Request {
 				req := incrementalReq(false, topicResource, "t", configOp{opSet, "segment.ms", "60000"})(t, s).(*kmsg.IncrementalAlterConfigsRequest)
 				req.Resources = append(req.Resources, req.Resources[0])
 				return req
 			},
-			codes: []int16{codeInvalidRequest, codeInvalidRequest}, check: overrides("retention.ms", "1000"),
+			codes: []int16{codeInvalidRequest, codeInvalidRequest}, want: overrides("retention.ms", "1000"),
 		},
 	})
 }

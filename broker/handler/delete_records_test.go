@@ -10,99 +10,99 @@ import (
 	"github.com/strata-broker/strata/broker/group"
 )
 
-type deleteRecordsCase = apiCase[*kmsg.DeleteRecordsRequest, *kmsg.DeleteRecordsResponse]
+type deleteRecordsRow = apiRow[*kmsg.DeleteRecordsResponse]
 
 func TestDeleteRecords(t *testing.T) {
-	runCases(t, deleteRecordsCases())
+	runRows(t, tableOpts{}, deleteRecordsRows())
 }
 
-func deleteRecordsCases() []deleteRecordsCase {
+func deleteRecordsRows() []deleteRecordsRow {
 	four := withRecords("t", 0, batch("a"), batch("b"), batch("c"), batch("d"))
 	written := steps(withTopic("t", 1, nil), four)
-	return []deleteRecordsCase{
+	return []deleteRecordsRow{
 		{
 			name:  "moves the log start",
 			setup: written,
-			req:   func(*scene) *kmsg.DeleteRecordsRequest { return deleteRecordsReq("t", 0, 2) },
+			req:   func(*testing.T, *scene) kmsg.Request { return deleteRecordsReq("t", 0, 2) },
 			want:  checks(wantDeleted(0, 2), wantLogStart("t", 0, 2)),
 		},
 		{
 			name:  "-1 is the high watermark",
 			setup: written,
-			req:   func(*scene) *kmsg.DeleteRecordsRequest { return deleteRecordsReq("t", 0, -1) },
+			req:   func(*testing.T, *scene) kmsg.Request { return deleteRecordsReq("t", 0, -1) },
 			want:  checks(wantDeleted(0, 4), wantLogStart("t", 0, 4)),
 		},
 		{
 			name:  "-1 below records not yet replicated",
 			setup: steps(rf2(nil), four),
-			req:   func(*scene) *kmsg.DeleteRecordsRequest { return deleteRecordsReq("t", 0, -1) },
+			req:   func(*testing.T, *scene) kmsg.Request { return deleteRecordsReq("t", 0, -1) },
 			want:  checks(wantDeleted(0, 0), wantLogStart("t", 0, 0)),
 		},
 		{
 			name:  "offset past the high watermark",
 			setup: written,
-			req:   func(*scene) *kmsg.DeleteRecordsRequest { return deleteRecordsReq("t", 0, 5) },
+			req:   func(*testing.T, *scene) kmsg.Request { return deleteRecordsReq("t", 0, 5) },
 			want:  checks(wantDeleted(kerr.OffsetOutOfRange.Code, -1), wantLogStart("t", 0, 0)),
 		},
 		{
 			name:  "offset past records not yet replicated",
 			setup: steps(rf2(nil), four),
-			req:   func(*scene) *kmsg.DeleteRecordsRequest { return deleteRecordsReq("t", 0, 1) },
+			req:   func(*testing.T, *scene) kmsg.Request { return deleteRecordsReq("t", 0, 1) },
 			want:  checks(wantDeleted(kerr.OffsetOutOfRange.Code, -1), wantLogStart("t", 0, 0)),
 		},
 		{
 			name:  "negative offset other than -1",
 			setup: written,
-			req:   func(*scene) *kmsg.DeleteRecordsRequest { return deleteRecordsReq("t", 0, -5) },
+			req:   func(*testing.T, *scene) kmsg.Request { return deleteRecordsReq("t", 0, -5) },
 			want:  checks(wantDeleted(kerr.OffsetOutOfRange.Code, -1), wantLogStart("t", 0, 0)),
 		},
 		{
 			name:  "offset below the log start leaves it",
 			setup: steps(written, withDeletedBefore("t", 0, 3)),
-			req:   func(*scene) *kmsg.DeleteRecordsRequest { return deleteRecordsReq("t", 0, 1) },
+			req:   func(*testing.T, *scene) kmsg.Request { return deleteRecordsReq("t", 0, 1) },
 			want:  checks(wantDeleted(0, 3), wantLogStart("t", 0, 3)),
 		},
 		{
 			name:  "compacted topic",
 			setup: steps(withTopic("t", 1, map[string]string{"cleanup.policy": "compact"}), withRecords("t", 0, keyedBatch("k", "v"))),
-			req:   func(*scene) *kmsg.DeleteRecordsRequest { return deleteRecordsReq("t", 0, 1) },
+			req:   func(*testing.T, *scene) kmsg.Request { return deleteRecordsReq("t", 0, 1) },
 			want:  checks(wantDeleted(kerr.PolicyViolation.Code, -1), wantLogStart("t", 0, 0)),
 		},
 		{
 			name:  "compacted and deleted topic",
 			setup: steps(withTopic("t", 1, map[string]string{"cleanup.policy": "compact,delete"}), withRecords("t", 0, keyedBatch("k", "v"))),
-			req:   func(*scene) *kmsg.DeleteRecordsRequest { return deleteRecordsReq("t", 0, 1) },
+			req:   func(*testing.T, *scene) kmsg.Request { return deleteRecordsReq("t", 0, 1) },
 			want:  checks(wantDeleted(0, 1), wantLogStart("t", 0, 1)),
 		},
 		{
 			// Kafka's ReplicaManager.deleteRecordsOnLocalLog.
 			name:  "internal topic",
-			opts:  brokerOpts{config: map[string]string{"offsets.topic.num.partitions": "1"}},
+			scene: sceneOpts{config: map[string]string{"offsets.topic.num.partitions": "1"}},
 			setup: withOffsetsTopic,
-			req:   func(*scene) *kmsg.DeleteRecordsRequest { return deleteRecordsReq(group.TopicName, 0, -1) },
+			req:   func(*testing.T, *scene) kmsg.Request { return deleteRecordsReq(group.TopicName, 0, -1) },
 			want:  wantDeleted(kerr.InvalidTopicException.Code, -1),
 		},
 		{
 			name: "unknown topic",
-			req:  func(*scene) *kmsg.DeleteRecordsRequest { return deleteRecordsReq("nope", 0, 0) },
+			req:  func(*testing.T, *scene) kmsg.Request { return deleteRecordsReq("nope", 0, 0) },
 			want: wantDeleted(kerr.UnknownTopicOrPartition.Code, -1),
 		},
 		{
 			name:  "unknown partition",
 			setup: withTopic("t", 1, nil),
-			req:   func(*scene) *kmsg.DeleteRecordsRequest { return deleteRecordsReq("t", 1, 0) },
+			req:   func(*testing.T, *scene) kmsg.Request { return deleteRecordsReq("t", 1, 0) },
 			want:  wantDeleted(kerr.UnknownTopicOrPartition.Code, -1),
 		},
 		{
 			name:  "follower",
 			setup: steps(withPeer(2, nil), withAssignedTopic("t", map[int32][]int32{0: {2, 1}}, nil)),
-			req:   func(*scene) *kmsg.DeleteRecordsRequest { return deleteRecordsReq("t", 0, 0) },
+			req:   func(*testing.T, *scene) kmsg.Request { return deleteRecordsReq("t", 0, 0) },
 			want:  wantDeleted(kerr.NotLeaderForPartition.Code, -1),
 		},
 		{
 			name:  "answers once every replica's log start passed the offset",
 			setup: steps(rf2(nil), four, func(t *testing.T, s *scene) { s.followerFetch(t, 2, "t", 0, 4) }),
-			req:   func(*scene) *kmsg.DeleteRecordsRequest { return deleteRecordsReq("t", 0, 2) },
+			req:   func(*testing.T, *scene) kmsg.Request { return deleteRecordsReq("t", 0, 2) },
 			want: checks(func(t *testing.T, s *scene, resp *kmsg.DeleteRecordsResponse) {
 				if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.RequestTimedOut.Code {
 					t.Errorf("error %d, want REQUEST_TIMED_OUT", code)

@@ -8,21 +8,21 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-type describeClusterCase = apiCase[*kmsg.DescribeClusterRequest, *kmsg.DescribeClusterResponse]
+type describeClusterRow = apiRow[*kmsg.DescribeClusterResponse]
 
 func TestDescribeCluster(t *testing.T) {
-	runCases(t, describeClusterCases())
+	runRows(t, tableOpts{}, describeClusterRows())
 }
 
-func describeClusterCases() []describeClusterCase {
-	endpoint := func(typ int8) func(*scene) *kmsg.DescribeClusterRequest {
-		return func(*scene) *kmsg.DescribeClusterRequest {
+func describeClusterRows() []describeClusterRow {
+	endpoint := func(typ int8) func(*testing.T, *scene) kmsg.Request {
+		return func(*testing.T, *scene) kmsg.Request {
 			req := kmsg.NewPtrDescribeClusterRequest()
 			req.EndpointType = typ
 			return req
 		}
 	}
-	return []describeClusterCase{
+	return []describeClusterRow{
 		{
 			name:  "brokers and cluster id and controller",
 			setup: withPeer(2, map[string]string{"broker.rack": "r2"}),
@@ -59,7 +59,7 @@ func describeClusterCases() []describeClusterCase {
 		{name: "unknown endpoint type 3", versions: []int16{1}, req: endpoint(3), want: wantDescribeCluster(kerr.UnsupportedEndpointType.Code)},
 		{
 			name: "authorized operations when asked",
-			req: func(*scene) *kmsg.DescribeClusterRequest {
+			req: func(*testing.T, *scene) kmsg.Request {
 				req := kmsg.NewPtrDescribeClusterRequest()
 				req.IncludeClusterAuthorizedOperations = true
 				return req

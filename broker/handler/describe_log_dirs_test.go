@@ -10,30 +10,30 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-type describeLogDirsCase = apiCase[*kmsg.DescribeLogDirsRequest, *kmsg.DescribeLogDirsResponse]
+type describeLogDirsRow = apiRow[*kmsg.DescribeLogDirsResponse]
 
 func TestDescribeLogDirs(t *testing.T) {
-	runCases(t, describeLogDirsCases())
+	runRows(t, tableOpts{}, describeLogDirsRows())
 }
 
-func describeLogDirsCases() []describeLogDirsCase {
+func describeLogDirsRows() []describeLogDirsRow {
 	// t-0 holds two batches, t-1 and u-0 none; w-0 is broker 2's alone, and
 	// v-0 led by broker 2 and followed here.
 	held := steps(withTopic("u", 1, nil), withTopic("t", 2, nil), withRecords("t", 0, batch("a"), batch("b", "c")),
 		withPeer(2, nil), withAssignedTopic("w", map[int32][]int32{0: {2}}, nil), withAssignedTopic("v", map[int32][]int32{0: {2, 1}}, nil))
 	written := int64(len(batch("a")) + len(batch("b", "c")))
-	return []describeLogDirsCase{
+	return []describeLogDirsRow{
 		{
 			name:  "every partition held here",
 			setup: held,
-			req:   func(*scene) *kmsg.DescribeLogDirsRequest { return describeLogDirsReq(nil) },
+			req:   func(*testing.T, *scene) kmsg.Request { return describeLogDirsReq(nil) },
 			want: wantLogDirs(map[string][]int32{"t": {0, 1}, "u": {0}, "v": {0}},
 				map[string]int64{"t-0": written, "t-1": 0, "u-0": 0, "v-0": 0}),
 		},
 		{
 			name:  "the partitions asked for that are held here",
 			setup: held,
-			req: func(*scene) *kmsg.DescribeLogDirsRequest {
+			req: func(*testing.T, *scene) kmsg.Request {
 				return describeLogDirsReq(map[string][]int32{"t": {1, 5}, "w": {0}, "nope": {0}, "v": {0}})
 			},
 			want: wantLogDirs(map[string][]int32{"t": {1}, "v": {0}}, map[string]int64{"t-1": 0, "v-0": 0}),
@@ -41,7 +41,7 @@ func describeLogDirsCases() []describeLogDirsCase {
 		{
 			name:  "an empty list asks for none",
 			setup: held,
-			req: func(*scene) *kmsg.DescribeLogDirsRequest {
+			req: func(*testing.T, *scene) kmsg.Request {
 				return describeLogDirsReq(map[string][]int32{})
 			},
 			want: wantLogDirs(nil, nil),

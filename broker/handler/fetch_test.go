@@ -15,10 +15,10 @@ import (
 	"github.com/strata-broker/strata/tier/record"
 )
 
-type fetchCase = apiCase[*kmsg.FetchRequest, *kmsg.FetchResponse]
+type fetchRow = apiRow[*kmsg.FetchResponse]
 
 func TestFetch(t *testing.T) {
-	runCases(t, fetchCases())
+	runRows(t, tableOpts{}, fetchRows())
 }
 
 // bigValue makes batches large enough for the byte limits to bite.
@@ -27,12 +27,12 @@ var bigValue = strings.Repeat("v", 100)
 // bigBatchSize is the size of a batch holding bigValue.
 var bigBatchSize = int32(len(batch(bigValue)))
 
-func fetchCases() []fetchCase {
-	return []fetchCase{
+func fetchRows() []fetchRow {
+	return []fetchRow{
 		{
 			name:  "reads whole batches",
 			setup: steps(withTopic("t", 1, nil), withRecords("t", 0, batch("a"), batch("b", "c"))),
-			req:   func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 0}) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"t", 0, 0}) },
 			want: checks(wantFetched(0, 0, 0, 1, 2), wantMarks(0, 3, 0), wantTook[*kmsg.FetchResponse](0),
 				func(t *testing.T, s *scene, resp *kmsg.FetchResponse) {
 					if _, values := mustRecords(t, fetchParts(t, resp)[0].RecordBatches); !slices.Equal(values, []string{"a", "b", "c"}) {
@@ -46,19 +46,19 @@ func fetchCases() []fetchCase {
 		{
 			name:  "an offset inside a batch reads the whole batch",
 			setup: steps(withTopic("t", 1, nil), withRecords("t", 0, batch("a"), batch("b", "c"))),
-			req:   func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 2}) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"t", 0, 2}) },
 			want:  wantFetched(0, 0, 1, 2),
 		},
 		{
 			name:  "at the high watermark it waits max wait and answers empty",
 			setup: steps(withTopic("t", 1, nil), withRecords("t", 0, batch("a"))),
-			req:   func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 1}) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"t", 0, 1}) },
 			want:  checks(wantFetched(0, 0), wantMarks(0, 1, 0), wantTook[*kmsg.FetchResponse](fetchWait), wantExpired("consumer", 1)),
 		},
 		{
 			name:  "min bytes 0 answers at once",
 			setup: withTopic("t", 1, nil),
-			req: func(s *scene) *kmsg.FetchRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				req := fetchReq(s, fetchAt{"t", 0, 0})
 				req.MinBytes = 0
 				return req
@@ -68,14 +68,14 @@ func fetchCases() []fetchCase {
 		{
 			name:   "an append wakes the long poll",
 			setup:  steps(withTopic("t", 1, nil), withRecords("t", 0, batch("a"))),
-			req:    func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 1}) },
+			req:    func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"t", 0, 1}) },
 			during: func(t *testing.T, s *scene) { s.produce(t, "t", 0, batch("b")) },
 			want:   checks(wantFetched(0, 0, 1), wantTook[*kmsg.FetchResponse](0), wantExpired("consumer", 0)),
 		},
 		{
 			name:  "an append short of min bytes keeps it waiting",
 			setup: withTopic("t", 1, nil),
-			req: func(s *scene) *kmsg.FetchRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				req := fetchReq(s, fetchAt{"t", 0, 0})
 				req.MinBytes = 1 << 20
 				return req
@@ -86,21 +86,21 @@ func fetchCases() []fetchCase {
 		{
 			name:   "a draining broker ends the long poll",
 			setup:  steps(withTopic("t", 1, nil), withRecords("t", 0, batch("a"))),
-			req:    func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 1}) },
+			req:    func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"t", 0, 1}) },
 			during: func(t *testing.T, s *scene) { close(s.draining) },
 			want:   checks(wantFetched(0, 0), wantTook[*kmsg.FetchResponse](0), wantExpired("consumer", 0)),
 		},
 		{
 			name:  "a partition error answers at once",
 			setup: withTopic("t", 1, nil),
-			req:   func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 0}, fetchAt{"t", 9, 0}) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"t", 0, 0}, fetchAt{"t", 9, 0}) },
 			want: checks(wantFetched(0, 0), wantFetched(9, kerr.UnknownTopicOrPartition.Code),
 				wantTook[*kmsg.FetchResponse](0)),
 		},
 		{
 			name:     "unknown topic",
 			versions: versionsFrom(kmsg.Fetch, 0),
-			req:      func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"nope", 0, 0}) },
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"nope", 0, 0}) },
 			want: func(t *testing.T, s *scene, resp *kmsg.FetchResponse) {
 				wantFetched(0, unknownTopic(s, 13))(t, s, resp)
 				wantMarks(0, -1, -1)(t, s, resp)
@@ -109,14 +109,14 @@ func fetchCases() []fetchCase {
 		{
 			name:  "unknown partition",
 			setup: withTopic("t", 1, nil),
-			req:   func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 1, 0}) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"t", 1, 0}) },
 			want:  wantFetched(1, kerr.UnknownTopicOrPartition.Code),
 		},
 		{
 			name:     "follower to a consumer before v11",
 			versions: versionsTo(kmsg.Fetch, 10),
 			setup:    steps(withPeer(2, nil), withAssignedTopic("t", map[int32][]int32{0: {2, 1}}, nil)),
-			req:      func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 0}) },
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"t", 0, 0}) },
 			want:     wantFetched(0, kerr.NotLeaderForPartition.Code),
 		},
 		{
@@ -124,7 +124,7 @@ func fetchCases() []fetchCase {
 			name:     "follower serves a v11+ consumer",
 			versions: versionsFrom(kmsg.Fetch, 11),
 			setup:    steps(withPeer(2, nil), withAssignedTopic("t", map[int32][]int32{0: {2, 1}}, nil)),
-			req:      func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 0}) },
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"t", 0, 0}) },
 			want:     checks(wantFetched(0, 0), wantMarks(0, 0, 0)),
 		},
 		{
@@ -132,14 +132,14 @@ func fetchCases() []fetchCase {
 			name:     "follower asked past its log end",
 			versions: []int16{11, 17},
 			setup:    steps(withPeer(2, nil), withAssignedTopic("t", map[int32][]int32{0: {2, 1}}, nil)),
-			req:      func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 1}) },
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"t", 0, 1}) },
 			want:     wantFetched(0, kerr.OffsetOutOfRange.Code),
 		},
 		{
 			name:     "not a replica",
 			versions: []int16{4, 11, 17},
 			setup:    steps(withPeer(2, nil), withAssignedTopic("t", map[int32][]int32{0: {2}}, nil)),
-			req:      func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 0}) },
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"t", 0, 0}) },
 			want:     wantFetched(0, kerr.NotLeaderForPartition.Code),
 		},
 		{
@@ -147,7 +147,7 @@ func fetchCases() []fetchCase {
 			name:     "current leader epoch older than ours",
 			versions: []int16{4, 8, 9, 17},
 			setup:    steps(withTopic("t", 1, nil), withRecords("t", 0, batch("a")), bumpEpoch("t", 0)),
-			req:      func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 0}, withLeaderEpoch(0)) },
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"t", 0, 0}, withLeaderEpoch(0)) },
 			want: func(t *testing.T, s *scene, resp *kmsg.FetchResponse) {
 				if s.version >= 9 {
 					wantFetched(0, kerr.FencedLeaderEpoch.Code)(t, s, resp)
@@ -160,26 +160,26 @@ func fetchCases() []fetchCase {
 			name:     "current leader epoch newer than ours",
 			versions: versionsFrom(kmsg.Fetch, 9),
 			setup:    withTopic("t", 1, nil),
-			req:      func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 0}, withLeaderEpoch(1)) },
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"t", 0, 0}, withLeaderEpoch(1)) },
 			want:     wantFetched(0, kerr.UnknownLeaderEpoch.Code),
 		},
 		{
 			name:  "offset past the log end",
 			setup: steps(withTopic("t", 1, nil), withRecords("t", 0, batch("a"))),
-			req:   func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 2}) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"t", 0, 2}) },
 			want:  checks(wantFetched(0, kerr.OffsetOutOfRange.Code), wantTook[*kmsg.FetchResponse](0)),
 		},
 		{
 			name: "offset below the log start",
 			setup: steps(withTopic("t", 1, nil), withRecords("t", 0, batch("a"), batch("b"), batch("c")),
 				withDeletedBefore("t", 0, 2)),
-			req:  func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 1}) },
+			req:  func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"t", 0, 1}) },
 			want: wantFetched(0, kerr.OffsetOutOfRange.Code),
 		},
 		{
 			name:  "log start offset after records were deleted",
 			setup: steps(withTopic("t", 1, nil), withRecords("t", 0, batch("a"), batch("b"), batch("c")), withDeletedBefore("t", 0, 2)),
-			req:   func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 2}) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"t", 0, 2}) },
 			want:  checks(wantFetched(0, 0, 2), wantMarks(0, 3, 2)),
 		},
 
@@ -189,7 +189,7 @@ func fetchCases() []fetchCase {
 		{
 			name:  "an offset in an older segment answers at once with the rest of that segment",
 			setup: steps(withTopic("t", 1, twoPerSegment), withRecords("t", 0, bigBatches(4)...)),
-			req: func(s *scene) *kmsg.FetchRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				return fetchReq(s, fetchAt{"t", 0, 1}, withMinBytes(3*bigBatchSize))
 			},
 			want: checks(wantFetched(0, 0, 1), wantMarks(0, 4, 0), wantTook[*kmsg.FetchResponse](0), wantExpired("consumer", 0)),
@@ -197,7 +197,7 @@ func fetchCases() []fetchCase {
 		{
 			name:  "an offset in the active segment waits for min bytes",
 			setup: steps(withTopic("t", 1, twoPerSegment), withRecords("t", 0, bigBatches(4)...)),
-			req: func(s *scene) *kmsg.FetchRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				return fetchReq(s, fetchAt{"t", 0, 2}, withMinBytes(3*bigBatchSize))
 			},
 			want: checks(wantFetched(0, 0, 2, 3), wantTook[*kmsg.FetchResponse](fetchWait), wantExpired("consumer", 1)),
@@ -206,7 +206,7 @@ func fetchCases() []fetchCase {
 			name: "one partition in an older segment answers the whole fetch at once",
 			setup: steps(withTopic("t", 2, twoPerSegment), withRecords("t", 0, bigBatches(4)...),
 				withRecords("t", 1, bigBatches(4)...)),
-			req: func(s *scene) *kmsg.FetchRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				return fetchReq(s, fetchAt{"t", 0, 2}, fetchAt{"t", 1, 1}, withMinBytes(4*bigBatchSize))
 			},
 			want: checks(wantFetched(0, 0, 2, 3), wantFetched(1, 0, 1), wantTook[*kmsg.FetchResponse](0)),
@@ -218,7 +218,7 @@ func fetchCases() []fetchCase {
 			setup: steps(rf2(twoPerSegment), withRecords("t", 0, bigBatches(4)...), func(t *testing.T, s *scene) {
 				s.followerFetch(t, 2, "t", 0, 1)
 			}),
-			req: func(s *scene) *kmsg.FetchRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				return fetchReq(s, fetchAt{"t", 0, 1}, asReplica(2), withMinBytes(3*bigBatchSize))
 			},
 			want: checks(wantFetched(0, 0, 1), wantMarks(0, 1, 0), wantTook[*kmsg.FetchResponse](0), wantExpired("follower", 0)),
@@ -228,7 +228,7 @@ func fetchCases() []fetchCase {
 			setup: steps(rf2(twoPerSegment), withRecords("t", 0, bigBatches(4)...), func(t *testing.T, s *scene) {
 				s.followerFetch(t, 2, "t", 0, 2)
 			}),
-			req: func(s *scene) *kmsg.FetchRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				return fetchReq(s, fetchAt{"t", 0, 2}, asReplica(2), withMinBytes(3*bigBatchSize))
 			},
 			want: checks(wantFetched(0, 0, 2, 3), wantTook[*kmsg.FetchResponse](fetchWait), wantExpired("follower", 1)),
@@ -238,7 +238,7 @@ func fetchCases() []fetchCase {
 		{
 			name:  "the first partition with data gets a whole batch past max bytes",
 			setup: steps(withTopic("t", 2, nil), withRecords("t", 0, batch(bigValue)), withRecords("t", 1, batch(bigValue))),
-			req: func(s *scene) *kmsg.FetchRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				req := fetchReq(s, fetchAt{"t", 0, 0}, fetchAt{"t", 1, 0})
 				req.MaxBytes = 1
 				return req
@@ -248,7 +248,7 @@ func fetchCases() []fetchCase {
 		{
 			name:  "an empty first partition does not use up the exception",
 			setup: steps(withTopic("t", 2, nil), withRecords("t", 1, batch(bigValue))),
-			req: func(s *scene) *kmsg.FetchRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				req := fetchReq(s, fetchAt{"t", 0, 0}, fetchAt{"t", 1, 0})
 				req.MaxBytes = 1
 				return req
@@ -259,7 +259,7 @@ func fetchCases() []fetchCase {
 			name: "max bytes left for less than a batch: nothing more",
 			setup: steps(withTopic("t", 3, nil), withRecords("t", 0, batch(bigValue)), withRecords("t", 1, batch(bigValue)),
 				withRecords("t", 2, batch(bigValue))),
-			req: func(s *scene) *kmsg.FetchRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				req := fetchReq(s, fetchAt{"t", 0, 0}, fetchAt{"t", 1, 0}, fetchAt{"t", 2, 0})
 				req.MaxBytes = bigBatchSize + bigBatchSize/2
 				return req
@@ -269,13 +269,15 @@ func fetchCases() []fetchCase {
 		{
 			name:  "partition max bytes below the first batch: that batch",
 			setup: steps(withTopic("t", 1, nil), withRecords("t", 0, batch(bigValue), batch(bigValue))),
-			req:   func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 0}, withPartitionMaxBytes(1)) },
-			want:  wantFetched(0, 0, 0),
+			req: func(_ *testing.T, s *scene) kmsg.Request {
+				return fetchReq(s, fetchAt{"t", 0, 0}, withPartitionMaxBytes(1))
+			},
+			want: wantFetched(0, 0, 0),
 		},
 		{
 			name:  "partition max bytes: the whole batches that fit",
 			setup: steps(withTopic("t", 1, nil), withRecords("t", 0, batch(bigValue), batch(bigValue), batch(bigValue))),
-			req: func(s *scene) *kmsg.FetchRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				return fetchReq(s, fetchAt{"t", 0, 0}, withPartitionMaxBytes(2*bigBatchSize+bigBatchSize/2))
 			},
 			want: wantFetched(0, 0, 0, 1),
@@ -283,7 +285,7 @@ func fetchCases() []fetchCase {
 		{
 			name:  "partition max bytes below a later partition's batch: nothing",
 			setup: steps(withTopic("t", 2, nil), withRecords("t", 0, batch(bigValue)), withRecords("t", 1, batch(bigValue))),
-			req: func(s *scene) *kmsg.FetchRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				req := fetchReq(s, fetchAt{"t", 0, 0}, fetchAt{"t", 1, 0})
 				req.Topics[0].Partitions[1].PartitionMaxBytes = 1
 				return req
@@ -295,13 +297,13 @@ func fetchCases() []fetchCase {
 		{
 			name:  "read_uncommitted stops at the high watermark",
 			setup: steps(rf2(nil), withRecords("t", 0, batch("a"))),
-			req:   func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 0}) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"t", 0, 0}) },
 			want:  checks(wantFetched(0, 0), wantMarks(0, 0, 0)),
 		},
 		{
 			name:  "read_committed stops at the last stable offset (the high watermark)",
 			setup: steps(rf2(nil), withRecords("t", 0, batch("a"))),
-			req: func(s *scene) *kmsg.FetchRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				req := fetchReq(s, fetchAt{"t", 0, 0})
 				req.IsolationLevel = 1
 				return req
@@ -311,7 +313,7 @@ func fetchCases() []fetchCase {
 		{
 			name:  "a follower reads up to the log end",
 			setup: steps(rf2(nil), withRecords("t", 0, batch("a", "b"))),
-			req:   func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 0}, asReplica(2)) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"t", 0, 0}, asReplica(2)) },
 			want:  checks(wantFetched(0, 0, 0, 1), wantMarks(0, 0, 0)),
 		},
 		{
@@ -319,19 +321,19 @@ func fetchCases() []fetchCase {
 			setup: steps(rf2(nil), withRecords("t", 0, batch("a", "b")), func(t *testing.T, s *scene) {
 				s.followerFetch(t, 2, "t", 0, 0)
 			}),
-			req:  func(s *scene) *kmsg.FetchRequest { return fetchReq(s, fetchAt{"t", 0, 2}, asReplica(2)) },
+			req:  func(_ *testing.T, s *scene) kmsg.Request { return fetchReq(s, fetchAt{"t", 0, 2}, asReplica(2)) },
 			want: checks(wantFetched(0, 0), wantMarks(0, 2, 0), wantTook[*kmsg.FetchResponse](0)),
 		},
 		{
 			// KIP-392: rack-aware replica selection, for consumers that can be
 			// redirected (v11+).
-			name: "a consumer in a follower's rack is sent there",
-			opts: brokerOpts{config: map[string]string{"broker.rack": "a", "replica.selector.class": config.RackAwareReplicaSelector}},
+			name:  "a consumer in a follower's rack is sent there",
+			scene: sceneOpts{config: map[string]string{"broker.rack": "a", "replica.selector.class": config.RackAwareReplicaSelector}},
 			setup: steps(withPeer(2, map[string]string{"broker.rack": "b"}),
 				withAssignedTopic("t", map[int32][]int32{0: {1, 2}}, nil), withRecords("t", 0, batch("a")),
 				func(t *testing.T, s *scene) { s.followerFetch(t, 2, "t", 0, 1) }),
 			versions: []int16{4, 10, 11, 17},
-			req: func(s *scene) *kmsg.FetchRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				req := fetchReq(s, fetchAt{"t", 0, 0})
 				req.Rack = "b"
 				return req

@@ -47,8 +47,8 @@ func memberJoinRequest(group string, m *groupMember) *kmsg.JoinGroupRequest {
 
 // asMember is a row's request of member i of s.members, built by build
 // and changed by mod.
-func asMember[Q kmsg.Request](build func(group string, m *groupMember) Q, i int, mod func(Q)) func(*testing.T, *cluster) kmsg.Request {
-	return func(_ *testing.T, s *cluster) kmsg.Request {
+func asMember[Q kmsg.Request](build func(group string, m *groupMember) Q, i int, mod func(Q)) func(*testing.T, *scene) kmsg.Request {
+	return func(_ *testing.T, s *scene) kmsg.Request {
 		req := build(s.group, s.members[i])
 		if mod != nil {
 			mod(req)
@@ -62,16 +62,16 @@ func instanceID(i int) *string { return kmsg.StringPtr(fmt.Sprintf("i%d", i)) }
 // joinAsync starts a new member's join at version v (v4+ dynamic members
 // first fetch their member id) and returns the channel of its parked
 // JoinGroup, once it is parked.
-func (s *cluster) joinAsync(t *testing.T, v int16, req *kmsg.JoinGroupRequest) <-chan kmsg.Response {
+func (s *scene) joinAsync(t *testing.T, v int16, req *kmsg.JoinGroupRequest) <-chan kmsg.Response {
 	t.Helper()
 	if v >= 4 && req.MemberID == "" && req.InstanceID == nil {
-		first := s.b.send(t, req, v).(*kmsg.JoinGroupResponse)
+		first := s.send(t, req, v).(*kmsg.JoinGroupResponse)
 		if first.ErrorCode != kerr.MemberIDRequired.Code || first.MemberID == "" {
 			t.Fatalf("first join: %v with member id %q, want MEMBER_ID_REQUIRED", kerr.ErrorForCode(first.ErrorCode), first.MemberID)
 		}
 		req.MemberID = first.MemberID
 	}
-	ch := s.b.sendAsync(t, req, v)
+	ch := s.sendAsync(t, req, v)
 	synctest.Wait()
 	return ch
 }
@@ -89,7 +89,7 @@ func joined(t *testing.T, ch <-chan kmsg.Response) *kmsg.JoinGroupResponse {
 // joinGroup has n new members join s.group at version v, one after the
 // other (the first is the leader), and returns their answers once the
 // join phase ended; static members have instance ids i0, i1, ….
-func (s *cluster) joinGroup(t *testing.T, v int16, n int, static bool) []*kmsg.JoinGroupResponse {
+func (s *scene) joinGroup(t *testing.T, v int16, n int, static bool) []*kmsg.JoinGroupResponse {
 	t.Helper()
 	var chans []<-chan kmsg.Response
 	for i := range n {
@@ -135,7 +135,7 @@ func assignmentOf(id string) []byte { return []byte("assign-" + id) }
 // syncGroup has s.members sync at version v, followers first; the leader
 // (the first) assigns each member assignmentOf itself, and every member
 // must get its own.
-func (s *cluster) syncGroup(t *testing.T, v int16) {
+func (s *scene) syncGroup(t *testing.T, v int16) {
 	t.Helper()
 	assign := map[string][]byte{}
 	for _, m := range s.members {
@@ -147,7 +147,7 @@ func (s *cluster) syncGroup(t *testing.T, v int16) {
 		if i == 0 {
 			a = assign
 		}
-		chans[i] = s.b.sendAsync(t, syncRequest(s.group, s.members[i], a), v)
+		chans[i] = s.sendAsync(t, syncRequest(s.group, s.members[i], a), v)
 		synctest.Wait()
 	}
 	for i, ch := range chans {
@@ -166,24 +166,24 @@ func heartbeatRequest(group string, m *groupMember) *kmsg.HeartbeatRequest {
 }
 
 // heartbeat sends m's Heartbeat at version v and returns its error code.
-func (s *cluster) heartbeat(t *testing.T, v int16, m *groupMember) int16 {
+func (s *scene) heartbeat(t *testing.T, v int16, m *groupMember) int16 {
 	t.Helper()
-	return s.b.send(t, heartbeatRequest(s.group, m), v).(*kmsg.HeartbeatResponse).ErrorCode
+	return s.send(t, heartbeatRequest(s.group, m), v).(*kmsg.HeartbeatResponse).ErrorCode
 }
 
 // Setups of the group tables.
 
 // stable forms a Stable group of n dynamic members.
-func stable(n int) func(*testing.T, *cluster) {
-	return func(t *testing.T, s *cluster) {
+func stable(n int) func(*testing.T, *scene) {
+	return func(t *testing.T, s *scene) {
 		s.joinGroup(t, 9, n, false)
 		s.syncGroup(t, 5)
 	}
 }
 
 // stableStatic forms a Stable group of n static members.
-func stableStatic(n int) func(*testing.T, *cluster) {
-	return func(t *testing.T, s *cluster) {
+func stableStatic(n int) func(*testing.T, *scene) {
+	return func(t *testing.T, s *scene) {
 		s.joinGroup(t, 9, n, true)
 		s.syncGroup(t, 5)
 	}
@@ -191,46 +191,46 @@ func stableStatic(n int) func(*testing.T, *cluster) {
 
 // awaitingSync leaves a group of n members after its join phase
 // (CompletingRebalance).
-func awaitingSync(n int) func(*testing.T, *cluster) {
-	return func(t *testing.T, s *cluster) { s.joinGroup(t, 9, n, false) }
+func awaitingSync(n int) func(*testing.T, *scene) {
+	return func(t *testing.T, s *scene) { s.joinGroup(t, 9, n, false) }
 }
 
 // rebalancing forms a Stable group of one member and has a second one
 // join, which sends the group to PreparingRebalance (the join waits).
-func rebalancing(t *testing.T, s *cluster) {
+func rebalancing(t *testing.T, s *scene) {
 	stable(1)(t, s)
 	s.joinAsync(t, 9, joinRequest(s.group, "", nil))
 }
 
 // replacedStatic forms a Stable group of static member i0 and restarts
 // it: s.members[0] is the old member id, s.members[1] the new one.
-func replacedStatic(t *testing.T, s *cluster) {
+func replacedStatic(t *testing.T, s *scene) {
 	stableStatic(1)(t, s)
-	r := s.b.send(t, joinRequest(s.group, "", instanceID(0)), 9).(*kmsg.JoinGroupResponse)
+	r := s.send(t, joinRequest(s.group, "", instanceID(0)), 9).(*kmsg.JoinGroupResponse)
 	if r.ErrorCode != 0 || r.MemberID == s.members[0].id {
 		t.Fatalf("static rejoin: %+v", r)
 	}
 	s.members = append(s.members, &groupMember{id: r.MemberID, gen: r.Generation, instance: instanceID(0)})
 }
 
-// twoBrokers is the cluster of rows whose group another broker coordinates.
-var twoBrokers = clusterOpts{brokers: 2}
+// twoBrokers is the scene of rows whose group another broker coordinates.
+var twoBrokers = sceneOpts{brokers: 2}
 
 // coordinatedElsewhere makes s.group a group broker 2 coordinates.
-func coordinatedElsewhere(t *testing.T, s *cluster) { s.group = s.groupLedBy(t, 2) }
+func coordinatedElsewhere(t *testing.T, s *scene) { s.group = s.groupLedBy(t, 2) }
 
 // coordinatorClosed shuts the group coordinator down, as a stopping
 // broker does.
-func coordinatorClosed(t *testing.T, s *cluster) {
-	if err := s.b.env.Groups.Close(); err != nil {
+func coordinatorClosed(t *testing.T, s *scene) {
+	if err := s.env.Groups.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // joinNewMember is a row's JoinGroup of a new dynamic member, changed by
 // mod.
-func joinNewMember(mod func(*kmsg.JoinGroupRequest)) func(*testing.T, *cluster) kmsg.Request {
-	return func(_ *testing.T, s *cluster) kmsg.Request {
+func joinNewMember(mod func(*kmsg.JoinGroupRequest)) func(*testing.T, *scene) kmsg.Request {
+	return func(_ *testing.T, s *scene) kmsg.Request {
 		req := joinRequest(s.group, "", nil)
 		if mod != nil {
 			mod(req)
@@ -240,28 +240,28 @@ func joinNewMember(mod func(*kmsg.JoinGroupRequest)) func(*testing.T, *cluster) 
 }
 
 func TestJoinGroup(t *testing.T) {
-	runRows(t, true, nil, []apiRow[*kmsg.JoinGroupResponse]{
+	runRows(t, tableOpts{groups: true, codes: errorCodes}, []apiRow[*kmsg.JoinGroupResponse]{
 		{
 			// v0-v3 join without a member id; v4+ first get
 			// MEMBER_ID_REQUIRED and an id to come back with.
 			name: "first member",
-			setup: func(t *testing.T, s *cluster) {
-				if s.v >= 4 {
-					r := s.b.send(t, joinRequest(s.group, "", nil), s.v).(*kmsg.JoinGroupResponse)
+			setup: func(t *testing.T, s *scene) {
+				if s.version >= 4 {
+					r := s.send(t, joinRequest(s.group, "", nil), s.version).(*kmsg.JoinGroupResponse)
 					if r.ErrorCode != codeMemberIDRequired || r.MemberID == "" {
-						t.Fatalf("first join at v%d: %+v, want MEMBER_ID_REQUIRED with an id", s.v, r)
+						t.Fatalf("first join at v%d: %+v, want MEMBER_ID_REQUIRED with an id", s.version, r)
 					}
 					s.members = []*groupMember{{id: r.MemberID}}
 				}
 			},
-			req: func(_ *testing.T, s *cluster) kmsg.Request {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				req := joinRequest(s.group, "", nil)
 				if len(s.members) > 0 {
 					req.MemberID = s.members[0].id
 				}
 				return req
 			},
-			check: func(t *testing.T, _ *cluster, r *kmsg.JoinGroupResponse) {
+			want: func(t *testing.T, _ *scene, r *kmsg.JoinGroupResponse) {
 				if r.Generation != 1 || r.LeaderID != r.MemberID || r.MemberID == "" || len(r.Members) != 1 ||
 					r.Protocol == nil || *r.Protocol != "range" || string(r.Members[0].ProtocolMetadata) != string(consumerMetadata("t")) {
 					t.Fatalf("joined %+v", r)
@@ -273,7 +273,7 @@ func TestJoinGroup(t *testing.T) {
 		},
 		{
 			name: "new member gets an id", since: 4, req: joinNewMember(nil), codes: []int16{codeMemberIDRequired},
-			check: func(t *testing.T, _ *cluster, r *kmsg.JoinGroupResponse) {
+			want: func(t *testing.T, _ *scene, r *kmsg.JoinGroupResponse) {
 				if r.MemberID == "" || r.Generation != -1 {
 					t.Fatalf("answered member id %q, generation %d", r.MemberID, r.Generation)
 				}
@@ -281,7 +281,7 @@ func TestJoinGroup(t *testing.T) {
 		},
 		{
 			name: "stable follower rejoins unchanged", setup: stable(2), req: asMember(memberJoinRequest, 1, nil),
-			check: func(t *testing.T, s *cluster, r *kmsg.JoinGroupResponse) {
+			want: func(t *testing.T, s *scene, r *kmsg.JoinGroupResponse) {
 				if r.Generation != s.members[1].gen || r.LeaderID != s.members[0].id || len(r.Members) != 0 {
 					t.Fatalf("rejoin answered %+v", r)
 				}
@@ -301,13 +301,13 @@ func TestJoinGroup(t *testing.T) {
 		},
 		{name: "consumer group with members", setup: consumerGroup(1), req: joinNewMember(nil), codes: []int16{codeInconsistentProto}},
 		{
-			name: "group full", cluster: clusterOpts{config: map[string]string{"group.max.size": "1"}}, setup: stable(1),
+			name: "group full", scene: sceneOpts{config: map[string]string{"group.max.size": "1"}}, setup: stable(1),
 			req: joinNewMember(nil), codes: []int16{codeGroupMaxSize},
 		},
 		{
 			name: "static member restarts without a rebalance", since: 5, setup: stableStatic(2),
-			req: func(_ *testing.T, s *cluster) kmsg.Request { return joinRequest(s.group, "", instanceID(0)) },
-			check: func(t *testing.T, s *cluster, r *kmsg.JoinGroupResponse) {
+			req: func(_ *testing.T, s *scene) kmsg.Request { return joinRequest(s.group, "", instanceID(0)) },
+			want: func(t *testing.T, s *scene, r *kmsg.JoinGroupResponse) {
 				if r.MemberID == s.members[0].id || r.Generation != s.members[0].gen {
 					t.Fatalf("restart answered %+v", r)
 				}
@@ -325,13 +325,13 @@ func TestJoinGroup(t *testing.T) {
 			},
 		},
 		{name: "fenced static member", since: 5, setup: replacedStatic, req: asMember(memberJoinRequest, 0, nil), codes: []int16{codeFencedInstance}},
-		{name: "not coordinator", cluster: twoBrokers, setup: coordinatedElsewhere, req: joinNewMember(nil), codes: []int16{codeNotCoordinator}},
+		{name: "not coordinator", scene: twoBrokers, setup: coordinatedElsewhere, req: joinNewMember(nil), codes: []int16{codeNotCoordinator}},
 		{name: "coordinator shut down", setup: coordinatorClosed, req: joinNewMember(nil), codes: []int16{codeCoordinatorNA}},
 	})
 }
 
 func TestHeartbeat(t *testing.T) {
-	runRows(t, true, nil, []apiRow[*kmsg.HeartbeatResponse]{
+	runRows(t, tableOpts{groups: true, codes: errorCodes}, []apiRow[*kmsg.HeartbeatResponse]{
 		{name: "stable member", setup: stable(2), req: asMember(heartbeatRequest, 1, nil)},
 		{name: "awaiting sync", setup: awaitingSync(2), req: asMember(heartbeatRequest, 1, nil)},
 		{name: "static member", since: 3, setup: stableStatic(1), req: asMember(heartbeatRequest, 0, nil)},
@@ -342,26 +342,27 @@ func TestHeartbeat(t *testing.T) {
 		{name: "illegal generation", setup: stable(1), req: asMember(heartbeatRequest, 0, func(r *kmsg.HeartbeatRequest) { r.Generation++ }), codes: []int16{codeIllegalGeneration}},
 		{name: "fenced static member", since: 3, setup: replacedStatic, req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeFencedInstance}},
 		{name: "member of a consumer group", setup: consumerGroup(1), req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeUnknownMember}},
-		{name: "not coordinator", cluster: twoBrokers, setup: inOrder(coordinatedElsewhere, stableOn(2)), req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeNotCoordinator}},
-		{name: "coordinator shut down", setup: inOrder(stable(1), coordinatorClosed), req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeCoordinatorNA}},
+		{name: "not coordinator", scene: twoBrokers, setup: steps(coordinatedElsewhere, stableOn(2)), req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeNotCoordinator}},
+		{name: "coordinator shut down", setup: steps(stable(1), coordinatorClosed), req: asMember(heartbeatRequest, 0, nil), codes: []int16{codeCoordinatorNA}},
 	})
 }
 
 // stableOn forms a Stable group of one member on broker id (the
-// coordinator of s.group) and leaves the cluster's requests on s.b.
-func stableOn(id int32) func(*testing.T, *cluster) {
-	return func(t *testing.T, s *cluster) {
-		b := s.b
-		s.b = s.brokers[id-1]
+// coordinator of s.group) and leaves the scene's requests going where
+// they went.
+func stableOn(id int32) func(*testing.T, *scene) {
+	return func(t *testing.T, s *scene) {
+		b := s.testBroker
+		s.testBroker = s.brokers[id-1]
 		stable(1)(t, s)
-		s.b = b
+		s.testBroker = b
 	}
 }
 
 // leaveAs is the LeaveGroup of s.members[i] (one member: v0-2 name it
 // once, v3+ in the list), changed by mod.
-func leaveAs(mod func(*kmsg.LeaveGroupRequest), members ...int) func(*testing.T, *cluster) kmsg.Request {
-	return func(_ *testing.T, s *cluster) kmsg.Request {
+func leaveAs(mod func(*kmsg.LeaveGroupRequest), members ...int) func(*testing.T, *scene) kmsg.Request {
+	return func(_ *testing.T, s *scene) kmsg.Request {
 		req := kmsg.NewPtrLeaveGroupRequest()
 		req.Group = s.group
 		for _, i := range members {
@@ -378,30 +379,30 @@ func leaveAs(mod func(*kmsg.LeaveGroupRequest), members ...int) func(*testing.T,
 }
 
 // wantState checks the state DescribeGroups shows for s.group.
-func wantState(t *testing.T, s *cluster, state string) {
+func wantState(t *testing.T, s *scene, state string) {
 	t.Helper()
 	req := kmsg.NewPtrDescribeGroupsRequest()
 	req.Groups = []string{s.group}
-	g := s.b.send(t, req, 5).(*kmsg.DescribeGroupsResponse).Groups[0]
+	g := s.send(t, req, 5).(*kmsg.DescribeGroupsResponse).Groups[0]
 	if g.ErrorCode != 0 || g.State != state {
 		t.Fatalf("group %s: %v, state %s; want %s", s.group, kerr.ErrorForCode(g.ErrorCode), g.State, state)
 	}
 }
 
 func TestLeaveGroup(t *testing.T) {
-	state := func(st string) func(*testing.T, *cluster, *kmsg.LeaveGroupResponse) {
-		return func(t *testing.T, s *cluster, _ *kmsg.LeaveGroupResponse) { wantState(t, s, st) }
+	state := func(st string) func(*testing.T, *scene, *kmsg.LeaveGroupResponse) {
+		return func(t *testing.T, s *scene, _ *kmsg.LeaveGroupResponse) { wantState(t, s, st) }
 	}
 	// v0-2 answer one code; v3+ one per member.
 	one := func(code int16) []int16 { return []int16{code} }
-	runRows(t, true, nil, []apiRow[*kmsg.LeaveGroupResponse]{
-		{name: "last member leaves", setup: stable(1), req: leaveAs(nil, 0), codes: nil, check: state("Empty")},
-		{name: "a member leaves", setup: stable(2), req: leaveAs(nil, 1), check: state("PreparingRebalance")},
+	runRows(t, tableOpts{groups: true, codes: errorCodes}, []apiRow[*kmsg.LeaveGroupResponse]{
+		{name: "last member leaves", setup: stable(1), req: leaveAs(nil, 0), codes: nil, want: state("Empty")},
+		{name: "a member leaves", setup: stable(2), req: leaveAs(nil, 1), want: state("PreparingRebalance")},
 		{name: "unknown member", versions: []int16{0, 2}, setup: stable(1), req: leaveAs(func(r *kmsg.LeaveGroupRequest) { r.MemberID = "nobody" }, 0), codes: one(codeUnknownMember)},
 		{
 			name: "unknown member", since: 3, setup: stable(1),
 			req:   leaveAs(func(r *kmsg.LeaveGroupRequest) { r.Members[0].MemberID = "nobody" }, 0),
-			codes: []int16{0, codeUnknownMember}, check: state("Stable"),
+			codes: []int16{0, codeUnknownMember}, want: state("Stable"),
 		},
 		{name: "unknown group", versions: []int16{0}, setup: stable(1), req: leaveAs(func(r *kmsg.LeaveGroupRequest) { r.Group = "nope" }, 0), codes: one(codeUnknownMember)},
 		{name: "unknown group", since: 3, setup: stable(1), req: leaveAs(func(r *kmsg.LeaveGroupRequest) { r.Group = "nope" }, 0), codes: []int16{0, codeUnknownMember}},
@@ -409,12 +410,12 @@ func TestLeaveGroup(t *testing.T) {
 		{
 			name: "batch", since: 3, setup: stable(2),
 			req:   leaveAs(func(r *kmsg.LeaveGroupRequest) { r.Members[1].MemberID = "nobody" }, 0, 1),
-			codes: []int16{0, 0, codeUnknownMember}, check: state("PreparingRebalance"),
+			codes: []int16{0, 0, codeUnknownMember}, want: state("PreparingRebalance"),
 		},
 		{
 			name: "static member by instance id", since: 3, setup: stableStatic(1),
 			req: leaveAs(func(r *kmsg.LeaveGroupRequest) { r.Members[0].MemberID = "" }, 0),
-			check: func(t *testing.T, s *cluster, r *kmsg.LeaveGroupResponse) {
+			want: func(t *testing.T, s *scene, r *kmsg.LeaveGroupResponse) {
 				if r.Members[0].MemberID != s.members[0].id {
 					t.Fatalf("answered member id %q, want %q", r.Members[0].MemberID, s.members[0].id)
 				}
@@ -422,15 +423,15 @@ func TestLeaveGroup(t *testing.T) {
 			},
 		},
 		{name: "fenced static member", since: 3, setup: replacedStatic, req: leaveAs(nil, 0), codes: []int16{0, codeFencedInstance}},
-		{name: "not coordinator", cluster: twoBrokers, setup: inOrder(coordinatedElsewhere, stableOn(2)), req: leaveAs(nil, 0), codes: one(codeNotCoordinator)},
-		{name: "coordinator shut down", setup: inOrder(stable(1), coordinatorClosed), req: leaveAs(nil, 0), codes: one(codeCoordinatorNA)},
+		{name: "not coordinator", scene: twoBrokers, setup: steps(coordinatedElsewhere, stableOn(2)), req: leaveAs(nil, 0), codes: one(codeNotCoordinator)},
+		{name: "coordinator shut down", setup: steps(stable(1), coordinatorClosed), req: leaveAs(nil, 0), codes: one(codeCoordinatorNA)},
 	})
 }
 
 // syncAs is member i's SyncGroup (the leader's with an assignment for
 // every member), changed by mod.
-func syncAs(i int, mod func(*kmsg.SyncGroupRequest)) func(*testing.T, *cluster) kmsg.Request {
-	return func(_ *testing.T, s *cluster) kmsg.Request {
+func syncAs(i int, mod func(*kmsg.SyncGroupRequest)) func(*testing.T, *scene) kmsg.Request {
+	return func(_ *testing.T, s *scene) kmsg.Request {
 		var assign map[string][]byte
 		if i == 0 {
 			assign = map[string][]byte{}
@@ -447,7 +448,7 @@ func syncAs(i int, mod func(*kmsg.SyncGroupRequest)) func(*testing.T, *cluster) 
 }
 
 func TestSyncGroup(t *testing.T) {
-	assigned := func(t *testing.T, s *cluster, r *kmsg.SyncGroupResponse) {
+	assigned := func(t *testing.T, s *scene, r *kmsg.SyncGroupResponse) {
 		if string(r.MemberAssignment) != string(assignmentOf(s.members[0].id)) {
 			t.Fatalf("assignment %q", r.MemberAssignment)
 		}
@@ -455,16 +456,16 @@ func TestSyncGroup(t *testing.T) {
 			t.Fatalf("v5 answer %+v", r)
 		}
 	}
-	runRows(t, true, nil, []apiRow[*kmsg.SyncGroupResponse]{
+	runRows(t, tableOpts{groups: true, codes: errorCodes}, []apiRow[*kmsg.SyncGroupResponse]{
 		{
 			name: "leader assigns", setup: awaitingSync(1), req: syncAs(0, nil),
-			check: func(t *testing.T, s *cluster, r *kmsg.SyncGroupResponse) {
+			want: func(t *testing.T, s *scene, r *kmsg.SyncGroupResponse) {
 				assigned(t, s, r)
 				wantState(t, s, "Stable")
 			},
 		},
-		{name: "stable member syncs again", setup: stable(1), req: syncAs(0, func(r *kmsg.SyncGroupRequest) { r.GroupAssignment = nil }), check: assigned},
-		{name: "static leader", since: 3, setup: stableStatic(1), req: syncAs(0, nil), check: assigned},
+		{name: "stable member syncs again", setup: stable(1), req: syncAs(0, func(r *kmsg.SyncGroupRequest) { r.GroupAssignment = nil }), want: assigned},
+		{name: "static leader", since: 3, setup: stableStatic(1), req: syncAs(0, nil), want: assigned},
 		{name: "empty group id", setup: awaitingSync(1), req: syncAs(0, func(r *kmsg.SyncGroupRequest) { r.Group = "" }), codes: []int16{codeInvalidGroupID}},
 		{name: "unknown group", setup: awaitingSync(1), req: syncAs(0, func(r *kmsg.SyncGroupRequest) { r.Group = "nope" }), codes: []int16{codeUnknownMember}},
 		{name: "unknown member", setup: awaitingSync(1), req: syncAs(0, func(r *kmsg.SyncGroupRequest) { r.MemberID = "nobody" }), codes: []int16{codeUnknownMember}},
@@ -480,7 +481,7 @@ func TestSyncGroup(t *testing.T) {
 		},
 		{name: "fenced static member", since: 3, setup: replacedStatic, req: syncAs(0, nil), codes: []int16{codeFencedInstance}},
 		{name: "member of a consumer group", setup: consumerGroup(1), req: syncAs(0, nil), codes: []int16{codeUnknownMember}},
-		{name: "not coordinator", cluster: twoBrokers, setup: inOrder(coordinatedElsewhere, stableOn(2)), req: syncAs(0, nil), codes: []int16{codeNotCoordinator}},
-		{name: "coordinator shut down", setup: inOrder(awaitingSync(1), coordinatorClosed), req: syncAs(0, nil), codes: []int16{codeCoordinatorNA}},
+		{name: "not coordinator", scene: twoBrokers, setup: steps(coordinatedElsewhere, stableOn(2)), req: syncAs(0, nil), codes: []int16{codeNotCoordinator}},
+		{name: "coordinator shut down", setup: steps(awaitingSync(1), coordinatorClosed), req: syncAs(0, nil), codes: []int16{codeCoordinatorNA}},
 	})
 }

@@ -39,9 +39,9 @@ func cgHeartbeatRequest(group string, m *groupMember) *kmsg.ConsumerGroupHeartbe
 
 // cgSend sends a member's heartbeat at version v and takes the epoch and
 // assignment it answers.
-func (s *cluster) cgSend(t *testing.T, v int16, m *groupMember, req *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
+func (s *scene) cgSend(t *testing.T, v int16, m *groupMember, req *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
 	t.Helper()
-	r := s.b.send(t, req, v).(*kmsg.ConsumerGroupHeartbeatResponse)
+	r := s.send(t, req, v).(*kmsg.ConsumerGroupHeartbeatResponse)
 	if r.ErrorCode != 0 {
 		return r
 	}
@@ -62,7 +62,7 @@ func (s *cluster) cgSend(t *testing.T, v int16, m *groupMember, req *kmsg.Consum
 
 // cgHeartbeat is member m's regular heartbeat at the latest version; it
 // must succeed.
-func (s *cluster) cgHeartbeat(t *testing.T, m *groupMember) {
+func (s *scene) cgHeartbeat(t *testing.T, m *groupMember) {
 	t.Helper()
 	if r := s.cgSend(t, 1, m, cgHeartbeatRequest(s.group, m)); r.ErrorCode != 0 {
 		t.Fatalf("heartbeat of %s at epoch %d: %v", m.id, m.gen, kerr.ErrorForCode(r.ErrorCode))
@@ -70,7 +70,7 @@ func (s *cluster) cgHeartbeat(t *testing.T, m *groupMember) {
 }
 
 // cgJoin has a new member join s.group at the latest version.
-func (s *cluster) cgJoin(t *testing.T, id string, instance *string) *groupMember {
+func (s *scene) cgJoin(t *testing.T, id string, instance *string) *groupMember {
 	t.Helper()
 	m := &groupMember{id: id, instance: instance}
 	if r := s.cgSend(t, 1, m, cgJoinRequest(s.group, id, instance)); r.ErrorCode != 0 {
@@ -81,7 +81,7 @@ func (s *cluster) cgJoin(t *testing.T, id string, instance *string) *groupMember
 
 // settle heartbeats every member until a round changes no epoch and no
 // assignment.
-func (s *cluster) settle(t *testing.T) {
+func (s *scene) settle(t *testing.T) {
 	t.Helper()
 	for range 10 {
 		changed := false
@@ -107,10 +107,10 @@ func ownedOf(m *groupMember) int {
 }
 
 // withPartitions creates topic t with n partitions.
-func withPartitions(n int32) func(*testing.T, *cluster) {
-	return func(t *testing.T, s *cluster) {
-		if _, ok := s.b.env.Cache.Topic("t"); !ok {
-			s.b.createTopic(t, "t", n, nil)
+func withPartitions(n int32) func(*testing.T, *scene) {
+	return func(t *testing.T, s *scene) {
+		if _, ok := s.env.Cache.Topic("t"); !ok {
+			s.createTopic(t, "t", n, nil)
 		}
 	}
 }
@@ -120,17 +120,17 @@ const cgPartitions = 2
 
 // consumerGroup forms a settled KIP-848 group of n members (m0, m1, …)
 // sharing topic t (created with cgPartitions partitions if missing).
-func consumerGroup(n int) func(*testing.T, *cluster) {
-	return func(t *testing.T, s *cluster) { s.formConsumerGroup(t, n, false) }
+func consumerGroup(n int) func(*testing.T, *scene) {
+	return func(t *testing.T, s *scene) { s.formConsumerGroup(t, n, false) }
 }
 
 // consumerGroupStatic is consumerGroup of static members (instance ids
 // i0, i1, …).
-func consumerGroupStatic(n int) func(*testing.T, *cluster) {
-	return func(t *testing.T, s *cluster) { s.formConsumerGroup(t, n, true) }
+func consumerGroupStatic(n int) func(*testing.T, *scene) {
+	return func(t *testing.T, s *scene) { s.formConsumerGroup(t, n, true) }
 }
 
-func (s *cluster) formConsumerGroup(t *testing.T, n int, static bool) {
+func (s *scene) formConsumerGroup(t *testing.T, n int, static bool) {
 	t.Helper()
 	withPartitions(cgPartitions)(t, s)
 	s.members = nil
@@ -145,10 +145,10 @@ func (s *cluster) formConsumerGroup(t *testing.T, n int, static bool) {
 }
 
 // cgJoinAs is a new member's join (v0: no member id), changed by mod.
-func cgJoinAs(mod func(*kmsg.ConsumerGroupHeartbeatRequest)) func(*testing.T, *cluster) kmsg.Request {
-	return func(_ *testing.T, s *cluster) kmsg.Request {
+func cgJoinAs(mod func(*kmsg.ConsumerGroupHeartbeatRequest)) func(*testing.T, *scene) kmsg.Request {
+	return func(_ *testing.T, s *scene) kmsg.Request {
 		id := "new"
-		if s.v == 0 {
+		if s.version == 0 {
 			id = ""
 		}
 		req := cgJoinRequest(s.group, id, nil)
@@ -162,17 +162,17 @@ func cgJoinAs(mod func(*kmsg.ConsumerGroupHeartbeatRequest)) func(*testing.T, *c
 func TestConsumerGroupHeartbeat(t *testing.T) {
 	topic := withPartitions(2)
 	invalid := []int16{codeInvalidRequest}
-	runRows(t, true, nil, []apiRow[*kmsg.ConsumerGroupHeartbeatResponse]{
+	runRows(t, tableOpts{groups: true, codes: errorCodes}, []apiRow[*kmsg.ConsumerGroupHeartbeatResponse]{
 		{
 			name: "join", setup: topic, req: cgJoinAs(nil),
-			check: func(t *testing.T, s *cluster, r *kmsg.ConsumerGroupHeartbeatResponse) {
+			want: func(t *testing.T, s *scene, r *kmsg.ConsumerGroupHeartbeatResponse) {
 				if r.MemberID == nil || *r.MemberID == "" || (r.Version >= 1 && *r.MemberID != "new") {
 					t.Fatalf("member id %v", msgString(r.MemberID))
 				}
 				if r.MemberEpoch != 1 || r.HeartbeatIntervalMillis != 5000 {
 					t.Fatalf("epoch %d, heartbeat interval %d", r.MemberEpoch, r.HeartbeatIntervalMillis)
 				}
-				if r.Assignment == nil || len(r.Assignment.Topics) != 1 || r.Assignment.Topics[0].TopicID != s.topicID(t, "t") ||
+				if r.Assignment == nil || len(r.Assignment.Topics) != 1 || r.Assignment.Topics[0].TopicID != s.topicID("t") ||
 					!slices.Equal(slices.Sorted(slices.Values(r.Assignment.Topics[0].Partitions)), []int32{0, 1}) {
 					t.Fatalf("assignment %+v, want t-0 and t-1", r.Assignment)
 				}
@@ -184,7 +184,7 @@ func TestConsumerGroupHeartbeat(t *testing.T) {
 		})},
 		{
 			name: "heartbeat", setup: consumerGroup(2), req: asMember(cgHeartbeatRequest, 1, nil),
-			check: func(t *testing.T, s *cluster, r *kmsg.ConsumerGroupHeartbeatResponse) {
+			want: func(t *testing.T, s *scene, r *kmsg.ConsumerGroupHeartbeatResponse) {
 				if r.MemberEpoch != s.members[1].gen || r.Assignment != nil {
 					t.Fatalf("a settled member's heartbeat answered %+v", r)
 				}
@@ -195,10 +195,10 @@ func TestConsumerGroupHeartbeat(t *testing.T) {
 		{name: "join without a rebalance timeout", req: cgJoinAs(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.RebalanceTimeoutMillis = -1 }), codes: invalid},
 		{
 			name: "join owning partitions", setup: topic, codes: invalid,
-			req: func(t *testing.T, s *cluster) kmsg.Request {
+			req: func(t *testing.T, s *scene) kmsg.Request {
 				req := cgJoinAs(nil)(t, s).(*kmsg.ConsumerGroupHeartbeatRequest)
 				owned := kmsg.NewConsumerGroupHeartbeatRequestTopic()
-				owned.TopicID, owned.Partitions = s.topicID(t, "t"), []int32{0}
+				owned.TopicID, owned.Partitions = s.topicID("t"), []int32{0}
 				req.Topics = append(req.Topics, owned)
 				return req
 			},
@@ -220,10 +220,10 @@ func TestConsumerGroupHeartbeat(t *testing.T) {
 			// One epoch behind is accepted only while the member owns
 			// no more than it is assigned.
 			name: "epoch behind owning too much", setup: revokedOnce,
-			req: func(t *testing.T, s *cluster) kmsg.Request {
+			req: func(t *testing.T, s *scene) kmsg.Request {
 				req := asMember(cgHeartbeatRequest, 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = 1 })(t, s).(*kmsg.ConsumerGroupHeartbeatRequest)
 				all := kmsg.NewConsumerGroupHeartbeatRequestTopic()
-				all.TopicID, all.Partitions = s.topicID(t, "t"), []int32{0, 1}
+				all.TopicID, all.Partitions = s.topicID("t"), []int32{0, 1}
 				req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{all}
 				return req
 			},
@@ -232,7 +232,7 @@ func TestConsumerGroupHeartbeat(t *testing.T) {
 		{
 			name: "epoch behind owning a subset", setup: revokedOnce,
 			req: asMember(cgHeartbeatRequest, 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = 1 }),
-			check: func(t *testing.T, _ *cluster, r *kmsg.ConsumerGroupHeartbeatResponse) {
+			want: func(t *testing.T, _ *scene, r *kmsg.ConsumerGroupHeartbeatResponse) {
 				if r.MemberEpoch != 2 {
 					t.Fatalf("answered epoch %d, want the current 2", r.MemberEpoch)
 				}
@@ -240,7 +240,7 @@ func TestConsumerGroupHeartbeat(t *testing.T) {
 		},
 		{
 			name: "leave", setup: consumerGroup(1), req: asMember(cgHeartbeatRequest, 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -1 }),
-			check: func(t *testing.T, s *cluster, r *kmsg.ConsumerGroupHeartbeatResponse) {
+			want: func(t *testing.T, s *scene, r *kmsg.ConsumerGroupHeartbeatResponse) {
 				if r.MemberEpoch != -1 {
 					t.Fatalf("leave answered epoch %d", r.MemberEpoch)
 				}
@@ -251,7 +251,7 @@ func TestConsumerGroupHeartbeat(t *testing.T) {
 		{
 			name: "static member leaves for a restart", setup: consumerGroupStatic(1),
 			req: asMember(cgHeartbeatRequest, 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -2 }),
-			check: func(t *testing.T, s *cluster, r *kmsg.ConsumerGroupHeartbeatResponse) {
+			want: func(t *testing.T, s *scene, r *kmsg.ConsumerGroupHeartbeatResponse) {
 				if r.MemberEpoch != -2 {
 					t.Fatalf("temporary leave answered epoch %d", r.MemberEpoch)
 				}
@@ -268,9 +268,9 @@ func TestConsumerGroupHeartbeat(t *testing.T) {
 		},
 		{
 			name: "replaced static member", codes: []int16{codeFencedInstance},
-			setup: inOrder(consumerGroupStatic(1), func(t *testing.T, s *cluster) {
+			setup: steps(consumerGroupStatic(1), func(t *testing.T, s *scene) {
 				m := s.members[0]
-				if r := s.b.send(t, asMember(cgHeartbeatRequest, 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -2 })(t, s), 1).(*kmsg.ConsumerGroupHeartbeatResponse); r.ErrorCode != 0 {
+				if r := s.send(t, asMember(cgHeartbeatRequest, 0, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -2 })(t, s), 1).(*kmsg.ConsumerGroupHeartbeatResponse); r.ErrorCode != 0 {
 					t.Fatalf("temporary leave: %v", kerr.ErrorForCode(r.ErrorCode))
 				}
 				s.cgJoin(t, "restarted", m.instance)
@@ -279,16 +279,16 @@ func TestConsumerGroupHeartbeat(t *testing.T) {
 		},
 		{name: "classic group with members", setup: stable(1), req: cgJoinAs(nil), codes: []int16{codeGroupNotFound}},
 		{
-			name: "empty classic group becomes a consumer group", setup: inOrder(topic, stable(1), leaveGroupOf(0)), req: cgJoinAs(nil),
-			check: func(t *testing.T, s *cluster, _ *kmsg.ConsumerGroupHeartbeatResponse) {
+			name: "empty classic group becomes a consumer group", setup: steps(topic, stable(1), leaveGroupOf(0)), req: cgJoinAs(nil),
+			want: func(t *testing.T, s *scene, _ *kmsg.ConsumerGroupHeartbeatResponse) {
 				wantConsumerGroupState(t, s, "Stable")
 			},
 		},
 		{
-			name: "group full", cluster: clusterOpts{config: map[string]string{"group.max.size": "1"}}, setup: consumerGroup(1),
+			name: "group full", scene: sceneOpts{config: map[string]string{"group.max.size": "1"}}, setup: consumerGroup(1),
 			req: cgJoinAs(nil), codes: []int16{codeGroupMaxSize},
 		},
-		{name: "not coordinator", cluster: twoBrokers, setup: coordinatedElsewhere, req: cgJoinAs(nil), codes: []int16{codeNotCoordinator}},
+		{name: "not coordinator", scene: twoBrokers, setup: coordinatedElsewhere, req: cgJoinAs(nil), codes: []int16{codeNotCoordinator}},
 		{name: "coordinator shut down", setup: coordinatorClosed, req: cgJoinAs(nil), codes: []int16{codeCoordinatorNA}},
 	})
 }
@@ -296,7 +296,7 @@ func TestConsumerGroupHeartbeat(t *testing.T) {
 // revokedOnce forms a group of m0 at epoch 1 owning all of t, has m1
 // join, and m0 give up its share: m0 is then at epoch 2, its previous
 // epoch 1.
-func revokedOnce(t *testing.T, s *cluster) {
+func revokedOnce(t *testing.T, s *scene) {
 	consumerGroup(1)(t, s)
 	s.members = append(s.members, s.cgJoin(t, "m1", nil))
 	m0 := s.members[0]
@@ -308,27 +308,27 @@ func revokedOnce(t *testing.T, s *cluster) {
 }
 
 // leaveGroupOf has classic member i leave s.group.
-func leaveGroupOf(i int) func(*testing.T, *cluster) {
-	return func(t *testing.T, s *cluster) {
-		if r := s.b.send(t, leaveAs(nil, i)(t, s), 5).(*kmsg.LeaveGroupResponse); r.ErrorCode != 0 || r.Members[0].ErrorCode != 0 {
+func leaveGroupOf(i int) func(*testing.T, *scene) {
+	return func(t *testing.T, s *scene) {
+		if r := s.send(t, leaveAs(nil, i)(t, s), 5).(*kmsg.LeaveGroupResponse); r.ErrorCode != 0 || r.Members[0].ErrorCode != 0 {
 			t.Fatalf("leave: %+v", r)
 		}
 	}
 }
 
 // describeConsumerGroup describes s.group through ConsumerGroupDescribe.
-func describeConsumerGroup(t *testing.T, s *cluster) kmsg.ConsumerGroupDescribeResponseGroup {
+func describeConsumerGroup(t *testing.T, s *scene) kmsg.ConsumerGroupDescribeResponseGroup {
 	t.Helper()
 	req := kmsg.NewPtrConsumerGroupDescribeRequest()
 	req.Groups = []string{s.group}
-	g := s.b.send(t, req, 1).(*kmsg.ConsumerGroupDescribeResponse).Groups[0]
+	g := s.send(t, req, 1).(*kmsg.ConsumerGroupDescribeResponse).Groups[0]
 	if g.ErrorCode != 0 {
 		t.Fatalf("describe %s: %v", s.group, kerr.ErrorForCode(g.ErrorCode))
 	}
 	return g
 }
 
-func wantConsumerGroupState(t *testing.T, s *cluster, state string) {
+func wantConsumerGroupState(t *testing.T, s *scene, state string) {
 	t.Helper()
 	if g := describeConsumerGroup(t, s); g.State != state {
 		t.Fatalf("group %s is %s, want %s", s.group, g.State, state)
@@ -336,7 +336,7 @@ func wantConsumerGroupState(t *testing.T, s *cluster, state string) {
 }
 
 // cgDescribeReq describes s.group and the named other groups.
-func cgDescribeReq(others ...string) func(*testing.T, *cluster) kmsg.Request {
+func cgDescribeReq(others ...string) func(*testing.T, *scene) kmsg.Request {
 	return namingGroups(func(groups []string) kmsg.Request {
 		req := kmsg.NewPtrConsumerGroupDescribeRequest()
 		req.Groups, req.IncludeAuthorizedOperations = groups, true
@@ -346,10 +346,10 @@ func cgDescribeReq(others ...string) func(*testing.T, *cluster) kmsg.Request {
 
 func TestConsumerGroupDescribe(t *testing.T) {
 	notFound := []int16{codeGroupNotFound}
-	runRows(t, true, nil, []apiRow[*kmsg.ConsumerGroupDescribeResponse]{
+	runRows(t, tableOpts{groups: true, codes: errorCodes}, []apiRow[*kmsg.ConsumerGroupDescribeResponse]{
 		{
 			name: "group", setup: consumerGroup(2), req: cgDescribeReq(),
-			check: func(t *testing.T, s *cluster, r *kmsg.ConsumerGroupDescribeResponse) {
+			want: func(t *testing.T, s *scene, r *kmsg.ConsumerGroupDescribeResponse) {
 				g := r.Groups[0]
 				if g.State != "Stable" || g.Epoch != 2 || g.AssignmentEpoch != 2 || g.AssignorName != "uniform" || len(g.Members) != 2 || g.AuthorizedOperations != groupOperations {
 					t.Fatalf("described %+v", g)
@@ -363,7 +363,7 @@ func TestConsumerGroupDescribe(t *testing.T) {
 						t.Fatalf("member type %d", m.MemberType)
 					}
 					for _, tp := range m.Assignment.TopicPartitions {
-						if tp.Topic != "t" || tp.TopicID != s.topicID(t, "t") {
+						if tp.Topic != "t" || tp.TopicID != s.topicID("t") {
 							t.Fatalf("assigned topic %+v", tp)
 						}
 						total += len(tp.Partitions)
@@ -378,14 +378,14 @@ func TestConsumerGroupDescribe(t *testing.T) {
 		{name: "classic group", setup: stable(1), req: cgDescribeReq(), codes: notFound},
 		{name: "several groups", setup: consumerGroup(1), req: cgDescribeReq("nope"), codes: []int16{0, codeGroupNotFound}},
 		{
-			name: "empty group id", req: func(*testing.T, *cluster) kmsg.Request {
+			name: "empty group id", req: func(*testing.T, *scene) kmsg.Request {
 				req := kmsg.NewPtrConsumerGroupDescribeRequest()
 				req.Groups = []string{""}
 				return req
 			},
 			codes: []int16{codeInvalidGroupID},
 		},
-		{name: "not coordinator", cluster: twoBrokers, setup: coordinatedElsewhere, req: cgDescribeReq(), codes: []int16{codeNotCoordinator}},
+		{name: "not coordinator", scene: twoBrokers, setup: coordinatedElsewhere, req: cgDescribeReq(), codes: []int16{codeNotCoordinator}},
 	})
 }
 
@@ -397,7 +397,7 @@ func TestConsumerGroupRebalance(t *testing.T) {
 	for _, v := range []int16{0, 1} {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				s := newCluster(t, clusterOpts{groups: true})
+				s := newScene(t, sceneOpts{groups: true}, 0)
 				withPartitions(4)(t, s)
 				a := &groupMember{id: "a"}
 				b := &groupMember{id: "b"}
@@ -426,7 +426,7 @@ func TestConsumerGroupRebalance(t *testing.T) {
 				}
 				leave := cgHeartbeatRequest(s.group, a)
 				leave.MemberEpoch = -1
-				if r := s.b.send(t, leave, v).(*kmsg.ConsumerGroupHeartbeatResponse); r.ErrorCode != 0 || r.MemberEpoch != -1 {
+				if r := s.send(t, leave, v).(*kmsg.ConsumerGroupHeartbeatResponse); r.ErrorCode != 0 || r.MemberEpoch != -1 {
 					t.Fatalf("leave: %+v", r)
 				}
 				s.members = []*groupMember{b}
@@ -461,7 +461,7 @@ func wantDisjoint(t *testing.T, ms ...*groupMember) {
 // to the member that kept heartbeating.
 func TestConsumerGroupSessionTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := newCluster(t, clusterOpts{groups: true})
+		s := newScene(t, sceneOpts{groups: true}, 0)
 		consumerGroup(2)(t, s)
 		a, b := s.members[0], s.members[1]
 		for range 10 { // 50 s: a's session of 45 s ends
@@ -473,7 +473,7 @@ func TestConsumerGroupSessionTimeout(t *testing.T) {
 		if ownedOf(b) != cgPartitions {
 			t.Fatalf("the remaining member owns %d partitions", ownedOf(b))
 		}
-		if r := s.b.send(t, cgHeartbeatRequest(s.group, a), 1).(*kmsg.ConsumerGroupHeartbeatResponse); r.ErrorCode != codeUnknownMember {
+		if r := s.send(t, cgHeartbeatRequest(s.group, a), 1).(*kmsg.ConsumerGroupHeartbeatResponse); r.ErrorCode != codeUnknownMember {
 			t.Fatalf("expired member's heartbeat: %v", kerr.ErrorForCode(r.ErrorCode))
 		}
 	})
@@ -484,7 +484,7 @@ func TestConsumerGroupSessionTimeout(t *testing.T) {
 // removed, and the others get them.
 func TestConsumerGroupRevocationTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := newCluster(t, clusterOpts{groups: true})
+		s := newScene(t, sceneOpts{groups: true}, 0)
 		consumerGroup(1)(t, s)
 		a := s.members[0]
 		stuck := slices.Clone(a.owned)

@@ -25,26 +25,26 @@ var classicClients = []struct {
 	{"highest", classicVersions{9, 5, 4, 5}},
 }
 
-// flow runs f in a synctest bubble over a ready cluster, once per client
+// flow runs f in a synctest bubble over a ready scene, once per client
 // generation (the lowest and highest versions served).
-func flow(t *testing.T, f func(t *testing.T, s *cluster, v classicVersions)) {
+func flow(t *testing.T, f func(t *testing.T, s *scene, v classicVersions)) {
 	for _, c := range classicClients {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				f(t, newCluster(t, clusterOpts{groups: true}), c.v)
+				f(t, newScene(t, sceneOpts{groups: true}, 0), c.v)
 			})
 		})
 	}
 }
 
 // rejoinAsync has a known member rejoin (it waits in the join phase).
-func (s *cluster) rejoinAsync(t *testing.T, v int16, m *groupMember) <-chan kmsg.Response {
+func (s *scene) rejoinAsync(t *testing.T, v int16, m *groupMember) <-chan kmsg.Response {
 	t.Helper()
 	return s.joinAsync(t, v, joinRequest(s.group, m.id, m.instance))
 }
 
 // wantHeartbeats checks each member's heartbeat code.
-func (s *cluster) wantHeartbeats(t *testing.T, v int16, code int16, members ...*groupMember) {
+func (s *scene) wantHeartbeats(t *testing.T, v int16, code int16, members ...*groupMember) {
 	t.Helper()
 	for _, m := range members {
 		if got := s.heartbeat(t, v, m); got != code {
@@ -58,7 +58,7 @@ func (s *cluster) wantHeartbeats(t *testing.T, v int16, code int16, members ...*
 // rejoin, and the leader's new assignment (leaving the newcomer out)
 // reaches every member; a leaving member starts the next rebalance.
 func TestClassicRebalance(t *testing.T) {
-	flow(t, func(t *testing.T, s *cluster, v classicVersions) {
+	flow(t, func(t *testing.T, s *scene, v classicVersions) {
 		s.joinGroup(t, v.join, 2, false)
 		s.syncGroup(t, v.sync)
 		a, b := s.members[0], s.members[1]
@@ -82,10 +82,10 @@ func TestClassicRebalance(t *testing.T) {
 
 		// The followers sync first and wait for the leader, who leaves
 		// the newcomer out: it gets an empty assignment.
-		bSync := s.b.sendAsync(t, syncRequest(s.group, b, nil), v.sync)
-		cSync := s.b.sendAsync(t, syncRequest(s.group, c, nil), v.sync)
+		bSync := s.sendAsync(t, syncRequest(s.group, b, nil), v.sync)
+		cSync := s.sendAsync(t, syncRequest(s.group, c, nil), v.sync)
 		synctest.Wait()
-		aSync := s.b.send(t, syncRequest(s.group, a, map[string][]byte{a.id: []byte("A"), b.id: []byte("B")}), v.sync).(*kmsg.SyncGroupResponse)
+		aSync := s.send(t, syncRequest(s.group, a, map[string][]byte{a.id: []byte("A"), b.id: []byte("B")}), v.sync).(*kmsg.SyncGroupResponse)
 		sb, sc := (<-bSync).(*kmsg.SyncGroupResponse), (<-cSync).(*kmsg.SyncGroupResponse)
 		if string(aSync.MemberAssignment) != "A" || string(sb.MemberAssignment) != "B" || sc.ErrorCode != 0 || len(sc.MemberAssignment) != 0 {
 			t.Fatalf("syncs: %+v / %+v / %+v", aSync, sb, sc)
@@ -94,7 +94,7 @@ func TestClassicRebalance(t *testing.T) {
 		wantState(t, s, "Stable")
 
 		// b leaves: a and c rejoin into generation 3.
-		if r := s.b.send(t, leaveAs(nil, 1)(t, s), v.leave).(*kmsg.LeaveGroupResponse); r.ErrorCode != 0 {
+		if r := s.send(t, leaveAs(nil, 1)(t, s), v.leave).(*kmsg.LeaveGroupResponse); r.ErrorCode != 0 {
 			t.Fatalf("leave: %v", kerr.ErrorForCode(r.ErrorCode))
 		}
 		s.wantHeartbeats(t, v.heartbeat, codeRebalancing, a, c)
@@ -109,7 +109,7 @@ func TestClassicRebalance(t *testing.T) {
 // once its session times out; the one that kept heartbeating is told to
 // rejoin and forms the next generation alone.
 func TestClassicSessionTimeout(t *testing.T) {
-	flow(t, func(t *testing.T, s *cluster, v classicVersions) {
+	flow(t, func(t *testing.T, s *scene, v classicVersions) {
 		s.joinGroup(t, v.join, 2, false)
 		s.syncGroup(t, v.sync)
 		a, b := s.members[0], s.members[1]
@@ -128,7 +128,7 @@ func TestClassicSessionTimeout(t *testing.T) {
 // TestClassicRebalanceTimeout: a member that does not rejoin within the
 // rebalance timeout is dropped from the next generation.
 func TestClassicRebalanceTimeout(t *testing.T) {
-	flow(t, func(t *testing.T, s *cluster, v classicVersions) {
+	flow(t, func(t *testing.T, s *scene, v classicVersions) {
 		s.joinGroup(t, v.join, 2, false)
 		s.syncGroup(t, v.sync)
 		a, b := s.members[0], s.members[1]
@@ -148,17 +148,17 @@ func TestClassicRebalanceTimeout(t *testing.T) {
 // place and assignment without a rebalance; its old member id is fenced.
 func TestStaticMemberRestart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := newCluster(t, clusterOpts{groups: true})
+		s := newScene(t, sceneOpts{groups: true}, 0)
 		stableStatic(2)(t, s)
 		old, other := s.members[0], s.members[1]
-		r := s.b.send(t, joinRequest(s.group, "", old.instance), 9).(*kmsg.JoinGroupResponse)
+		r := s.send(t, joinRequest(s.group, "", old.instance), 9).(*kmsg.JoinGroupResponse)
 		if r.ErrorCode != 0 || r.Generation != old.gen || !r.SkipAssignment {
 			t.Fatalf("restart: %+v", r)
 		}
 		restarted := &groupMember{id: r.MemberID, gen: r.Generation, instance: old.instance}
 		s.wantHeartbeats(t, 4, 0, other, restarted)
 		s.wantHeartbeats(t, 4, codeFencedInstance, old)
-		sync := s.b.send(t, syncRequest(s.group, restarted, nil), 5).(*kmsg.SyncGroupResponse)
+		sync := s.send(t, syncRequest(s.group, restarted, nil), 5).(*kmsg.SyncGroupResponse)
 		if sync.ErrorCode != 0 || string(sync.MemberAssignment) != string(assignmentOf(old.id)) {
 			t.Fatalf("restarted member synced %+v, want its old assignment", sync)
 		}
@@ -166,7 +166,7 @@ func TestStaticMemberRestart(t *testing.T) {
 }
 
 // sleep lets d pass on the bubble's clock and the timers due run.
-func (s *cluster) sleep(d time.Duration) {
+func (s *scene) sleep(d time.Duration) {
 	time.Sleep(d)
 	synctest.Wait()
 }

@@ -9,15 +9,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-type initProducerIDCase = apiCase[*kmsg.InitProducerIDRequest, *kmsg.InitProducerIDResponse]
+type initProducerIDRow = apiRow[*kmsg.InitProducerIDResponse]
 
 func TestInitProducerID(t *testing.T) {
-	runCases(t, initProducerIDCases())
+	runRows(t, tableOpts{}, initProducerIDRows())
 }
 
-func initProducerIDCases() []initProducerIDCase {
-	idempotent := func(*scene) *kmsg.InitProducerIDRequest { return kmsg.NewPtrInitProducerIDRequest() }
-	return []initProducerIDCase{
+func initProducerIDRows() []initProducerIDRow {
+	idempotent := func(*testing.T, *scene) kmsg.Request { return kmsg.NewPtrInitProducerIDRequest() }
+	return []initProducerIDRow{
 		{
 			name: "an idempotent producer gets an id at epoch 0",
 			req:  idempotent,
@@ -33,12 +33,12 @@ func initProducerIDCases() []initProducerIDCase {
 			name:  "brokers sharing the metadata store hand out different ids",
 			setup: withPeer(2, nil),
 			req:   idempotent,
-			want:  checks(wantProducerID(0), wantFreshIDs(func(s *scene) *testBroker { return s.peers[0] })),
+			want:  checks(wantProducerID(0), wantFreshIDs(func(s *scene) *testBroker { return s.brokers[1] })),
 		},
 		{
 			// Transactions are not served yet.
 			name: "transactional id",
-			req: func(*scene) *kmsg.InitProducerIDRequest {
+			req: func(*testing.T, *scene) kmsg.Request {
 				req := kmsg.NewPtrInitProducerIDRequest()
 				req.TransactionalID = kmsg.StringPtr("txn")
 				return req

@@ -8,10 +8,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-type listOffsetsCase = apiCase[*kmsg.ListOffsetsRequest, *kmsg.ListOffsetsResponse]
+type listOffsetsRow = apiRow[*kmsg.ListOffsetsResponse]
 
 func TestListOffsets(t *testing.T) {
-	runCases(t, listOffsetsCases())
+	runRows(t, tableOpts{}, listOffsetsRows())
 }
 
 // withTimedRecords is a step producing to t-0 records whose timestamps are
@@ -19,17 +19,17 @@ func TestListOffsets(t *testing.T) {
 // t0+3001, 3 at t0+2000.
 var withTimedRecords = withRecords("t", 0, batchAt(t0+1000, "a"), batchAt(t0+3000, "b", "c"), batchAt(t0+2000, "d"))
 
-func listOffsetsCases() []listOffsetsCase {
+func listOffsetsRows() []listOffsetsRow {
 	timed := steps(withTopic("t", 1, nil), withTimedRecords)
 	// Records above the high watermark: t-0 is replicated to broker 2, which
 	// has fetched none of them.
 	unreplicated := steps(rf2(nil), withTimedRecords)
-	at := func(timestamp int64) func(*scene) *kmsg.ListOffsetsRequest {
-		return func(*scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 0, timestamp) }
+	at := func(timestamp int64) func(*testing.T, *scene) kmsg.Request {
+		return func(*testing.T, *scene) kmsg.Request { return listOffsetsReq("t", 0, timestamp) }
 	}
 	// Timestamp lookups are v1+ (v0 had other semantics, gone from Kafka 4).
 	lookups := []int16{1, 4, 9}
-	return []listOffsetsCase{
+	return []listOffsetsRow{
 		{
 			name:  "latest is the high watermark",
 			setup: timed,
@@ -100,7 +100,7 @@ func listOffsetsCases() []listOffsetsCase {
 			name:     "read_committed latest stops at the last stable offset (the high watermark)",
 			versions: versionsFrom(kmsg.ListOffsets, 2),
 			setup:    unreplicated,
-			req: func(s *scene) *kmsg.ListOffsetsRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				req := listOffsetsReq("t", 0, latestTimestamp)
 				req.IsolationLevel = 1
 				return req
@@ -141,13 +141,13 @@ func listOffsetsCases() []listOffsetsCase {
 		{
 			name:     "unknown topic",
 			versions: versionsFrom(kmsg.ListOffsets, 0),
-			req:      func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("nope", 0, latestTimestamp) },
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return listOffsetsReq("nope", 0, latestTimestamp) },
 			want:     wantListed(kerr.UnknownTopicOrPartition.Code, -1, -1, -1),
 		},
 		{
 			name:  "unknown partition",
 			setup: withTopic("t", 1, nil),
-			req:   func(s *scene) *kmsg.ListOffsetsRequest { return listOffsetsReq("t", 1, latestTimestamp) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return listOffsetsReq("t", 1, latestTimestamp) },
 			want:  wantListed(kerr.UnknownTopicOrPartition.Code, -1, -1, -1),
 		},
 		{
@@ -161,7 +161,7 @@ func listOffsetsCases() []listOffsetsCase {
 			name:     "current leader epoch older than ours",
 			versions: []int16{0, 3, 4, 9},
 			setup:    steps(timed, bumpEpoch("t", 0)),
-			req: func(s *scene) *kmsg.ListOffsetsRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				req := listOffsetsReq("t", 0, latestTimestamp)
 				req.Topics[0].Partitions[0].CurrentLeaderEpoch = 0
 				return req
@@ -178,7 +178,7 @@ func listOffsetsCases() []listOffsetsCase {
 			name:     "current leader epoch newer than ours",
 			versions: versionsFrom(kmsg.ListOffsets, 4),
 			setup:    timed,
-			req: func(s *scene) *kmsg.ListOffsetsRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				req := listOffsetsReq("t", 0, latestTimestamp)
 				req.Topics[0].Partitions[0].CurrentLeaderEpoch = 1
 				return req

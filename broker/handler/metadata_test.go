@@ -11,22 +11,22 @@ import (
 	"github.com/strata-broker/strata/metadata"
 )
 
-type metadataCase = apiCase[*kmsg.MetadataRequest, *kmsg.MetadataResponse]
+type metadataRow = apiRow[*kmsg.MetadataResponse]
 
 func TestMetadata(t *testing.T) {
-	runCases(t, metadataCases())
+	runRows(t, tableOpts{}, metadataRows())
 }
 
-func metadataCases() []metadataCase {
-	noAutoCreate := brokerOpts{config: map[string]string{"auto.create.topics.enable": "false"}}
-	threePartitions := brokerOpts{config: map[string]string{"num.partitions": "3"}}
-	return []metadataCase{
+func metadataRows() []metadataRow {
+	noAutoCreate := sceneOpts{config: map[string]string{"auto.create.topics.enable": "false"}}
+	threePartitions := sceneOpts{config: map[string]string{"num.partitions": "3"}}
+	return []metadataRow{
 		{
 			// v0 has no null list: an empty one asks for every topic.
 			name:     "every topic",
 			versions: []int16{0, 1, 12},
 			setup:    steps(withTopic("u", 1, nil), withTopic("t", 2, nil)),
-			req:      func(s *scene) *kmsg.MetadataRequest { return metadataReq(nil) },
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return metadataReq(nil) },
 			want: checks(wantTopicNames("t", "u"), wantCluster([]int32{1}),
 				wantTopic("t", 0, []int32{0, 1}), wantTopic("u", 0, []int32{0})),
 		},
@@ -34,13 +34,13 @@ func metadataCases() []metadataCase {
 			name:     "an empty list asks for none",
 			versions: []int16{1, 12},
 			setup:    withTopic("t", 1, nil),
-			req:      func(s *scene) *kmsg.MetadataRequest { return metadataReq([]string{}) },
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return metadataReq([]string{}) },
 			want:     checks(wantTopicNames(), wantCluster([]int32{1})),
 		},
 		{
 			name:  "a named topic",
 			setup: steps(withTopic("t", 1, nil), withTopic("u", 1, nil)),
-			req:   func(s *scene) *kmsg.MetadataRequest { return metadataReq([]string{"t"}) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return metadataReq([]string{"t"}) },
 			want: checks(wantTopicNames("t"), wantTopic("t", 0, []int32{0}),
 				wantPartition("t", 0, 0, 1, 0, []int32{1}, []int32{1})),
 		},
@@ -49,7 +49,7 @@ func metadataCases() []metadataCase {
 			setup: steps(withPeer(2, map[string]string{"broker.rack": "r2"}),
 				withAssignedTopic("t", map[int32][]int32{0: {1, 2}, 1: {2, 1}}, nil), bumpEpoch("t", 1),
 				withState("t", 0, func(st *metadata.PartitionState) { st.ISR = []int32{1} })),
-			req: func(s *scene) *kmsg.MetadataRequest { return metadataReq([]string{"t"}) },
+			req: func(_ *testing.T, s *scene) kmsg.Request { return metadataReq([]string{"t"}) },
 			want: checks(wantCluster([]int32{1, 2}),
 				wantPartition("t", 0, 0, 1, 0, []int32{1, 2}, []int32{1}),
 				wantPartition("t", 1, 0, 2, 1, []int32{2, 1}, []int32{2, 1}),
@@ -65,14 +65,14 @@ func metadataCases() []metadataCase {
 		{
 			name:  "a partition without a leader",
 			setup: steps(withTopic("t", 1, nil), withState("t", 0, func(st *metadata.PartitionState) { st.Leader = metadata.NoLeader })),
-			req:   func(s *scene) *kmsg.MetadataRequest { return metadataReq([]string{"t"}) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return metadataReq([]string{"t"}) },
 			want:  wantPartition("t", 0, kerr.LeaderNotAvailable.Code, -1, 0, []int32{1}, []int32{1}),
 		},
 		{
 			name:     "unknown topic without auto-creation",
 			versions: []int16{0, 3, 4, 12},
-			opts:     noAutoCreate,
-			req:      func(s *scene) *kmsg.MetadataRequest { return metadataReq([]string{"nope"}) },
+			scene:    noAutoCreate,
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return metadataReq([]string{"nope"}) },
 			want:     checks(wantTopic("nope", kerr.UnknownTopicOrPartition.Code, nil), wantNoTopic("nope")),
 		},
 		{
@@ -82,15 +82,15 @@ func metadataCases() []metadataCase {
 			// partitions.
 			name:     "unknown topic auto-created",
 			versions: []int16{0, 3, 4, 9, 10, 12},
-			opts:     threePartitions,
-			req:      func(s *scene) *kmsg.MetadataRequest { return metadataReq([]string{"new"}) },
+			scene:    threePartitions,
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return metadataReq([]string{"new"}) },
 			want:     wantAutoCreated("new", 3),
 		},
 		{
 			name:     "an auto-created topic among known ones",
 			versions: []int16{1, 12},
 			setup:    withTopic("t", 1, nil),
-			req:      func(s *scene) *kmsg.MetadataRequest { return metadataReq([]string{"t", "new"}) },
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return metadataReq([]string{"t", "new"}) },
 			want:     checks(wantTopicNames("t", "new"), wantTopic("t", 0, []int32{0}), wantAutoCreated("new", 1)),
 		},
 		{
@@ -107,13 +107,13 @@ func metadataCases() []metadataCase {
 					t.Fatalf("delete topic: error %d", code)
 				}
 			}),
-			req:  func(s *scene) *kmsg.MetadataRequest { return metadataReq([]string{"t"}) },
+			req:  func(_ *testing.T, s *scene) kmsg.Request { return metadataReq([]string{"t"}) },
 			want: wantAutoCreated("t", 1),
 		},
 		{
 			name:     "a produce to an unknown topic creates nothing",
 			versions: []int16{12},
-			opts:     threePartitions,
+			scene:    threePartitions,
 			setup: func(t *testing.T, s *scene) {
 				req := produceReq(s, 1, "new", 0, batch("a"))
 				req.SetVersion(9)
@@ -121,7 +121,7 @@ func metadataCases() []metadataCase {
 					t.Fatalf("produce to an unknown topic: error %d, want UNKNOWN_TOPIC_OR_PARTITION", code)
 				}
 			},
-			req: func(s *scene) *kmsg.MetadataRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				req := metadataReq([]string{"new"})
 				req.AllowAutoTopicCreation = false
 				return req
@@ -132,8 +132,8 @@ func metadataCases() []metadataCase {
 			// The request's flag is v4+; older clients always allow it.
 			name:     "a client forbidding auto-creation",
 			versions: []int16{0, 3, 4, 12},
-			opts:     threePartitions,
-			req: func(s *scene) *kmsg.MetadataRequest {
+			scene:    threePartitions,
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				req := metadataReq([]string{"new"})
 				req.AllowAutoTopicCreation = false
 				return req
@@ -148,14 +148,14 @@ func metadataCases() []metadataCase {
 		},
 		{
 			name: "auto-creation of an invalid name",
-			req:  func(s *scene) *kmsg.MetadataRequest { return metadataReq([]string{"no/slash"}) },
+			req:  func(_ *testing.T, s *scene) kmsg.Request { return metadataReq([]string{"no/slash"}) },
 			want: checks(wantTopic("no/slash", kerr.InvalidTopicException.Code, nil), wantNoTopic("no/slash")),
 		},
 		{
 			name:     "by topic id",
 			versions: []int16{12},
 			setup:    steps(withTopic("t", 2, nil), withTopic("u", 1, nil)),
-			req:      func(s *scene) *kmsg.MetadataRequest { return metadataByID(s.topicID("t")) },
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return metadataByID(s.topicID("t")) },
 			want: checks(wantTopicNames("t"), wantTopic("t", 0, []int32{0, 1}),
 				func(t *testing.T, s *scene, resp *kmsg.MetadataResponse) {
 					if resp.Topics[0].TopicID != s.topicID("t") {
@@ -167,7 +167,7 @@ func metadataCases() []metadataCase {
 			name:     "by unknown topic id",
 			versions: []int16{12},
 			setup:    withTopic("t", 1, nil),
-			req:      func(s *scene) *kmsg.MetadataRequest { return metadataByID([16]byte{1}) },
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return metadataByID([16]byte{1}) },
 			want: func(t *testing.T, s *scene, resp *kmsg.MetadataResponse) {
 				if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != kerr.UnknownTopicID.Code || resp.Topics[0].TopicID != [16]byte{1} {
 					t.Errorf("topics %+v, want the id with UNKNOWN_TOPIC_ID", resp.Topics)
@@ -178,7 +178,7 @@ func metadataCases() []metadataCase {
 			name:     "by topic id before v12",
 			versions: []int16{10, 11},
 			setup:    withTopic("t", 1, nil),
-			req:      func(s *scene) *kmsg.MetadataRequest { return metadataByID(s.topicID("t")) },
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return metadataByID(s.topicID("t")) },
 			// As Kafka's KafkaApis.handleTopicMetadataRequest and
 			// MetadataRequest.getErrorResponse.
 			want: func(t *testing.T, s *scene, resp *kmsg.MetadataResponse) {
@@ -191,9 +191,9 @@ func metadataCases() []metadataCase {
 		{
 			name:     "internal topics are flagged",
 			versions: []int16{1, 12},
-			opts:     brokerOpts{config: map[string]string{"offsets.topic.num.partitions": "1"}},
+			scene:    sceneOpts{config: map[string]string{"offsets.topic.num.partitions": "1"}},
 			setup:    steps(withOffsetsTopic, withTopic("__mine", 1, nil)),
-			req:      func(s *scene) *kmsg.MetadataRequest { return metadataReq(nil) },
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return metadataReq(nil) },
 			want: func(t *testing.T, s *scene, resp *kmsg.MetadataResponse) {
 				for _, mt := range resp.Topics {
 					if want := *mt.Topic == group.TopicName; mt.IsInternal != want {
@@ -205,9 +205,9 @@ func metadataCases() []metadataCase {
 		{
 			// As Kafka's AutoTopicCreationManager: an internal topic gets
 			// its own configuration, not the defaults of other topics.
-			name: "auto-created offsets topic",
-			opts: brokerOpts{config: map[string]string{"offsets.topic.num.partitions": "2", "num.partitions": "3"}},
-			req:  func(s *scene) *kmsg.MetadataRequest { return metadataReq([]string{group.TopicName}) },
+			name:  "auto-created offsets topic",
+			scene: sceneOpts{config: map[string]string{"offsets.topic.num.partitions": "2", "num.partitions": "3"}},
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return metadataReq([]string{group.TopicName}) },
 			want: func(t *testing.T, s *scene, resp *kmsg.MetadataResponse) {
 				if mt := metadataTopicOf(t, resp, group.TopicName); mt.ErrorCode != kerr.LeaderNotAvailable.Code || s.version >= 1 && !mt.IsInternal {
 					t.Errorf("%s: error %d, internal %v; want LEADER_NOT_AVAILABLE, internal", group.TopicName, mt.ErrorCode, mt.IsInternal)
@@ -221,7 +221,7 @@ func metadataCases() []metadataCase {
 		{
 			// No transaction coordinator uses it yet, so it is not made.
 			name: "transaction state topic is not auto-created",
-			req:  func(s *scene) *kmsg.MetadataRequest { return metadataReq([]string{"__transaction_state"}) },
+			req:  func(_ *testing.T, s *scene) kmsg.Request { return metadataReq([]string{"__transaction_state"}) },
 			want: checks(wantTopic("__transaction_state", kerr.UnknownTopicOrPartition.Code, nil), func(t *testing.T, s *scene, _ *kmsg.MetadataResponse) {
 				if _, ok := s.env.Cache.Topic("__transaction_state"); ok {
 					t.Error("__transaction_state was created")
@@ -232,7 +232,7 @@ func metadataCases() []metadataCase {
 			name:     "authorized operations are not computed",
 			versions: []int16{8, 10, 11, 12},
 			setup:    withTopic("t", 1, nil),
-			req: func(s *scene) *kmsg.MetadataRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				req := metadataReq([]string{"t"})
 				req.IncludeTopicAuthorizedOperations, req.IncludeClusterAuthorizedOperations = true, true
 				return req

@@ -9,29 +9,29 @@ import (
 	"github.com/strata-broker/strata/metadata"
 )
 
-type offsetForLeaderEpochCase = apiCase[*kmsg.OffsetForLeaderEpochRequest, *kmsg.OffsetForLeaderEpochResponse]
+type offsetForLeaderEpochRow = apiRow[*kmsg.OffsetForLeaderEpochResponse]
 
 func TestOffsetForLeaderEpoch(t *testing.T) {
-	runCases(t, offsetForLeaderEpochCases())
+	runRows(t, tableOpts{}, offsetForLeaderEpochRows())
 }
 
-func offsetForLeaderEpochCases() []offsetForLeaderEpochCase {
+func offsetForLeaderEpochRows() []offsetForLeaderEpochRow {
 	// Epoch 0 holds offsets 0-1, epoch 1 offset 2, epoch 3 offsets 3-4 (no
 	// leader had epoch 2); the log ends at 5.
 	epochs := steps(withTopic("t", 1, nil), withRecords("t", 0, batch("a", "b")),
 		bumpEpoch("t", 0), withRecords("t", 0, batch("c")),
 		withState("t", 0, func(st *metadata.PartitionState) { st.LeaderEpoch += 2 }), withRecords("t", 0, batch("d", "e")))
-	ask := func(epoch int32) func(*scene) *kmsg.OffsetForLeaderEpochRequest {
-		return func(*scene) *kmsg.OffsetForLeaderEpochRequest { return offsetForLeaderEpochReq("t", 0, epoch) }
+	ask := func(epoch int32) func(*testing.T, *scene) kmsg.Request {
+		return func(*testing.T, *scene) kmsg.Request { return offsetForLeaderEpochReq("t", 0, epoch) }
 	}
-	withCurrent := func(epoch, current int32) func(*scene) *kmsg.OffsetForLeaderEpochRequest {
-		return func(*scene) *kmsg.OffsetForLeaderEpochRequest {
+	withCurrent := func(epoch, current int32) func(*testing.T, *scene) kmsg.Request {
+		return func(*testing.T, *scene) kmsg.Request {
 			req := offsetForLeaderEpochReq("t", 0, epoch)
 			req.Topics[0].Partitions[0].CurrentLeaderEpoch = current
 			return req
 		}
 	}
-	return []offsetForLeaderEpochCase{
+	return []offsetForLeaderEpochRow{
 		{name: "the latest epoch ends at the log end", setup: epochs, req: ask(3), want: wantEpochEnd(0, 3, 5)},
 		{name: "an older epoch ends where the next starts", setup: epochs, req: ask(0), want: wantEpochEnd(0, 0, 2)},
 		{name: "the epoch before the latest", setup: epochs, req: ask(1), want: wantEpochEnd(0, 1, 3)},
@@ -81,7 +81,7 @@ func offsetForLeaderEpochCases() []offsetForLeaderEpochCase {
 			name:     "a follower asks",
 			versions: []int16{3, 4},
 			setup:    steps(rf2(nil), withRecords("t", 0, batch("a", "b"))),
-			req: func(*scene) *kmsg.OffsetForLeaderEpochRequest {
+			req: func(*testing.T, *scene) kmsg.Request {
 				req := offsetForLeaderEpochReq("t", 0, 0)
 				req.ReplicaID = 2
 				return req
@@ -92,7 +92,7 @@ func offsetForLeaderEpochCases() []offsetForLeaderEpochCase {
 		{
 			name:  "unknown partition",
 			setup: withTopic("t", 1, nil),
-			req: func(*scene) *kmsg.OffsetForLeaderEpochRequest {
+			req: func(*testing.T, *scene) kmsg.Request {
 				return offsetForLeaderEpochReq("t", 1, 0)
 			},
 			want: wantEpochEnd(kerr.UnknownTopicOrPartition.Code, -1, -1),

@@ -38,8 +38,8 @@ func commitReq(group string, m *groupMember, topic string, partitions ...int32) 
 
 // commitAs is a row's OffsetCommit of t-0 and t-1 as member i (-1: a
 // simple commit), changed by mod.
-func commitAs(i int, mod func(*kmsg.OffsetCommitRequest)) func(*testing.T, *cluster) kmsg.Request {
-	return func(_ *testing.T, s *cluster) kmsg.Request {
+func commitAs(i int, mod func(*kmsg.OffsetCommitRequest)) func(*testing.T, *scene) kmsg.Request {
+	return func(_ *testing.T, s *scene) kmsg.Request {
 		var m *groupMember
 		if i >= 0 {
 			m = s.members[i]
@@ -54,20 +54,20 @@ func commitAs(i int, mod func(*kmsg.OffsetCommitRequest)) func(*testing.T, *clus
 
 // withOffsets creates topics t and u (two partitions each) and commits
 // t-0, t-1 and u-0 for s.group as simple commits.
-func withOffsets(t *testing.T, s *cluster) {
+func withOffsets(t *testing.T, s *scene) {
 	withPartitions(2)(t, s)
-	s.b.createTopic(t, "u", 2, nil)
+	s.createTopic(t, "u", 2, nil)
 	for _, req := range []*kmsg.OffsetCommitRequest{commitReq(s.group, nil, "t", 0, 1), commitReq(s.group, nil, "u", 0)} {
-		wantCodes(t, errorCodes(s.b.send(t, req, 9).(*kmsg.OffsetCommitResponse)), nil)
+		wantCodes(t, errorCodes(s.send(t, req, 9).(*kmsg.OffsetCommitResponse)), nil)
 	}
 }
 
 // fetchOffset reads back one partition's commit (admin OffsetFetch):
 // offset -1 when there is none.
-func (s *cluster) fetchOffset(t *testing.T, topic string, p int32) kmsg.OffsetFetchResponseGroupTopicPartition {
+func (s *scene) fetchOffset(t *testing.T, topic string, p int32) kmsg.OffsetFetchResponseGroupTopicPartition {
 	t.Helper()
 	req := offsetFetchReq([]string{s.group}, map[string][]int32{topic: {p}})
-	r := s.b.send(t, req, 9).(*kmsg.OffsetFetchResponse)
+	r := s.send(t, req, 9).(*kmsg.OffsetFetchResponse)
 	if g := r.Groups[0]; g.ErrorCode != 0 || len(g.Topics) != 1 || len(g.Topics[0].Partitions) != 1 {
 		t.Fatalf("fetch %s-%d: %+v", topic, p, g)
 	}
@@ -76,8 +76,8 @@ func (s *cluster) fetchOffset(t *testing.T, topic string, p int32) kmsg.OffsetFe
 
 // wantCommitted checks which partitions of t hold committed(p), the
 // others nothing.
-func wantCommitted(withEpoch bool, partitions ...int32) func(*testing.T, *cluster) {
-	return func(t *testing.T, s *cluster) {
+func wantCommitted(withEpoch bool, partitions ...int32) func(*testing.T, *scene) {
+	return func(t *testing.T, s *scene) {
 		t.Helper()
 		for p := range int32(2) {
 			got := s.fetchOffset(t, "t", p)
@@ -108,14 +108,14 @@ func TestOffsetCommit(t *testing.T) {
 	both := []int16{0, 0}
 	// committedAt checks t-0 and t-1 hold their commits; leader epochs
 	// are kept from v6 on.
-	committedAt := func(t *testing.T, s *cluster, r *kmsg.OffsetCommitResponse) {
+	committedAt := func(t *testing.T, s *scene, r *kmsg.OffsetCommitResponse) {
 		wantCommitted(r.Version >= 6, 0, 1)(t, s)
 	}
-	runRows(t, true, nil, []apiRow[*kmsg.OffsetCommitResponse]{
-		{name: "simple commit", setup: topic, req: commitAs(-1, nil), codes: both, check: committedAt},
-		{name: "member commit", since: 1, setup: inOrder(topic, stable(1)), req: commitAs(0, nil), codes: both, check: committedAt},
-		{name: "member commit while preparing a rebalance", since: 1, setup: inOrder(topic, rebalancing), req: commitAs(0, nil), codes: both},
-		{name: "static member commit", since: 7, setup: inOrder(topic, stableStatic(1)), req: commitAs(0, nil), codes: both},
+	runRows(t, tableOpts{groups: true, codes: errorCodes}, []apiRow[*kmsg.OffsetCommitResponse]{
+		{name: "simple commit", setup: topic, req: commitAs(-1, nil), codes: both, want: committedAt},
+		{name: "member commit", since: 1, setup: steps(topic, stable(1)), req: commitAs(0, nil), codes: both, want: committedAt},
+		{name: "member commit while preparing a rebalance", since: 1, setup: steps(topic, rebalancing), req: commitAs(0, nil), codes: both},
+		{name: "static member commit", since: 7, setup: steps(topic, stableStatic(1)), req: commitAs(0, nil), codes: both},
 		{name: "empty group id", setup: topic, req: commitAs(-1, func(r *kmsg.OffsetCommitRequest) { r.Group = "" }), codes: both},
 		{
 			name: "null metadata", setup: topic,
@@ -124,7 +124,7 @@ func TestOffsetCommit(t *testing.T) {
 				r.Topics[0].Partitions[0].Metadata = nil
 			}),
 			codes: []int16{0},
-			check: func(t *testing.T, s *cluster, _ *kmsg.OffsetCommitResponse) {
+			want: func(t *testing.T, s *scene, _ *kmsg.OffsetCommitResponse) {
 				if got := s.fetchOffset(t, "t", 0); got.Metadata == nil || *got.Metadata != "" {
 					t.Fatalf("null metadata read back as %v, want \"\"", msgString(got.Metadata))
 				}
@@ -134,18 +134,18 @@ func TestOffsetCommit(t *testing.T) {
 		{
 			name: "unknown partition", setup: topic, req: commitAs(-1, func(r *kmsg.OffsetCommitRequest) { r.Topics[0].Partitions[1].Partition = 7 }),
 			codes: []int16{0, codeUnknownTopic},
-			check: func(t *testing.T, s *cluster, r *kmsg.OffsetCommitResponse) { wantCommitted(r.Version >= 6, 0)(t, s) },
+			want:  func(t *testing.T, s *scene, r *kmsg.OffsetCommitResponse) { wantCommitted(r.Version >= 6, 0)(t, s) },
 		},
 		{
-			name: "metadata too large", cluster: clusterOpts{config: map[string]string{"offset.metadata.max.bytes": "8"}}, setup: topic,
+			name: "metadata too large", scene: sceneOpts{config: map[string]string{"offset.metadata.max.bytes": "8"}}, setup: topic,
 			req: commitAs(-1, func(r *kmsg.OffsetCommitRequest) {
 				r.Topics[0].Partitions[1].Metadata = kmsg.StringPtr(strings.Repeat("x", 9))
 			}),
 			codes: []int16{0, codeMetadataTooLarge},
 		},
-		{name: "unknown member", since: 1, setup: inOrder(topic, stable(1)), req: commitAs(0, func(r *kmsg.OffsetCommitRequest) { r.MemberID = "nobody" }), codes: []int16{codeUnknownMember, codeUnknownMember}},
-		{name: "simple commit to an active group", since: 1, setup: inOrder(topic, stable(1)), req: commitAs(-1, nil), codes: []int16{codeUnknownMember, codeUnknownMember}},
-		{name: "illegal generation", since: 1, setup: inOrder(topic, stable(1)), req: commitAs(0, func(r *kmsg.OffsetCommitRequest) { r.Generation++ }), codes: []int16{codeIllegalGeneration, codeIllegalGeneration}},
+		{name: "unknown member", since: 1, setup: steps(topic, stable(1)), req: commitAs(0, func(r *kmsg.OffsetCommitRequest) { r.MemberID = "nobody" }), codes: []int16{codeUnknownMember, codeUnknownMember}},
+		{name: "simple commit to an active group", since: 1, setup: steps(topic, stable(1)), req: commitAs(-1, nil), codes: []int16{codeUnknownMember, codeUnknownMember}},
+		{name: "illegal generation", since: 1, setup: steps(topic, stable(1)), req: commitAs(0, func(r *kmsg.OffsetCommitRequest) { r.Generation++ }), codes: []int16{codeIllegalGeneration, codeIllegalGeneration}},
 		{
 			// Kafka answers GROUP_ID_NOT_FOUND from v9 on, ILLEGAL_GENERATION before.
 			name: "generation of a missing group", versions: []int16{1, 8}, setup: topic,
@@ -155,14 +155,14 @@ func TestOffsetCommit(t *testing.T) {
 			name: "generation of a missing group", versions: []int16{9}, setup: topic,
 			req: commitAs(-1, func(r *kmsg.OffsetCommitRequest) { r.MemberID, r.Generation = "nobody", 1 }), codes: []int16{codeGroupNotFound, codeGroupNotFound},
 		},
-		{name: "awaiting the assignment", since: 1, setup: inOrder(topic, awaitingSync(1)), req: commitAs(0, nil), codes: []int16{codeRebalancing, codeRebalancing}},
-		{name: "fenced static member", since: 7, setup: inOrder(topic, replacedStatic), req: commitAs(0, nil), codes: []int16{codeFencedInstance, codeFencedInstance}},
-		{name: "consumer group member", since: 9, setup: consumerGroup(1), req: commitAs(0, nil), codes: both, check: committedAt},
+		{name: "awaiting the assignment", since: 1, setup: steps(topic, awaitingSync(1)), req: commitAs(0, nil), codes: []int16{codeRebalancing, codeRebalancing}},
+		{name: "fenced static member", since: 7, setup: steps(topic, replacedStatic), req: commitAs(0, nil), codes: []int16{codeFencedInstance, codeFencedInstance}},
+		{name: "consumer group member", since: 9, setup: consumerGroup(1), req: commitAs(0, nil), codes: both, want: committedAt},
 		{name: "consumer group member, stale epoch", since: 9, setup: consumerGroup(1), req: commitAs(0, func(r *kmsg.OffsetCommitRequest) { r.Generation-- }), codes: []int16{codeStaleMemberEpoch, codeStaleMemberEpoch}},
 		{name: "consumer group member below v9", versions: []int16{1, 8}, setup: consumerGroup(1), req: commitAs(0, nil), codes: []int16{codeUnsupportedVersion, codeUnsupportedVersion}},
 		{name: "unknown consumer group member", since: 9, setup: consumerGroup(1), req: commitAs(0, func(r *kmsg.OffsetCommitRequest) { r.MemberID = "nobody" }), codes: []int16{codeUnknownMember, codeUnknownMember}},
-		{name: "not coordinator", cluster: twoBrokers, setup: inOrder(coordinatedElsewhere, topic), req: commitAs(-1, nil), codes: []int16{codeNotCoordinator, codeNotCoordinator}},
-		{name: "coordinator shut down", setup: inOrder(topic, coordinatorClosed), req: commitAs(-1, nil), codes: []int16{codeCoordinatorNA, codeCoordinatorNA}},
+		{name: "not coordinator", scene: twoBrokers, setup: steps(coordinatedElsewhere, topic), req: commitAs(-1, nil), codes: []int16{codeNotCoordinator, codeNotCoordinator}},
+		{name: "coordinator shut down", setup: steps(topic, coordinatorClosed), req: commitAs(-1, nil), codes: []int16{codeCoordinatorNA, codeCoordinatorNA}},
 	})
 }
 
@@ -193,8 +193,8 @@ func offsetFetchReq(groups []string, topics map[string][]int32) *kmsg.OffsetFetc
 }
 
 // fetchOf is a row's OffsetFetch of t-0 and t-1, changed by mod.
-func fetchOf(mod func(*testing.T, *cluster, *kmsg.OffsetFetchRequest)) func(*testing.T, *cluster) kmsg.Request {
-	return func(t *testing.T, s *cluster) kmsg.Request {
+func fetchOf(mod func(*testing.T, *scene, *kmsg.OffsetFetchRequest)) func(*testing.T, *scene) kmsg.Request {
+	return func(t *testing.T, s *scene) kmsg.Request {
 		req := offsetFetchReq([]string{s.group}, map[string][]int32{"t": {0, 1}})
 		if mod != nil {
 			mod(t, s, req)
@@ -240,8 +240,8 @@ func fetchCodes(r *kmsg.OffsetFetchResponse) []int16 {
 
 // wantOffsetsFetched checks the first group's answer: topic → partition →
 // offset (-1: none).
-func wantOffsetsFetched(want map[string]map[int32]int64) func(*testing.T, *cluster, *kmsg.OffsetFetchResponse) {
-	return func(t *testing.T, _ *cluster, r *kmsg.OffsetFetchResponse) {
+func wantOffsetsFetched(want map[string]map[int32]int64) func(*testing.T, *scene, *kmsg.OffsetFetchResponse) {
+	return func(t *testing.T, _ *scene, r *kmsg.OffsetFetchResponse) {
 		t.Helper()
 		got := map[string]map[int32]int64{}
 		g := fetched(r)[0]
@@ -278,53 +278,53 @@ func TestOffsetFetch(t *testing.T) {
 	tOffsets := map[string]map[int32]int64{"t": {0: 10, 1: 11}}
 	none := map[string]map[int32]int64{"t": {0: -1, 1: -1}}
 	// asMember has the fetch name member 0 at its epoch (v9).
-	asMember := func(mod func(*kmsg.OffsetFetchRequestGroup)) func(*testing.T, *cluster, *kmsg.OffsetFetchRequest) {
-		return func(_ *testing.T, s *cluster, r *kmsg.OffsetFetchRequest) {
+	asMember := func(mod func(*kmsg.OffsetFetchRequestGroup)) func(*testing.T, *scene, *kmsg.OffsetFetchRequest) {
+		return func(_ *testing.T, s *scene, r *kmsg.OffsetFetchRequest) {
 			r.Groups[0].MemberID, r.Groups[0].MemberEpoch = kmsg.StringPtr(s.members[0].id), s.members[0].gen
 			if mod != nil {
 				mod(&r.Groups[0])
 			}
 		}
 	}
-	runRows(t, true, fetchCodes, []apiRow[*kmsg.OffsetFetchResponse]{
-		{name: "committed", setup: withOffsets, req: fetchOf(nil), check: wantOffsetsFetched(tOffsets)},
+	runRows(t, tableOpts{groups: true, codes: codesOf(fetchCodes)}, []apiRow[*kmsg.OffsetFetchResponse]{
+		{name: "committed", setup: withOffsets, req: fetchOf(nil), want: wantOffsetsFetched(tOffsets)},
 		{
 			name: "partly committed", setup: withOffsets,
-			req:   fetchOf(func(_ *testing.T, _ *cluster, r *kmsg.OffsetFetchRequest) { setFetchPartitions(r, 1, 5) }),
-			check: wantOffsetsFetched(map[string]map[int32]int64{"t": {1: 11, 5: -1}}),
+			req:  fetchOf(func(_ *testing.T, _ *scene, r *kmsg.OffsetFetchRequest) { setFetchPartitions(r, 1, 5) }),
+			want: wantOffsetsFetched(map[string]map[int32]int64{"t": {1: 11, 5: -1}}),
 		},
-		{name: "unknown group", req: fetchOf(nil), check: wantOffsetsFetched(none)},
-		{name: "empty group id", req: fetchOf(func(_ *testing.T, _ *cluster, r *kmsg.OffsetFetchRequest) { setFetchGroup(r, "") }), check: wantOffsetsFetched(none)},
+		{name: "unknown group", req: fetchOf(nil), want: wantOffsetsFetched(none)},
+		{name: "empty group id", req: fetchOf(func(_ *testing.T, _ *scene, r *kmsg.OffsetFetchRequest) { setFetchGroup(r, "") }), want: wantOffsetsFetched(none)},
 		{
 			name: "all topics", since: 2, setup: withOffsets,
-			req:   func(_ *testing.T, s *cluster) kmsg.Request { return offsetFetchReq([]string{s.group}, nil) },
-			check: wantOffsetsFetched(map[string]map[int32]int64{"t": {0: 10, 1: 11}, "u": {0: 10}}),
+			req:  func(_ *testing.T, s *scene) kmsg.Request { return offsetFetchReq([]string{s.group}, nil) },
+			want: wantOffsetsFetched(map[string]map[int32]int64{"t": {0: 10, 1: 11}, "u": {0: 10}}),
 		},
 		{
 			name: "several groups", since: 8, setup: withOffsets,
-			req: func(_ *testing.T, s *cluster) kmsg.Request {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				return offsetFetchReq([]string{s.group, "other"}, map[string][]int32{"t": {0, 1}})
 			},
-			check: func(t *testing.T, s *cluster, r *kmsg.OffsetFetchResponse) {
+			want: func(t *testing.T, s *scene, r *kmsg.OffsetFetchResponse) {
 				wantOffsetsFetched(tOffsets)(t, s, r)
 				if g := r.Groups[1]; g.Group != "other" || g.Topics[0].Partitions[0].Offset != -1 {
 					t.Fatalf("second group fetched %+v", g)
 				}
 			},
 		},
-		{name: "consumer group member", since: 9, setup: inOrder(withOffsets, consumerGroup(1)), req: fetchOf(asMember(nil)), check: wantOffsetsFetched(tOffsets)},
+		{name: "consumer group member", since: 9, setup: steps(withOffsets, consumerGroup(1)), req: fetchOf(asMember(nil)), want: wantOffsetsFetched(tOffsets)},
 		{
-			name: "consumer group member, stale epoch", since: 9, setup: inOrder(withOffsets, consumerGroup(1)), codes: []int16{codeStaleMemberEpoch},
+			name: "consumer group member, stale epoch", since: 9, setup: steps(withOffsets, consumerGroup(1)), codes: []int16{codeStaleMemberEpoch},
 			req: fetchOf(asMember(func(g *kmsg.OffsetFetchRequestGroup) { g.MemberEpoch-- })),
 		},
 		{
-			name: "unknown consumer group member", since: 9, setup: inOrder(withOffsets, consumerGroup(1)), codes: []int16{codeUnknownMember},
+			name: "unknown consumer group member", since: 9, setup: steps(withOffsets, consumerGroup(1)), codes: []int16{codeUnknownMember},
 			req: fetchOf(asMember(func(g *kmsg.OffsetFetchRequestGroup) { g.MemberID = kmsg.StringPtr("nobody") })),
 		},
-		{name: "classic group member", since: 9, setup: inOrder(withOffsets, stable(1)), req: fetchOf(asMember(nil)), check: wantOffsetsFetched(tOffsets)},
+		{name: "classic group member", since: 9, setup: steps(withOffsets, stable(1)), req: fetchOf(asMember(nil)), want: wantOffsetsFetched(tOffsets)},
 		// v0-1 answer coordinator errors per partition.
-		{name: "not coordinator", versions: []int16{0, 1}, cluster: twoBrokers, setup: coordinatedElsewhere, req: fetchOf(nil), codes: []int16{0, codeNotCoordinator, codeNotCoordinator}},
-		{name: "not coordinator", since: 2, cluster: twoBrokers, setup: coordinatedElsewhere, req: fetchOf(nil), codes: []int16{codeNotCoordinator}},
+		{name: "not coordinator", versions: []int16{0, 1}, scene: twoBrokers, setup: coordinatedElsewhere, req: fetchOf(nil), codes: []int16{0, codeNotCoordinator, codeNotCoordinator}},
+		{name: "not coordinator", since: 2, scene: twoBrokers, setup: coordinatedElsewhere, req: fetchOf(nil), codes: []int16{codeNotCoordinator}},
 		{name: "coordinator shut down", since: 2, setup: coordinatorClosed, req: fetchOf(nil), codes: []int16{codeCoordinatorNA}},
 	})
 }
@@ -340,8 +340,8 @@ func setFetchPartitions(r *kmsg.OffsetFetchRequest, ps ...int32) {
 }
 
 // offsetDeleteReq deletes the offsets of partitions of topic.
-func offsetDeleteReq(topic string, partitions ...int32) func(*testing.T, *cluster) kmsg.Request {
-	return func(_ *testing.T, s *cluster) kmsg.Request {
+func offsetDeleteReq(topic string, partitions ...int32) func(*testing.T, *scene) kmsg.Request {
+	return func(_ *testing.T, s *scene) kmsg.Request {
 		req := kmsg.NewPtrOffsetDeleteRequest()
 		req.Group = s.group
 		rt := kmsg.NewOffsetDeleteRequestTopic()
@@ -359,23 +359,23 @@ func offsetDeleteReq(topic string, partitions ...int32) func(*testing.T, *cluste
 func TestOffsetDelete(t *testing.T) {
 	// memberOffsets has a member subscribing to t (protocol type kind)
 	// join a group with offsets.
-	memberOffsets := func(kind string) func(*testing.T, *cluster) {
-		return func(t *testing.T, s *cluster) {
+	memberOffsets := func(kind string) func(*testing.T, *scene) {
+		return func(t *testing.T, s *scene) {
 			withOffsets(t, s)
 			req := joinRequest(s.group, "", nil)
 			req.ProtocolType = kind
 			s.members = []*groupMember{{id: joined(t, s.joinAsync(t, 9, req)).MemberID, gen: 1}}
 		}
 	}
-	deleted := func(t *testing.T, s *cluster, _ *kmsg.OffsetDeleteResponse) { wantCommitted(true, 1)(t, s) }
-	runRows(t, true, nil, []apiRow[*kmsg.OffsetDeleteResponse]{
-		{name: "delete", setup: withOffsets, req: offsetDeleteReq("t", 0), codes: []int16{0, 0}, check: deleted},
+	deleted := func(t *testing.T, s *scene, _ *kmsg.OffsetDeleteResponse) { wantCommitted(true, 1)(t, s) }
+	runRows(t, tableOpts{groups: true, codes: errorCodes}, []apiRow[*kmsg.OffsetDeleteResponse]{
+		{name: "delete", setup: withOffsets, req: offsetDeleteReq("t", 0), codes: []int16{0, 0}, want: deleted},
 		{name: "uncommitted partition", setup: withOffsets, req: offsetDeleteReq("u", 1), codes: []int16{0, 0}},
 		{name: "unknown topic", setup: withOffsets, req: offsetDeleteReq("nope", 0), codes: []int16{0, codeUnknownTopic}},
 		{name: "unknown group", setup: withPartitions(2), req: offsetDeleteReq("t", 0), codes: []int16{codeGroupNotFound}},
 		{
 			name: "empty group id", setup: withOffsets, codes: []int16{codeInvalidGroupID},
-			req: func(t *testing.T, s *cluster) kmsg.Request {
+			req: func(t *testing.T, s *scene) kmsg.Request {
 				req := offsetDeleteReq("t", 0)(t, s).(*kmsg.OffsetDeleteRequest)
 				req.Group = ""
 				return req
@@ -388,8 +388,8 @@ func TestOffsetDelete(t *testing.T) {
 		},
 		{name: "consumer group not subscribed to the topic", setup: memberOffsets("consumer"), req: offsetDeleteReq("u", 0), codes: []int16{0, 0}},
 		{name: "active group of another protocol", setup: memberOffsets("connect"), req: offsetDeleteReq("u", 0), codes: []int16{codeNonEmptyGroup}},
-		{name: "KIP-848 group subscribed to the topic", setup: inOrder(withOffsets, consumerGroup(1)), req: offsetDeleteReq("t", 0), codes: []int16{0, codeSubscribedToTopic}},
-		{name: "not coordinator", cluster: twoBrokers, setup: coordinatedElsewhere, req: offsetDeleteReq("t", 0), codes: []int16{codeNotCoordinator}},
+		{name: "KIP-848 group subscribed to the topic", setup: steps(withOffsets, consumerGroup(1)), req: offsetDeleteReq("t", 0), codes: []int16{0, codeSubscribedToTopic}},
+		{name: "not coordinator", scene: twoBrokers, setup: coordinatedElsewhere, req: offsetDeleteReq("t", 0), codes: []int16{codeNotCoordinator}},
 		{name: "coordinator shut down", setup: coordinatorClosed, req: offsetDeleteReq("t", 0), codes: []int16{codeCoordinatorNA}},
 	})
 }

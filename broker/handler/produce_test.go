@@ -20,10 +20,10 @@ import (
 	"github.com/strata-broker/strata/tier/record"
 )
 
-type produceCase = apiCase[*kmsg.ProduceRequest, *kmsg.ProduceResponse]
+type produceRow = apiRow[*kmsg.ProduceResponse]
 
 func TestProduce(t *testing.T) {
-	runCases(t, produceCases())
+	runRows(t, tableOpts{}, produceRows())
 }
 
 // rf2 is partition 0 of topic t led here and replicated to broker 2,
@@ -33,12 +33,12 @@ func rf2(configs map[string]string) step {
 	return steps(withPeer(2, nil), withAssignedTopic("t", map[int32][]int32{0: {1, 2}}, configs))
 }
 
-func produceCases() []produceCase {
-	return []produceCase{
+func produceRows() []produceRow {
+	return []produceRow{
 		{
 			name:  "appends at offset 0",
 			setup: withTopic("t", 1, nil),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, 1, "t", 0, batch("a", "b")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, 1, "t", 0, batch("a", "b")) },
 			want: checks(wantProduced(0, 0), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 2),
 				func(t *testing.T, s *scene, resp *kmsg.ProduceResponse) {
 					sp := producePart(t, resp)
@@ -53,13 +53,13 @@ func produceCases() []produceCase {
 		{
 			name:  "next batch follows the log end",
 			setup: steps(withTopic("t", 1, nil), withRecords("t", 0, batch("a", "b"), batch("c"))),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, 1, "t", 0, batch("d")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, 1, "t", 0, batch("d")) },
 			want:  checks(wantProduced(0, 3), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 4)),
 		},
 		{
 			name:  "partitions answer independently",
 			setup: withTopic("t", 2, nil),
-			req: func(s *scene) *kmsg.ProduceRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				req := produceReq(s, 1, "t", 0, batch("a"))
 				for _, idx := range []int32{1, 7} {
 					rp := kmsg.NewProduceRequestTopicPartition()
@@ -82,13 +82,13 @@ func produceCases() []produceCase {
 		{
 			name:  "acks=1 and acks=all on a single replica answer at once",
 			setup: withTopic("t", 1, nil),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, -1, "t", 0, batch("a")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, -1, "t", 0, batch("a")) },
 			want:  checks(wantProduced(0, 0), wantTook[*kmsg.ProduceResponse](0)),
 		},
 		{
 			name:  "acks=0 sends no answer",
 			setup: withTopic("t", 1, nil),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, 0, "t", 0, batch("a")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, 0, "t", 0, batch("a")) },
 			want: checks(func(t *testing.T, s *scene, resp *kmsg.ProduceResponse) {
 				if resp != nil {
 					t.Errorf("acks=0 answered %+v", resp)
@@ -100,19 +100,19 @@ func produceCases() []produceCase {
 			// no answer, notices and refreshes its metadata.
 			name:   "acks=0 with an error closes the connection",
 			setup:  withTopic("t", 1, nil),
-			req:    func(s *scene) *kmsg.ProduceRequest { return produceReq(s, 0, "t", 3, batch("a")) },
+			req:    func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, 0, "t", 3, batch("a")) },
 			closes: true,
 		},
 		{
 			name:  "acks other than -1 0 and 1",
 			setup: withTopic("t", 1, nil),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, 2, "t", 0, batch("a")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, 2, "t", 0, batch("a")) },
 			want:  checks(wantProduced(kerr.InvalidRequiredAcks.Code, -1), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 0)),
 		},
 		{
 			name:     "unknown topic",
 			versions: versionsFrom(kmsg.Produce, 0),
-			req:      func(s *scene) *kmsg.ProduceRequest { return produceReq(s, 1, "nope", 0, batch("a")) },
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, 1, "nope", 0, batch("a")) },
 			want: func(t *testing.T, s *scene, resp *kmsg.ProduceResponse) {
 				wantProduced(unknownTopic(s, 13), -1)(t, s, resp)
 			},
@@ -120,25 +120,25 @@ func produceCases() []produceCase {
 		{
 			name:  "unknown partition",
 			setup: withTopic("t", 1, nil),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, 1, "t", 1, batch("a")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, 1, "t", 1, batch("a")) },
 			want:  wantProduced(kerr.UnknownTopicOrPartition.Code, -1),
 		},
 		{
 			name:  "follower",
 			setup: steps(withPeer(2, nil), withAssignedTopic("t", map[int32][]int32{0: {2, 1}}, nil)),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, 1, "t", 0, batch("a")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, 1, "t", 0, batch("a")) },
 			want:  checks(wantProduced(kerr.NotLeaderForPartition.Code, -1), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 0)),
 		},
 		{
 			name:  "not a replica",
 			setup: steps(withPeer(2, nil), withAssignedTopic("t", map[int32][]int32{0: {2}}, nil)),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, 1, "t", 0, batch("a")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, 1, "t", 0, batch("a")) },
 			want:  wantProduced(kerr.NotLeaderForPartition.Code, -1),
 		},
 		{
 			name:  "two batches in one partition",
 			setup: withTopic("t", 1, nil),
-			req: func(s *scene) *kmsg.ProduceRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				return produceReq(s, 1, "t", 0, slices.Concat(batch("a"), batch("b")))
 			},
 			want: checks(wantProduced(kerr.InvalidRecord.Code, -1), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 0)),
@@ -146,7 +146,7 @@ func produceCases() []produceCase {
 		{
 			name:  "magic 1 message set",
 			setup: withTopic("t", 1, nil),
-			req: func(s *scene) *kmsg.ProduceRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				return produceReq(s, 1, "t", 0, messageV1(strings.Repeat("v", 40)))
 			},
 			want: checks(wantProduced(kerr.InvalidRecord.Code, -1), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 0)),
@@ -154,7 +154,7 @@ func produceCases() []produceCase {
 		{
 			name:  "CRC mismatch",
 			setup: withTopic("t", 1, nil),
-			req: func(s *scene) *kmsg.ProduceRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				b := batch("a")
 				b[len(b)-1] ^= 0xff
 				return produceReq(s, 1, "t", 0, b)
@@ -164,7 +164,7 @@ func produceCases() []produceCase {
 		{
 			name:  "record count disagrees with the offset range",
 			setup: withTopic("t", 1, nil),
-			req: func(s *scene) *kmsg.ProduceRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				b := batch("a", "b")
 				binary.BigEndian.PutUint32(b[57:], 3) // numRecords
 				return produceReq(s, 1, "t", 0, withCRC(b))
@@ -174,7 +174,7 @@ func produceCases() []produceCase {
 		{
 			name:  "control batch from a client",
 			setup: withTopic("t", 1, nil),
-			req: func(s *scene) *kmsg.ProduceRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				return produceReq(s, 1, "t", 0, record.NewBatch(record.BuildOptions{Control: true, FirstTimestamp: t0},
 					record.Record{Key: []byte{0, 0, 0, 0}, Value: []byte{0, 0, 0, 0, 0, 0}}))
 			},
@@ -184,20 +184,20 @@ func produceCases() []produceCase {
 			name:     "zstd before v7",
 			versions: versionsTo(kmsg.Produce, 6),
 			setup:    withTopic("t", 1, nil),
-			req:      func(s *scene) *kmsg.ProduceRequest { return produceReq(s, 1, "t", 0, zstdBatch) },
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, 1, "t", 0, zstdBatch) },
 			want:     checks(wantProduced(kerr.UnsupportedCompressionType.Code, -1), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 0)),
 		},
 		{
 			name:     "zstd from v7",
 			versions: []int16{7, 13},
 			setup:    withTopic("t", 1, nil),
-			req:      func(s *scene) *kmsg.ProduceRequest { return produceReq(s, 1, "t", 0, zstdBatch) },
+			req:      func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, 1, "t", 0, zstdBatch) },
 			want:     wantProduced(0, 0),
 		},
 		{
 			name:  "batch larger than max.message.bytes",
 			setup: withTopic("t", 1, map[string]string{"max.message.bytes": "100"}),
-			req: func(s *scene) *kmsg.ProduceRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				return produceReq(s, 1, "t", 0, batch(strings.Repeat("v", 100)))
 			},
 			want: checks(wantProduced(kerr.MessageTooLarge.Code, -1), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 0)),
@@ -205,13 +205,13 @@ func produceCases() []produceCase {
 		{
 			name:  "null key on a compacted topic",
 			setup: withTopic("t", 1, map[string]string{"cleanup.policy": "compact"}),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, 1, "t", 0, batch("a")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, 1, "t", 0, batch("a")) },
 			want:  checks(wantProduced(kerr.InvalidRecord.Code, -1), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 0)),
 		},
 		{
 			name:  "keyed records on a compacted topic",
 			setup: withTopic("t", 1, map[string]string{"cleanup.policy": "compact"}),
-			req: func(s *scene) *kmsg.ProduceRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				return produceReq(s, 1, "t", 0, keyedBatch("k", "v"))
 			},
 			want: wantProduced(0, 0),
@@ -219,7 +219,7 @@ func produceCases() []produceCase {
 		{
 			name:  "LogAppendTime stamps the broker's clock",
 			setup: withTopic("t", 1, map[string]string{"message.timestamp.type": "LogAppendTime"}),
-			req: func(s *scene) *kmsg.ProduceRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				return produceReq(s, 1, "t", 0, batchAt(t0-time.Hour.Milliseconds(), "a"))
 			},
 			want: checks(wantProduced(0, 0), func(t *testing.T, s *scene, resp *kmsg.ProduceResponse) {
@@ -232,7 +232,7 @@ func produceCases() []produceCase {
 			// As Kafka 3.x by default (message.timestamp.*.max.ms unbounded).
 			name:  "CreateTime keeps any producer timestamp",
 			setup: withTopic("t", 1, nil),
-			req: func(s *scene) *kmsg.ProduceRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				return produceReq(s, 1, "t", 0, batchAt(t0+365*24*time.Hour.Milliseconds(), "a"))
 			},
 			want: wantProduced(0, 0),
@@ -240,9 +240,9 @@ func produceCases() []produceCase {
 		{
 			// Kafka rejects client writes to its internal topics (Topic.isInternal).
 			name:  "internal topic",
-			opts:  brokerOpts{config: map[string]string{"offsets.topic.num.partitions": "1"}},
+			scene: sceneOpts{config: map[string]string{"offsets.topic.num.partitions": "1"}},
 			setup: withOffsetsTopic,
-			req: func(s *scene) *kmsg.ProduceRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				return produceReq(s, 1, group.TopicName, 0, keyedBatch("k", "v"))
 			},
 			want: checks(wantProduced(kerr.InvalidTopicException.Code, -1), wantLogEnd[*kmsg.ProduceResponse](group.TopicName, 0, 0),
@@ -255,12 +255,12 @@ func produceCases() []produceCase {
 		},
 		{
 			// Kafka's exception for its own admin tools (AdminUtils.ADMIN_CLIENT_ID).
-			name: "internal topic from the admin client id",
-			opts: brokerOpts{config: map[string]string{"offsets.topic.num.partitions": "1"}},
+			name:  "internal topic from the admin client id",
+			scene: sceneOpts{config: map[string]string{"offsets.topic.num.partitions": "1"}},
 			setup: steps(withOffsetsTopic, func(t *testing.T, s *scene) {
 				s.clientID = "__admin_client"
 			}),
-			req: func(s *scene) *kmsg.ProduceRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				return produceReq(s, 1, group.TopicName, 0, keyedBatch("k", "v"))
 			},
 			want: wantProduced(0, 0),
@@ -270,19 +270,21 @@ func produceCases() []produceCase {
 		{
 			name:  "idempotent first batch",
 			setup: withTopic("t", 1, nil),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, -1, "t", 0, idemBatch(7, 0, 0, "a")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, -1, "t", 0, idemBatch(7, 0, 0, "a")) },
 			want:  wantProduced(0, 0),
 		},
 		{
 			name:  "retried batch gets its first offsets back",
 			setup: steps(withTopic("t", 1, nil), withRecords("t", 0, idemBatch(7, 0, 0, "a"), idemBatch(7, 0, 1, "b", "c"), idemBatch(7, 0, 3, "d"))),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, -1, "t", 0, idemBatch(7, 0, 1, "b", "c")) },
-			want:  checks(wantProduced(0, 1), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 4)),
+			req: func(_ *testing.T, s *scene) kmsg.Request {
+				return produceReq(s, -1, "t", 0, idemBatch(7, 0, 1, "b", "c"))
+			},
+			want: checks(wantProduced(0, 1), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 4)),
 		},
 		{
 			name:  "sequence gap",
 			setup: steps(withTopic("t", 1, nil), withRecords("t", 0, idemBatch(7, 0, 0, "a"))),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, -1, "t", 0, idemBatch(7, 0, 2, "c")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, -1, "t", 0, idemBatch(7, 0, 2, "c")) },
 			want:  checks(wantProduced(kerr.OutOfOrderSequenceNumber.Code, -1), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 1)),
 		},
 		{
@@ -292,38 +294,38 @@ func produceCases() []produceCase {
 			setup: steps(withTopic("t", 1, nil), withRecords("t", 0,
 				idemBatch(7, 0, 0, "a"), idemBatch(7, 0, 1, "b"), idemBatch(7, 0, 2, "c"),
 				idemBatch(7, 0, 3, "d"), idemBatch(7, 0, 4, "e"), idemBatch(7, 0, 5, "f"))),
-			req:  func(s *scene) *kmsg.ProduceRequest { return produceReq(s, -1, "t", 0, idemBatch(7, 0, 0, "a")) },
+			req:  func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, -1, "t", 0, idemBatch(7, 0, 0, "a")) },
 			want: checks(wantProduced(kerr.OutOfOrderSequenceNumber.Code, -1), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 6)),
 		},
 		{
 			name:  "epoch older than the producer's",
 			setup: steps(withTopic("t", 1, nil), withRecords("t", 0, idemBatch(7, 1, 0, "a"))),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, -1, "t", 0, idemBatch(7, 0, 1, "b")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, -1, "t", 0, idemBatch(7, 0, 1, "b")) },
 			want:  checks(wantProduced(kerr.InvalidProducerEpoch.Code, -1), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 1)),
 		},
 		{
 			name:  "new epoch starts at sequence 0",
 			setup: steps(withTopic("t", 1, nil), withRecords("t", 0, idemBatch(7, 0, 0, "a"))),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, -1, "t", 0, idemBatch(7, 1, 0, "b")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, -1, "t", 0, idemBatch(7, 1, 0, "b")) },
 			want:  wantProduced(0, 1),
 		},
 		{
 			name:  "new epoch at a later sequence",
 			setup: steps(withTopic("t", 1, nil), withRecords("t", 0, idemBatch(7, 0, 0, "a"))),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, -1, "t", 0, idemBatch(7, 1, 5, "b")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, -1, "t", 0, idemBatch(7, 1, 5, "b")) },
 			want:  wantProduced(kerr.OutOfOrderSequenceNumber.Code, -1),
 		},
 		{
 			// KIP-360: the producer may have expired from the state.
 			name:  "unknown producer at any sequence",
 			setup: withTopic("t", 1, nil),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, -1, "t", 0, idemBatch(7, 0, 42, "a")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, -1, "t", 0, idemBatch(7, 0, 42, "a")) },
 			want:  wantProduced(0, 0),
 		},
 		{
 			name:  "producer id without a sequence",
 			setup: withTopic("t", 1, nil),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, -1, "t", 0, idemBatch(7, 0, -1, "a")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, -1, "t", 0, idemBatch(7, 0, -1, "a")) },
 			want:  wantProduced(kerr.InvalidRecord.Code, -1),
 		},
 
@@ -331,19 +333,19 @@ func produceCases() []produceCase {
 		{
 			name:  "acks=all below min.insync.replicas",
 			setup: withTopic("t", 1, map[string]string{"min.insync.replicas": "2"}),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, -1, "t", 0, batch("a")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, -1, "t", 0, batch("a")) },
 			want:  checks(wantProduced(kerr.NotEnoughReplicas.Code, -1), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 0)),
 		},
 		{
 			name:  "acks=1 does not wait for the follower",
 			setup: rf2(nil),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, 1, "t", 0, batch("a")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, 1, "t", 0, batch("a")) },
 			want:  checks(wantProduced(0, 0), wantTook[*kmsg.ProduceResponse](0)),
 		},
 		{
 			name:  "acks=all completes when the follower has the batch",
 			setup: rf2(nil),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, -1, "t", 0, batch("a")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, -1, "t", 0, batch("a")) },
 			during: func(t *testing.T, s *scene) {
 				s.followerFetch(t, 2, "t", 0, 1)
 			},
@@ -352,14 +354,14 @@ func produceCases() []produceCase {
 		{
 			name:  "acks=all times out",
 			setup: rf2(nil),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, -1, "t", 0, batch("a")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, -1, "t", 0, batch("a")) },
 			want: checks(wantProduced(kerr.RequestTimedOut.Code, -1), wantTook[*kmsg.ProduceResponse](produceTimeout),
 				wantLogEnd[*kmsg.ProduceResponse]("t", 0, 1)),
 		},
 		{
 			name:  "acks=all after the ISR shrank below min.insync.replicas",
 			setup: rf2(map[string]string{"min.insync.replicas": "2"}),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, -1, "t", 0, batch("a")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, -1, "t", 0, batch("a")) },
 			during: func(t *testing.T, s *scene) {
 				s.setState(t, "t", 0, func(st *metadata.PartitionState) { st.ISR = []int32{1} })
 			},
@@ -368,7 +370,7 @@ func produceCases() []produceCase {
 		{
 			name:  "acks=all when the leadership moves away",
 			setup: rf2(nil),
-			req:   func(s *scene) *kmsg.ProduceRequest { return produceReq(s, -1, "t", 0, batch("a")) },
+			req:   func(_ *testing.T, s *scene) kmsg.Request { return produceReq(s, -1, "t", 0, batch("a")) },
 			during: func(t *testing.T, s *scene) {
 				s.setState(t, "t", 0, func(st *metadata.PartitionState) { st.Leader, st.LeaderEpoch = 2, st.LeaderEpoch+1 })
 			},

@@ -20,8 +20,8 @@ type reassignment struct {
 	replicas  []int32
 }
 
-func reassignReq(rs ...reassignment) func(*testing.T, *cluster) kmsg.Request {
-	return func(*testing.T, *cluster) kmsg.Request {
+func reassignReq(rs ...reassignment) func(*testing.T, *scene) kmsg.Request {
+	return func(*testing.T, *scene) kmsg.Request {
 		req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
 		req.TimeoutMillis = 5000
 		for _, r := range rs {
@@ -38,22 +38,22 @@ func reassignReq(rs ...reassignment) func(*testing.T, *cluster) kmsg.Request {
 
 // withReassignments creates topic t (one partition on broker 1) and
 // requests rs.
-func withReassignments(rs ...reassignment) func(*testing.T, *cluster) {
-	return func(t *testing.T, s *cluster) {
-		create := s.b.do(t, createTopicsReq(false, manualTopic("t", []int32{1}))(t, s)).(*kmsg.CreateTopicsResponse)
+func withReassignments(rs ...reassignment) func(*testing.T, *scene) {
+	return func(t *testing.T, s *scene) {
+		create := s.do(t, createTopicsReq(false, manualTopic("t", []int32{1}))(t, s)).(*kmsg.CreateTopicsResponse)
 		wantCodes(t, errorCodes(create), nil)
 		if len(rs) == 0 {
 			return
 		}
-		resp := s.b.do(t, reassignReq(rs...)(t, s)).(*kmsg.AlterPartitionAssignmentsResponse)
+		resp := s.do(t, reassignReq(rs...)(t, s)).(*kmsg.AlterPartitionAssignmentsResponse)
 		wantCodes(t, errorCodes(resp), nil)
 	}
 }
 
 // wantPending checks the reassignment the store holds for t-0.
-func wantPending(t *testing.T, s *cluster, target, original []int32) {
+func wantPending(t *testing.T, s *scene, target, original []int32) {
 	t.Helper()
-	rs, err := s.b.env.Store.Reassignments(context.Background())
+	rs, err := s.env.Store.Reassignments(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,25 +69,25 @@ func wantPending(t *testing.T, s *cluster, target, original []int32) {
 }
 
 func TestAlterPartitionReassignments(t *testing.T) {
-	two := clusterOpts{brokers: 2}
-	pending := func(target, original []int32) func(*testing.T, *cluster, *kmsg.AlterPartitionAssignmentsResponse) {
-		return func(t *testing.T, s *cluster, _ *kmsg.AlterPartitionAssignmentsResponse) {
+	two := sceneOpts{brokers: 2}
+	pending := func(target, original []int32) func(*testing.T, *scene, *kmsg.AlterPartitionAssignmentsResponse) {
+		return func(t *testing.T, s *scene, _ *kmsg.AlterPartitionAssignmentsResponse) {
 			wantPending(t, s, target, original)
 		}
 	}
 	noCodes := []int16{0, codeInvalidAssignment}
-	runRows(t, false, nil, []apiRow[*kmsg.AlterPartitionAssignmentsResponse]{
+	runRows(t, tableOpts{codes: errorCodes}, []apiRow[*kmsg.AlterPartitionAssignmentsResponse]{
 		{
-			name: "reassign", cluster: two, setup: withReassignments(),
-			req: reassignReq(reassignment{"t", 0, []int32{2}}), check: pending([]int32{2}, []int32{1}),
+			name: "reassign", scene: two, setup: withReassignments(),
+			req: reassignReq(reassignment{"t", 0, []int32{2}}), want: pending([]int32{2}, []int32{1}),
 		},
 		{
-			name: "replace a pending target", cluster: two, setup: withReassignments(reassignment{"t", 0, []int32{2}}),
-			req: reassignReq(reassignment{"t", 0, []int32{2, 1}}), check: pending([]int32{2, 1}, []int32{1}),
+			name: "replace a pending target", scene: two, setup: withReassignments(reassignment{"t", 0, []int32{2}}),
+			req: reassignReq(reassignment{"t", 0, []int32{2, 1}}), want: pending([]int32{2, 1}, []int32{1}),
 		},
 		{
-			name: "cancel", cluster: two, setup: withReassignments(reassignment{"t", 0, []int32{2}}),
-			req: reassignReq(reassignment{"t", 0, nil}), check: pending([]int32{1}, []int32{1}),
+			name: "cancel", scene: two, setup: withReassignments(reassignment{"t", 0, []int32{2}}),
+			req: reassignReq(reassignment{"t", 0, nil}), want: pending([]int32{1}, []int32{1}),
 		},
 		{
 			name: "cancel without a reassignment", setup: withReassignments(),
@@ -97,27 +97,27 @@ func TestAlterPartitionReassignments(t *testing.T) {
 		{name: "unknown partition", setup: withReassignments(), req: reassignReq(reassignment{"t", 1, []int32{1}}), codes: []int16{0, codeUnknownTopic}},
 		{
 			name: "empty replica list", setup: withReassignments(), req: reassignReq(reassignment{"t", 0, []int32{}}),
-			codes: noCodes, check: pending(nil, nil),
+			codes: noCodes, want: pending(nil, nil),
 		},
 		{
-			name: "replica named twice", cluster: two, setup: withReassignments(),
-			req: reassignReq(reassignment{"t", 0, []int32{2, 2}}), codes: noCodes, check: pending(nil, nil),
+			name: "replica named twice", scene: two, setup: withReassignments(),
+			req: reassignReq(reassignment{"t", 0, []int32{2, 2}}), codes: noCodes, want: pending(nil, nil),
 		},
 		{
 			name: "unknown broker", setup: withReassignments(),
-			req: reassignReq(reassignment{"t", 0, []int32{1, 7}}), codes: noCodes, check: pending(nil, nil),
+			req: reassignReq(reassignment{"t", 0, []int32{1, 7}}), codes: noCodes, want: pending(nil, nil),
 		},
 		{
-			name: "per partition", cluster: two, setup: withReassignments(),
+			name: "per partition", scene: two, setup: withReassignments(),
 			req:   reassignReq(reassignment{"t", 0, []int32{2}}, reassignment{"t", 3, []int32{2}}),
-			codes: []int16{0, 0, codeUnknownTopic}, check: pending([]int32{2}, []int32{1}),
+			codes: []int16{0, 0, codeUnknownTopic}, want: pending([]int32{2}, []int32{1}),
 		},
 	})
 }
 
 // listReq asks for the partitions of topic t (none: every reassignment).
-func listReq(partitions ...int32) func(*testing.T, *cluster) kmsg.Request {
-	return func(*testing.T, *cluster) kmsg.Request {
+func listReq(partitions ...int32) func(*testing.T, *scene) kmsg.Request {
+	return func(*testing.T, *scene) kmsg.Request {
 		req := kmsg.NewPtrListPartitionReassignmentsRequest()
 		req.TimeoutMillis = 5000
 		if partitions != nil {
@@ -130,8 +130,8 @@ func listReq(partitions ...int32) func(*testing.T, *cluster) kmsg.Request {
 }
 
 // listed checks the answer: t-0 moving from broker 1 to 2, or nothing.
-func listed(moving bool) func(*testing.T, *cluster, *kmsg.ListPartitionReassignmentsResponse) {
-	return func(t *testing.T, _ *cluster, r *kmsg.ListPartitionReassignmentsResponse) {
+func listed(moving bool) func(*testing.T, *scene, *kmsg.ListPartitionReassignmentsResponse) {
+	return func(t *testing.T, _ *scene, r *kmsg.ListPartitionReassignmentsResponse) {
 		if !moving {
 			if len(r.Topics) != 0 {
 				t.Fatalf("listed %+v, want nothing", r.Topics)
@@ -149,12 +149,12 @@ func listed(moving bool) func(*testing.T, *cluster, *kmsg.ListPartitionReassignm
 }
 
 func TestListPartitionReassignments(t *testing.T) {
-	two := clusterOpts{brokers: 2}
+	two := sceneOpts{brokers: 2}
 	moving := withReassignments(reassignment{"t", 0, []int32{2}})
-	runRows(t, false, nil, []apiRow[*kmsg.ListPartitionReassignmentsResponse]{
-		{name: "all", cluster: two, setup: moving, req: listReq(), check: listed(true)},
-		{name: "asked for", cluster: two, setup: moving, req: listReq(0, 1), check: listed(true)},
-		{name: "none pending", setup: withReassignments(), req: listReq(), check: listed(false)},
-		{name: "partition not moving", cluster: two, setup: moving, req: listReq(1), check: listed(false)},
+	runRows(t, tableOpts{codes: errorCodes}, []apiRow[*kmsg.ListPartitionReassignmentsResponse]{
+		{name: "all", scene: two, setup: moving, req: listReq(), want: listed(true)},
+		{name: "asked for", scene: two, setup: moving, req: listReq(0, 1), want: listed(true)},
+		{name: "none pending", setup: withReassignments(), req: listReq(), want: listed(false)},
+		{name: "partition not moving", scene: two, setup: moving, req: listReq(1), want: listed(false)},
 	})
 }

@@ -3,224 +3,139 @@ package handler
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"maps"
-	"os"
 	"slices"
-	"strings"
+	"strconv"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/broker/group"
 	"github.com/strata-broker/strata/broker/partition"
-	"github.com/strata-broker/strata/broker/wire"
 	"github.com/strata-broker/strata/metadata"
+	"github.com/strata-broker/strata/metadata/memstore"
 	"github.com/strata-broker/strata/tier/record"
 )
 
-// apiCase is one row of an API's table test: the broker it runs on, the
-// state setup brings it to, the request, and what the answer must be.
-// Security (ACLs) and transactions append their rows to the same tables.
-//
-// Each row runs at each of its versions on a fresh broker inside a
-// synctest bubble: waits (a fetch's long poll, an acks=all produce) run on
-// the bubble's fake clock, which starts at the same instant every run, so
-// timeouts cost nothing and "answered at once" is exact.
-type apiCase[Req kmsg.Request, Resp kmsg.Response] struct {
-	name string
-	// versions the row runs at; nil: the lowest and the highest served.
-	versions []int16
-	opts     brokerOpts
-	setup    func(t *testing.T, s *scene)
-	req      func(s *scene) Req
-	// during, when set, runs once the request blocks waiting (a long poll,
-	// an acks=all produce) and should let it finish.
-	during func(t *testing.T, s *scene)
-	// closes: the broker must close the connection rather than answer.
-	closes bool
-	want   check[Resp]
-	// skip names a known deviation from Kafka the row documents.
-	skip string
-}
-
-// runCases runs every row of an API's table as a subtest per version.
-func runCases[Req kmsg.Request, Resp kmsg.Response](t *testing.T, cases []apiCase[Req, Resp]) {
-	t.Helper()
-	var probe Req
-	api, ok := Lookup(probe.Key())
-	if !ok {
-		t.Fatalf("api %d not registered", probe.Key())
-	}
-	for _, c := range cases {
-		if strings.Contains(c.name, ",") {
-			t.Fatalf("case %q: a comma in a test name splits its log.dirs", c.name)
-		}
-		vs := c.versions
-		if vs == nil {
-			vs = slices.Compact([]int16{api.Min, api.Max})
-		}
-		for _, v := range vs {
-			t.Run(fmt.Sprintf("%s/v%d", c.name, v), func(t *testing.T) {
-				if c.skip != "" {
-					t.Skip(c.skip)
-				}
-				t.Parallel()
-				synctest.Test(t, func(t *testing.T) { c.run(t, v) })
-			})
-		}
-	}
-}
-
-func (c apiCase[Req, Resp]) run(t *testing.T, v int16) {
-	s := newScene(t, c.opts, v)
-	if c.setup != nil {
-		c.setup(t, s)
-	}
-	req := onTheWire(t, c.req(s), v)
-	start := time.Now()
-	var resp kmsg.Response
-	var err error
-	if c.during == nil {
-		resp, err = s.try(req)
-	} else {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			resp, err = s.try(req)
-		}()
-		synctest.Wait()
-		select {
-		case <-done:
-			t.Fatal("answered at once; the row expects the request to wait")
-		default:
-		}
-		c.during(t, s)
-		<-done
-	}
-	s.took = time.Since(start)
-	switch {
-	case c.closes && err == nil:
-		t.Fatalf("answered %+v; want the connection closed", resp)
-	case c.closes:
-		return
-	case err != nil:
-		t.Fatalf("%s v%d: %v", kmsg.NameForKey(req.Key()), v, err)
-	}
-	var r Resp
-	if resp != nil {
-		r = resp.(Resp)
-	}
-	if c.want != nil {
-		c.want(t, s, r)
-	}
-}
-
-// onTheWire is req at version v as the broker decodes it from a client:
-// fields the version does not carry are at their defaults.
-func onTheWire(t *testing.T, req kmsg.Request, v int16) kmsg.Request {
-	t.Helper()
-	req.SetVersion(v)
-	decoded, err := wire.DecodeBody(wire.Header{Key: req.Key(), Version: v}, req.AppendTo(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return decoded
-}
-
-// check examines an answer of type Resp.
-type check[Resp any] = func(*testing.T, *scene, Resp)
-
-// checks runs several checks of one answer in order.
-func checks[Resp any](fs ...check[Resp]) check[Resp] {
-	return func(t *testing.T, s *scene, resp Resp) {
-		t.Helper()
-		for _, f := range fs {
-			f(t, s, resp)
-		}
-	}
-}
-
-// versionsFrom lists the versions of key served from v on.
-func versionsFrom(key kmsg.Key, v int16) []int16 {
-	a, _ := Lookup(key.Int16())
-	return span(max(v, a.Min), a.Max)
-}
-
-// versionsTo lists the versions of key served up to v.
-func versionsTo(key kmsg.Key, v int16) []int16 {
-	a, _ := Lookup(key.Int16())
-	return span(a.Min, min(v, a.Max))
-}
-
-// span lists the versions lo..hi.
-func span(lo, hi int16) []int16 {
-	var out []int16
-	for v := lo; v <= hi; v++ {
-		out = append(out, v)
-	}
-	return out
-}
-
-// scene is what one row runs in: broker 1, which gets the request, and
-// the peers it needs on the same metadata store; version is the version
-// the request is sent at, took how long it took on the bubble's clock.
+// scene is what one row of an API's table runs in: brokers in process on
+// one metadata backend, the one requests go to (broker 1 unless setup
+// chose another) embedded, and what the row's setup made for its request
+// to name. version is the version the request is sent at, took how long
+// it took on the bubble's clock.
 type scene struct {
 	*testBroker
-	peers   []*testBroker
+	brokers []*testBroker // broker 1 first, then those setup started
+	backend *memstore.Backend
 	version int16
 	took    time.Duration
 	// draining, closed by a row, tells broker 1 it stops serving.
 	draining chan struct{}
+	group    string         // the group rows ask about: "g" unless setup chose another
+	members  []*groupMember // formed by setup, in join order
 }
 
-func newScene(t *testing.T, o brokerOpts, v int16) *scene {
-	s := &scene{testBroker: newTestBroker(t, onTmpfs(t, o)), version: v, draining: make(chan struct{})}
+// sceneOpts shape a scene: how many brokers it starts with, their
+// configuration, and whether the group coordinators are ready
+// (__consumer_offsets created and loaded) before the row's setup runs.
+type sceneOpts struct {
+	brokers int               // 0: 1
+	config  map[string]string // broker keys of every broker
+	groups  bool
+}
+
+// newScene starts the brokers 1..n of o on a fresh backend, for a request
+// at version v. __consumer_offsets, once created, has one partition per
+// broker (offsets.topic.num.partitions, unless o.config says otherwise);
+// with groups it is created and every coordinator has loaded the
+// partitions it leads.
+func newScene(t *testing.T, o sceneOpts, v int16) *scene {
+	t.Helper()
+	n := max(o.brokers, 1)
+	s := &scene{backend: memstore.NewBackend(), version: v, draining: make(chan struct{}), group: "g"}
+	for id := range int32(n) {
+		cfg := map[string]string{"offsets.topic.num.partitions": strconv.Itoa(n)}
+		maps.Copy(cfg, o.config)
+		s.brokers = append(s.brokers, newTestBroker(t, brokerOpts{id: id + 1, backend: s.backend, config: cfg}))
+	}
+	s.testBroker = s.brokers[0]
 	s.env.Draining = s.draining
+	if o.groups {
+		s.awaitCoordinators(t)
+	}
 	return s
 }
 
-// onTmpfs puts a broker's log directory on tmpfs where the system has
-// one: a new partition's log fsyncs several files, which on a disk costs
-// a table of rows seconds.
-func onTmpfs(t *testing.T, o brokerOpts) brokerOpts {
+// awaitCoordinators creates __consumer_offsets (through FindCoordinator)
+// and waits until every broker has loaded the partitions it leads. It
+// runs in a synctest bubble, where the waits cost no real time.
+func (s *scene) awaitCoordinators(t *testing.T) {
 	t.Helper()
-	if _, ok := o.config["log.dirs"]; ok {
-		return o
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.CoordinatorKey = "any"
+	if resp := s.do(t, req).(*kmsg.FindCoordinatorResponse); resp.ErrorCode != 0 {
+		t.Fatalf("find coordinator: %v", kerr.ErrorForCode(resp.ErrorCode))
 	}
-	dir, err := os.MkdirTemp("/dev/shm", "strata-handler-test-")
-	if err != nil {
-		return o // no tmpfs: the test's temporary directory
+	for i := 0; ; i++ {
+		if i == 1000 {
+			t.Fatal("coordinators not loaded within 1000 rounds")
+		}
+		if s.coordinatorsLoaded() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	o.config = maps.Clone(o.config)
-	if o.config == nil {
-		o.config = map[string]string{}
-	}
-	o.config["log.dirs"] = dir
-	return o
 }
 
-// step is a piece of a row's setup.
-type step = func(t *testing.T, s *scene)
-
-// steps runs setup steps in order.
-func steps(ss ...step) step {
-	return func(t *testing.T, s *scene) {
-		t.Helper()
-		for _, st := range ss {
-			st(t, s)
+func (s *scene) coordinatorsLoaded() bool {
+	topic, ok := s.env.Cache.Topic(group.TopicName)
+	if !ok {
+		return false
+	}
+	for idx, st := range topic.Partitions {
+		for _, b := range s.brokers {
+			if b.env.Self.ID == st.Leader && !b.env.Groups.Loaded(idx) {
+				return false
+			}
 		}
 	}
+	return true
 }
 
-// peer starts broker id (with config) on the same metadata store.
+// groupLedBy returns a group id whose __consumer_offsets partition broker
+// id leads.
+func (s *scene) groupLedBy(t *testing.T, id int32) string {
+	t.Helper()
+	topic, ok := s.env.Cache.Topic(group.TopicName)
+	if !ok {
+		t.Fatalf("%s does not exist", group.TopicName)
+	}
+	for i := range 1000 {
+		name := "group-" + strconv.Itoa(i)
+		if topic.Partitions[group.PartitionFor(name, int32(len(topic.Partitions)))].Leader == id {
+			return name
+		}
+	}
+	t.Fatalf("no group led by broker %d", id)
+	return ""
+}
+
+// groupMember is a group member a row's setup formed.
+type groupMember struct {
+	id       string
+	gen      int32   // classic generation, or KIP-848 member epoch
+	instance *string // group.instance.id of a static member
+	// owned are the partitions a KIP-848 member owns: its last assignment.
+	owned []kmsg.ConsumerGroupHeartbeatRequestTopic
+}
+
+// peer starts broker id (with its own config only) on the same metadata
+// store.
 func (s *scene) peer(t *testing.T, id int32, config map[string]string) *testBroker {
 	t.Helper()
-	p := newTestBroker(t, onTmpfs(t, brokerOpts{id: id, backend: s.store.Backend(), config: config}))
-	s.peers = append(s.peers, p)
+	p := newTestBroker(t, brokerOpts{id: id, backend: s.backend, config: config})
+	s.brokers = append(s.brokers, p)
 	return p
 }
 
@@ -230,7 +145,7 @@ func withPeer(id int32, config map[string]string) step {
 }
 
 // withTopic is a step creating topic name with n partitions led here (as
-// long as no peer was started: then they are spread over the brokers).
+// long as the scene has one broker: else they are spread over the brokers).
 func withTopic(name string, n int32, configs map[string]string) step {
 	return func(t *testing.T, s *scene) { s.createTopic(t, name, n, configs) }
 }
@@ -252,7 +167,7 @@ func withAssignedTopic(name string, assignment map[int32][]int32, configs map[st
 // (their managers would, a moment later).
 func (s *scene) sync(t *testing.T) {
 	t.Helper()
-	for _, b := range append([]*testBroker{s.testBroker}, s.peers...) {
+	for _, b := range s.brokers {
 		if err := b.env.Partitions.Sync(); err != nil {
 			t.Fatal(err)
 		}
