@@ -1,0 +1,4 @@
+package hostile
+
+// recordCases attack the record and topic checks.
+var recordCases = []hostileCase{}
