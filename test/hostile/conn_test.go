@@ -31,6 +31,16 @@ func dialFrom(t *testing.T, ip, addr string) net.Conn {
 	return c
 }
 
+// idleConns opens n connections to addr that send nothing.
+func idleConns(t *testing.T, addr string, n int) []net.Conn {
+	t.Helper()
+	conns := make([]net.Conn, 0, n)
+	for range n {
+		conns = append(conns, dialFrom(t, "", addr))
+	}
+	return conns
+}
+
 // write sends b on c, failing the test unless it is all written within
 // livenessBound.
 func write(t *testing.T, c net.Conn, b []byte) {

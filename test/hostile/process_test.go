@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -28,23 +26,13 @@ import (
 // serves again, refuses a topic over the partition budget its limit
 // leaves (POLICY_VIOLATION), and its RSS stays bounded.
 func TestAcceptStormUnderFileLimit(t *testing.T) {
-	prlimit, err := exec.LookPath("prlimit")
-	if err != nil {
-		t.Fatalf("prlimit (util-linux) is required: %v", err)
-	}
-	g := startTarget(t, []string{prlimit, "--nofile=1024:1024", "--"}, map[string]string{
+	g := startTarget(t, harness.UnderFileLimit(t, 1024), map[string]string{
 		"connections.max.idle.ms": strconv.FormatInt(idleTimeout.Milliseconds(), 10),
 	})
 	g.check(t)
 	before := g.p.RSS()
-	n := 1100
-	if long() {
-		n = 3000
-	}
-	conns := make([]net.Conn, 0, n)
-	for range n {
-		conns = append(conns, dialFrom(t, "", g.p.Addr()))
-	}
+	n := scaled(1100, 3000)
+	conns := idleConns(t, g.p.Addr(), n)
 	waitLog(t, g.p, "accept failed; retrying", closeBound)
 	during := g.p.RSS()
 	for _, c := range conns {
@@ -89,10 +77,7 @@ func waitLog(t *testing.T, p *harness.Process, s string, within time.Duration) {
 // turn), and restarts it: every acknowledged record is still there, in
 // order, and the canary is intact.
 func TestKill9Loop(t *testing.T) {
-	rounds := 3
-	if long() {
-		rounds = 20
-	}
+	rounds := scaled(3, 20)
 	g := startTarget(t, nil, nil)
 	const topic = "hostile-crash"
 	harness.CreateTopic(t, harness.NewAdmin(t, g.p.Addr()), topic, 1, nil)

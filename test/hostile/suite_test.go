@@ -52,6 +52,14 @@ func long() bool {
 	return v
 }
 
+// scaled is n, or longN when the longer variants run.
+func scaled(n, longN int) int {
+	if long() {
+		return longN
+	}
+	return n
+}
+
 // target is a broker process under attack with its canary records.
 type target struct {
 	p      *harness.Process

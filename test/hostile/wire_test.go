@@ -74,10 +74,7 @@ func lyingLengths(t *testing.T, g *target) {
 // each connection once its frame has not arrived whole within the idle
 // timeout.
 func announceLarge(t *testing.T, g *target) {
-	n := 50
-	if long() {
-		n = 500
-	}
+	n := scaled(50, 500)
 	var conns []net.Conn
 	for range n {
 		c := dialFrom(t, "", g.p.Addr())
@@ -124,14 +121,8 @@ func trickledFrame(t *testing.T, g *target) {
 // broker accepts them, serves a fresh client meanwhile, and closes them
 // at the idle timeout.
 func idleConnections(t *testing.T, g *target) {
-	n := 3000
-	if long() {
-		n = 10000
-	}
-	conns := make([]net.Conn, 0, n)
-	for range n {
-		conns = append(conns, dialFrom(t, "", g.p.Addr()))
-	}
+	n := scaled(3000, 10000)
+	conns := idleConns(t, g.p.Addr(), n)
 	took, err := g.roundTrip()
 	if err != nil {
 		t.Fatalf("with %d idle connections open, a fresh client is not served: %v", n, err)
