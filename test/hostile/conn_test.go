@@ -101,17 +101,6 @@ func isClosed(err error) bool {
 	return err != nil && !errors.Is(err, os.ErrDeadlineExceeded)
 }
 
-// expectClosed reads c until the broker closes it, failing the test if
-// that takes longer than within. Whatever the broker sent first is
-// discarded.
-func expectClosed(t *testing.T, c net.Conn, within time.Duration) {
-	t.Helper()
-	_ = c.SetReadDeadline(time.Now().Add(within))
-	if _, err := io.Copy(io.Discard, c); errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("connection %s still open %v later", c.LocalAddr(), within)
-	}
-}
-
 // waitClosed waits until the broker at addr has closed its end of every
 // one of conns (no ESTABLISHED socket from addr to the connection's local
 // address in /proc/net/tcp), without reading them: a connection whose
