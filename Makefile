@@ -97,10 +97,11 @@ CHAOS_ROUNDS      ?= 6
 CHAOS_ETCD_OUTAGE ?= 30
 CHAOS_SEED        ?=
 
-chaos: deps ## fault-injection tests against a 3-broker cluster (longer than in `make test`)
+chaos: deps ## fault-injection tests against a 3-broker cluster, and the hostile-input suite with more kills and connections (longer than in `make test`)
 	STRATA_FAULT_RECORDS=$(CHAOS_RECORDS) STRATA_FAULT_ROUNDS=$(CHAOS_ROUNDS) STRATA_FAULT_SEED=$(CHAOS_SEED) \
 		STRATA_FAULT_ETCD_OUTAGE=$(CHAOS_ETCD_OUTAGE) \
 		$(GO) test -race -count=1 -v -timeout $(TEST_TIMEOUT) -run TestNemesis ./test/fault/
+	STRATA_HOSTILE_LONG=1 $(GO) test -race -count=1 -v -timeout $(TEST_TIMEOUT) ./test/hostile/
 
 cluster: build ## etcd + 3 brokers on loopback (19092-19094, data in ./data/cluster)
 	bash deploy/cluster.sh

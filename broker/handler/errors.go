@@ -25,6 +25,8 @@ func errorCode(err error) int16 {
 		return kerr.InvalidRecord.Code
 	case errors.Is(err, record.ErrUnsupportedMagic):
 		return kerr.InvalidRecord.Code // Kafka: magic < 2 in produce v3+
+	case errors.Is(err, record.ErrTruncated):
+		return kerr.InvalidRecord.Code // Kafka: no whole batch in produce v3+
 	case errors.Is(err, record.ErrCorrupt):
 		return kerr.CorruptMessage.Code
 	case errors.Is(err, producer.ErrOutOfOrderSequence):

@@ -152,6 +152,23 @@ func produceRows() []produceRow {
 			want: checks(wantProduced(kerr.InvalidRecord.Code, -1), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 0)),
 		},
 		{
+			name:  "magic 1 message set shorter than a v2 header",
+			setup: withTopic("t", 1, nil),
+			req: func(s *scene) *kmsg.ProduceRequest {
+				return produceReq(s, 1, "t", 0, messageV1("v"))
+			},
+			want: checks(wantProduced(kerr.InvalidRecord.Code, -1), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 0)),
+		},
+		{
+			name:  "batch cut short of its length field",
+			setup: withTopic("t", 1, nil),
+			req: func(s *scene) *kmsg.ProduceRequest {
+				b := batch("a")
+				return produceReq(s, 1, "t", 0, b[:len(b)-1])
+			},
+			want: checks(wantProduced(kerr.InvalidRecord.Code, -1), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 0)),
+		},
+		{
 			name:  "CRC mismatch",
 			setup: withTopic("t", 1, nil),
 			req: func(_ *testing.T, s *scene) kmsg.Request {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,11 +24,7 @@ import (
 // offline instead of running out of files, and under the first limit
 // again it serves them all, their data intact.
 func TestOpenFileLimit(t *testing.T) {
-	prlimit, err := exec.LookPath("prlimit")
-	if err != nil {
-		t.Skip("prlimit (util-linux) is not installed")
-	}
-	under := func(n int) []string { return []string{prlimit, fmt.Sprintf("--nofile=%d:%d", n, n), "--"} }
+	under := func(n int) []string { return harness.UnderFileLimit(t, n) }
 	metrics := "127.0.0.1:" + strconv.Itoa(harness.FreePort(t))
 	// 1024 files: a quarter for connections and etcd, a quarter for sealed
 	// segments' files, two a partition for the rest: 256 partitions.

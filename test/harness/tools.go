@@ -108,3 +108,14 @@ func logTail(path string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// UnderFileLimit is a wrapper (see SetWrapper) that runs the broker with
+// an open-file limit of n, soft and hard, through prlimit (util-linux).
+func UnderFileLimit(t testing.TB, n int) []string {
+	t.Helper()
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Fatalf("harness: prlimit (util-linux) is required: %v", err)
+	}
+	return []string{prlimit, fmt.Sprintf("--nofile=%d:%d", n, n), "--"}
+}

@@ -24,6 +24,10 @@ var (
 	// from a client, such as one holding fewer or more records than its
 	// header says (Kafka's INVALID_RECORD).
 	ErrInvalidRecord = errors.New("record: invalid record")
+	// ErrTruncated: the data ends inside a batch its length field
+	// announces. Errors wrapping it wrap ErrCorrupt too (a torn log tail);
+	// Kafka's produce, finding no whole batch, answers INVALID_RECORD.
+	ErrTruncated = errors.New("record: truncated batch")
 )
 
 // ValidateOptions tunes Validate for one topic.
@@ -153,19 +157,39 @@ func checkFrame(b Batch) error {
 	return nil
 }
 
+// legacyMinLength is the smallest length field of a v0/v1 message
+// (Kafka's LegacyRecord.RECORD_OVERHEAD_V0); Kafka calls an entry
+// announcing less corrupt whatever its magic.
+const legacyMinLength = 14
+
 // frameLen returns the size of the batch starting at buf[0] according to
-// its length field, or an error when buf cannot hold a whole batch.
+// its length field, or an error when buf cannot hold a whole batch. It
+// checks in the order of Kafka's ByteBufferLogInputStream: a length below
+// any format's minimum or an unknown magic is ErrCorrupt, a batch cut
+// short is ErrTruncated, and a whole v0/v1 message, however short, is
+// ErrUnsupportedMagic.
 func frameLen(buf []byte) (int, error) {
 	if len(buf) < lengthPrefix {
 		return 0, fmt.Errorf("%d trailing bytes are shorter than a batch prefix: %w", len(buf), ErrCorrupt)
 	}
 	l := Batch(buf).BatchLength()
-	if l < minBatchLength {
-		return 0, fmt.Errorf("batch length field %d below minimum %d: %w", l, minBatchLength, ErrCorrupt)
+	if l < legacyMinLength {
+		return 0, fmt.Errorf("batch length field %d below minimum %d: %w", l, legacyMinLength, ErrCorrupt)
+	}
+	if len(buf) > offMagic {
+		if m := int8(buf[offMagic]); m < 0 || m > Magic {
+			return 0, fmt.Errorf("unknown magic %d: %w", m, ErrCorrupt)
+		}
 	}
 	size := int64(l) + lengthPrefix
 	if size > int64(len(buf)) {
-		return 0, fmt.Errorf("partial batch: length field says %d bytes, %d remain: %w", size, len(buf), ErrCorrupt)
+		return 0, fmt.Errorf("partial batch: length field says %d bytes, %d remain: %w: %w", size, len(buf), ErrTruncated, ErrCorrupt)
+	}
+	if m := buf[offMagic]; m != Magic {
+		return 0, fmt.Errorf("magic %d message of %d bytes: %w", m, size, ErrUnsupportedMagic)
+	}
+	if l < minBatchLength {
+		return 0, fmt.Errorf("batch length field %d below minimum %d: %w", l, minBatchLength, ErrCorrupt)
 	}
 	return int(size), nil
 }
@@ -173,8 +197,9 @@ func frameLen(buf []byte) (int, error) {
 // Split frames the concatenated batches in buf by their length fields. The
 // batches alias buf (capacity-limited, so appending to one cannot clobber
 // the next). It checks framing only; call Validate on each batch. An empty
-// buf yields no batches; a trailing partial batch or an impossible length
-// is ErrCorrupt.
+// buf yields no batches; a trailing partial batch is ErrTruncated (and
+// ErrCorrupt), an impossible length ErrCorrupt, and a v0/v1 message
+// ErrUnsupportedMagic.
 func Split(buf []byte) ([]Batch, error) {
 	count := 0
 	for rest := buf; len(rest) > 0; count++ {

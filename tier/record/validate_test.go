@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"testing"
 )
 
@@ -147,6 +148,65 @@ func TestSplit(t *testing.T) {
 	binary.BigEndian.PutUint32(bad[len(bs[0])+offBatchLength:], 10)
 	if _, err := Split(bad); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("Split with short length field: %v", err)
+	}
+}
+
+// legacyMessage is a one-message v0 or v1 message set (offset 0) with a
+// correct CRC-32.
+func legacyMessage(magic byte, key, value []byte) []byte {
+	m := []byte{0, 0, 0, 0, magic, 0} // CRC, magic, attributes
+	if magic == 1 {
+		m = binary.BigEndian.AppendUint64(m, 1) // timestamp
+	}
+	m = binary.BigEndian.AppendUint32(m, uint32(len(key)))
+	m = append(m, key...)
+	m = binary.BigEndian.AppendUint32(m, uint32(len(value)))
+	m = append(m, value...)
+	binary.BigEndian.PutUint32(m, crc32.ChecksumIEEE(m[4:]))
+	out := binary.BigEndian.AppendUint64(nil, 0)
+	out = binary.BigEndian.AppendUint32(out, uint32(len(m)))
+	return append(out, m...)
+}
+
+// TestSplitLegacyMessages checks Split's answers for v0/v1 message sets
+// in Kafka's order: any whole legacy message is ErrUnsupportedMagic
+// (INVALID_RECORD on produce), whether or not it is shorter than a v2
+// header; one cut short is ErrTruncated; a length below a v0 message's
+// overhead or an unknown magic is ErrCorrupt.
+func TestSplitLegacyMessages(t *testing.T) {
+	v0 := legacyMessage(0, []byte("k"), []byte("v"))
+	v1 := legacyMessage(1, nil, nil)
+	long := legacyMessage(1, []byte("k"), bytes.Repeat([]byte("v"), 60))
+	magic3 := bytes.Clone(v0)
+	magic3[offMagic] = 3
+	under := bytes.Clone(v0)
+	binary.BigEndian.PutUint32(under[offBatchLength:], 13)
+	cases := []struct {
+		name string
+		buf  []byte
+		want error
+	}{
+		{"v0, 16 bytes", v0, ErrUnsupportedMagic},
+		{"v1, empty", v1, ErrUnsupportedMagic},
+		{"v1, longer than a v2 header", long, ErrUnsupportedMagic},
+		{"two v0 messages", append(bytes.Clone(v0), v0...), ErrUnsupportedMagic},
+		{"v0 truncated after its magic", v0[:20], ErrTruncated},
+		{"v1 truncated in its value", long[:len(long)-1], ErrTruncated},
+		{"v0 truncated before its magic", v0[:14], ErrTruncated},
+		{"length below a v0 overhead", under, ErrCorrupt},
+		{"magic 3", magic3, ErrCorrupt},
+	}
+	for _, tc := range cases {
+		got, err := Split(tc.buf)
+		if !errors.Is(err, tc.want) || got != nil {
+			t.Errorf("%s: Split = %d batches, %v; want %v", tc.name, len(got), err, tc.want)
+		}
+		if errors.Is(err, ErrTruncated) && !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v does not wrap ErrCorrupt", tc.name, err)
+		}
+		if n, k := ValidPrefix(tc.buf); n != 0 || k != 0 {
+			t.Errorf("%s: ValidPrefix = %d, %d; want 0, 0", tc.name, n, k)
+		}
 	}
 }
 
