@@ -26,9 +26,9 @@
 //
 // Concurrency: Fetcher.followMu serialises Follow and SetFetchers (so a
 // partition is never in loops of two counts at once); Fetcher.mu guards
-// the map of loops and the count; each loop goroutine owns
-// its peer.Conn, its fetch session and its partitions' follow state, and loop.mu guards
-// the loop's partition set, which Follow replaces after every metadata
-// sync. During a fetch a short-lived goroutine watches for that change and
+// the map of loops and the count; each loop goroutine owns its
+// peer.Conn, its fetch session and its partitions' follow state, and
+// loop.mu guards the loop's partition set, which Follow replaces after
+// every metadata sync. During a fetch a short-lived goroutine watches for that change and
 // cancels the request.
 package replica

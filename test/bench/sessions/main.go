@@ -7,8 +7,10 @@
 // (kgo.DisableFetchSessions), each on a fresh broker, and reports per
 // second of the -duration measured (after the consumer read its first
 // record): the request bytes the consumer sent (counted by its dialer)
-// and the broker's CPU time (utime+stime of its process), with the
-// sessions/no-sessions ratios (target: ≤ 0.2 for both).
+// and the broker's CPU time (utime+stime of its process), also measured
+// for -duration/2 with the producer alone before the consumer starts, so
+// that the consumer's share shows apart, with the sessions/no-sessions
+// ratios (target: ≤ 0.2).
 //
 // Concurrency: the sides run one after the other; within one, the
 // producer and the consumer each run on a goroutine of their own, and
@@ -45,6 +47,7 @@ type side struct {
 	name         string
 	requestBytes float64
 	brokerCPU    time.Duration
+	baseline     time.Duration // broker CPU per second before the consumer started
 	records      int64
 }
 
@@ -81,11 +84,12 @@ func run(o options) error {
 		return fmt.Errorf("without sessions: %w", err)
 	}
 	for _, s := range []side{with, without} {
-		fmt.Printf("%-12s request bytes/s %10.0f   broker CPU ms/s %7.2f   records read %d\n",
-			s.name, s.requestBytes, float64(s.brokerCPU)/float64(time.Millisecond), s.records)
+		fmt.Printf("%-12s request bytes/s %8.0f   broker CPU ms/s %6.2f (without the consumer %6.2f, the consumer's share %6.2f)   records read %d\n",
+			s.name, s.requestBytes, ms(s.brokerCPU), ms(s.baseline), ms(s.brokerCPU-s.baseline), s.records)
 	}
-	fmt.Printf("ratio sessions/no-sessions: request bytes %.3f, broker CPU %.3f (target ≤ 0.2)\n",
-		with.requestBytes/without.requestBytes, float64(with.brokerCPU)/float64(without.brokerCPU))
+	fmt.Printf("ratio sessions/no-sessions: request bytes %.3f, broker CPU %.3f, the consumer's share of it %.3f (target ≤ 0.2)\n",
+		with.requestBytes/without.requestBytes, float64(with.brokerCPU)/float64(without.brokerCPU),
+		float64(with.brokerCPU-with.baseline)/float64(without.brokerCPU-without.baseline))
 	return nil
 }
 
@@ -130,6 +134,28 @@ func measure(o options, bin, dir string, sessions bool) (side, error) {
 		return s, fmt.Errorf("create topic: %w", err)
 	}
 
+	prod, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	if err != nil {
+		return s, err
+	}
+	defer prod.Close()
+	go func() {
+		t := time.NewTicker(o.interval)
+		defer t.Stop()
+		for ctx.Err() == nil {
+			_ = prod.ProduceSync(ctx, &kgo.Record{Value: []byte("x")}).FirstErr()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+			}
+		}
+	}()
+	// The broker's own CPU with the producer alone, for reference.
+	time.Sleep(o.duration / 4) // let the topic's creation settle
+	cpuB, atB := perf.ProcessCPU(child.Pid()), time.Now()
+	time.Sleep(o.duration / 2)
+	s.baseline = time.Duration(float64(perf.ProcessCPU(child.Pid())-cpuB) / time.Since(atB).Seconds())
+
 	var sent atomic.Int64
 	d := &net.Dialer{Timeout: 10 * time.Second}
 	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -155,22 +181,6 @@ func measure(o options, bin, dir string, sessions bool) (side, error) {
 			fs.EachRecord(func(*kgo.Record) { read.Add(1) })
 		}
 	}()
-	prod, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
-	if err != nil {
-		return s, err
-	}
-	defer prod.Close()
-	go func() {
-		t := time.NewTicker(o.interval)
-		defer t.Stop()
-		for ctx.Err() == nil {
-			_ = prod.ProduceSync(ctx, &kgo.Record{Value: []byte("x")}).FirstErr()
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-			}
-		}
-	}()
 	for read.Load() == 0 {
 		if ctx.Err() != nil {
 			return s, errors.New("the consumer read nothing")
@@ -185,6 +195,8 @@ func measure(o options, bin, dir string, sessions bool) (side, error) {
 	s.records = read.Load() - read0
 	return s, nil
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // countingConn counts the bytes written to a connection.
 type countingConn struct {
