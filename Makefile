@@ -70,12 +70,13 @@ fuzz-smoke: ## run each fuzz target for FUZZTIME (10s)
 fuzz: ## run each fuzz target for FUZZTIME_LONG (2m)
 	$(MAKE) --no-print-directory fuzz-smoke FUZZTIME=$(FUZZTIME_LONG)
 
-bench: ## benchmarks: produce/consume and groups vs kfake, cleaner vs its ceiling, cluster, tiered storage vs raw MinIO GETs
+bench: ## benchmarks: produce/consume and groups vs kfake, cleaner vs its ceiling, cluster, tiered storage vs raw MinIO GETs, fetch sessions vs none
 	$(GO) run ./test/bench
 	$(GO) run ./test/bench/groups
 	$(GO) run ./test/bench/cleaner
 	$(GO) run ./test/bench/cluster
 	$(GO) run ./test/bench/tier
+	$(GO) run ./test/bench/sessions
 
 lint: ## no binaries or large files in git, gofmt, go vet, staticcheck
 	bash scripts/check-tree.sh

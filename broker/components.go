@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/strata-broker/strata/broker/fetchsession"
 	"github.com/strata-broker/strata/broker/group"
 	"github.com/strata-broker/strata/broker/handler"
 	"github.com/strata-broker/strata/broker/partition"
@@ -376,8 +377,10 @@ func (s *Server) shutDownControlled(n *node) {
 // (clients.accept); any other accept failure asks for the ordered stop,
 // and connections already open are served until this step's turn to stop.
 func (s *Server) serveKafka(ctx context.Context, fail func(error), n *node) {
+	sessions := fetchsession.New(int(s.cfg.MaxIncrementalFetchSessionCacheSlots), fetchsession.Shards, fetchsession.EvictAfter)
+	registerSessionMetrics(n.metrics, sessions)
 	s.env = &handler.Env{
-		Cfg: n.live, Store: n.store, Cache: n.store.Cache(), Partitions: n.parts, Groups: n.groups,
+		Cfg: n.live, Store: n.store, Cache: n.store.Cache(), Partitions: n.parts, Groups: n.groups, Sessions: sessions,
 		Controller: n.observer, Elector: n.ctrl, Peers: n.peers, Log: s.log, Metrics: n.handlerMetrics,
 		Self: n.self, Draining: ctx.Done(),
 	}
@@ -401,4 +404,18 @@ func (s *Server) serveKafka(ctx context.Context, fail func(error), n *node) {
 	<-closed // ctx ended
 	_ = n.groups.Close()
 	conns.Wait()
+}
+
+// registerSessionMetrics publishes the fetch session cache's gauges, as
+// Kafka's NumIncrementalFetchSessions, NumIncrementalFetchPartitionsCached
+// and IncrementalFetchSessionEvictionsPerSec.
+func registerSessionMetrics(reg prometheus.Registerer, c *fetchsession.Cache) {
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strata_fetch_sessions", Help: "Incremental fetch sessions cached."},
+			func() float64 { return float64(c.Sessions()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strata_fetch_session_partitions", Help: "Partitions cached over all incremental fetch sessions."},
+			func() float64 { return float64(c.Partitions()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strata_fetch_session_evictions_total", Help: "Incremental fetch sessions evicted to make room for others."},
+			func() float64 { return float64(c.Evictions()) }),
+	)
 }

@@ -62,6 +62,10 @@ type Broker struct {
 	// NumReplicaFetchers is num.replica.fetchers (1): fetch loops per
 	// leader broker, each replicating its share of the partitions.
 	NumReplicaFetchers int32
+	// MaxIncrementalFetchSessionCacheSlots is
+	// max.incremental.fetch.session.cache.slots (1000): fetch sessions
+	// (KIP-227) the broker keeps, consumers' and followers'.
+	MaxIncrementalFetchSessionCacheSlots int32
 	// ReplicaHighWatermarkCheckpointIntervalMs is
 	// replica.high.watermark.checkpoint.interval.ms (5000).
 	ReplicaHighWatermarkCheckpointIntervalMs int64

@@ -104,6 +104,8 @@ var brokerKeys = []keyDef{
 		f: intField(1, func(b *Broker) *int32 { return &b.ReplicaFetchResponseMaxBytes })},
 	{name: "num.replica.fetchers", dynamic: true, typ: TypeInt, def: "1", doc: "Fetch loops (connections) per leader broker; a follower's partitions of one leader are spread over them.",
 		f: intField(1, func(b *Broker) *int32 { return &b.NumReplicaFetchers })},
+	{name: "max.incremental.fetch.session.cache.slots", typ: TypeInt, def: "1000", doc: "The maximum number of total incremental fetch sessions that we will maintain. FetchSessionCache is sharded into 8 shards and the limit is equally divided among all shards. Sessions are allocated to each shard in round-robin. Only entries within a shard are considered eligible for eviction.",
+		f: intField(0, func(b *Broker) *int32 { return &b.MaxIncrementalFetchSessionCacheSlots })},
 	{name: "replica.high.watermark.checkpoint.interval.ms", typ: TypeLong, def: "5000", doc: "How often each partition's high watermark is written to disk (only when it moved).",
 		f: intField(1, func(b *Broker) *int64 { return &b.ReplicaHighWatermarkCheckpointIntervalMs })},
 	{name: "unclean.leader.election.enable", dynamic: true, typ: TypeBoolean, def: "false", doc: "Allow a replica outside the ISR to become leader (may lose data).",

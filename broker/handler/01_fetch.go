@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/strata-broker/strata/broker/fetchsession"
 	"github.com/strata-broker/strata/broker/partition"
 	"github.com/strata-broker/strata/broker/wire"
 	"github.com/strata-broker/strata/config"
@@ -31,8 +32,21 @@ import (
 // * max.bytes and partition max bytes bound the response, but the first
 //   partition with data always gets at least one whole batch (KIP-74); a
 //   later partition whose next batch does not fit gets nothing.
-// * Fetch sessions (KIP-227) are not created: the session id is always 0,
-//   so clients send full fetches.
+// * Incremental fetch sessions (KIP-227, broker/fetchsession), v7+, for
+//   consumers and followers (whose sessions are privileged), up to
+//   max.incremental.fetch.session.cache.slots: epoch 0 opens a session
+//   (closing the one named), -1 fetches without one; an incremental fetch
+//   names only partitions that are new or whose fetch changed, plus the
+//   ones to forget, and reads all of its session's, in the session's
+//   order (those that last answered records last). Its answer carries only
+//   partitions with records, a new high watermark or log start offset, a
+//   preferred read replica or an error. An unknown session id is
+//   FETCH_SESSION_ID_NOT_FOUND, an epoch other than the session's next
+//   (also one overtaken while the fetch waited) INVALID_FETCH_SESSION_EPOCH,
+//   a session used both by topic id (v13+) and by name
+//   FETCH_SESSION_TOPIC_ID_ERROR; each is answered at once, without
+//   partitions. A session's partition whose topic id is unknown is
+//   UNKNOWN_TOPIC_ID. Before v7 no session exists.
 // * read_committed reads up to the high watermark (no transactions yet).
 // * An offset below the local log start that the tier holds is read from
 //   the bucket through the chunk cache, still as a file region; each
@@ -70,6 +84,12 @@ import (
 
 func handleFetch(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.FetchRequest)
+	sess := env.sessionContext(r, time.Now())
+	if sess.Kind == fetchsession.Failed {
+		return Result{Resp: sessionFailed(r, fetchsession.InvalidSessionID, sess.Err)}, nil
+	}
+	asked := r
+	r = sessionRequest(r, sess)
 	deadline := time.Now().Add(time.Duration(r.MaxWaitMillis) * time.Millisecond)
 	wake := make(chan struct{}, 1)
 	waited := false
@@ -83,7 +103,7 @@ func handleFetch(ctx context.Context, env *Env, req *Request) (Result, error) {
 			if waited && expired && !ready {
 				env.Metrics.fetchExpired(f.replica)
 			}
-			return f.result(env), nil
+			return sessionResult(asked, sess, f.result(env)), nil
 		}
 		f.release()
 		moved := false

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/strata-broker/strata/broker/fetchsession"
 	"github.com/strata-broker/strata/broker/group"
 	"github.com/strata-broker/strata/broker/partition"
 	"github.com/strata-broker/strata/broker/wire"
@@ -53,9 +54,11 @@ type Env struct {
 	Elector *controller.Controller
 	// Peers sends requests to other brokers: ElectLeaders is forwarded to
 	// the controller through it. Nil: nothing is forwarded.
-	Peers   Peers
-	Log     *slog.Logger
-	Metrics *Metrics
+	Peers Peers
+	// Sessions holds the incremental fetch sessions; nil: none are opened.
+	Sessions *fetchsession.Cache
+	Log      *slog.Logger
+	Metrics  *Metrics
 	// Self is this broker as clients should reach it.
 	Self metadata.Broker
 	// Draining is closed when the broker stops serving: requests already

@@ -13,7 +13,11 @@
 // others go on. A fetch waits at the leader up to replica.fetch.wait.max.ms,
 // but a change of the loop's partitions cuts it short (reconnecting), so
 // that a new partition, as after a topic's creation, is fetched at once
-// rather than after the wait.
+// rather than after the wait. Each loop keeps a fetch session with its
+// leader (KIP-227, broker/fetchsession): after a full fetch, its fetches
+// name only the partitions whose fetch changed, and the leader answers
+// only those with news; a session error, a lost answer or a new
+// connection sends a full fetch again.
 //
 // num.replica.fetchers may change at run time (a dynamic broker config):
 // SetFetchers stops every loop, waits until they ended, and spreads the
@@ -22,9 +26,9 @@
 //
 // Concurrency: Fetcher.followMu serialises Follow and SetFetchers (so a
 // partition is never in loops of two counts at once); Fetcher.mu guards
-// the map of loops and the count; each loop goroutine owns
-// its peer.Conn and its partitions' follow state, and loop.mu guards
-// the loop's partition set, which Follow replaces after every metadata
-// sync. During a fetch a short-lived goroutine watches for that change and
+// the map of loops and the count; each loop goroutine owns its
+// peer.Conn, its fetch session and its partitions' follow state, and
+// loop.mu guards the loop's partition set, which Follow replaces after
+// every metadata sync. During a fetch a short-lived goroutine watches for that change and
 // cancels the request.
 package replica

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/broker/fetchsession"
 	"github.com/strata-broker/strata/broker/partition"
 	"github.com/strata-broker/strata/broker/peer"
 )
@@ -47,6 +48,10 @@ type loop struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when run returned
 	log    *slog.Logger
+
+	// session is the loop's fetch session with the leader (KIP-227):
+	// full fetches until the leader opens one, then incremental ones.
+	session fetchsession.Client
 
 	mu      sync.Mutex
 	parts   map[*partition.Partition]*follow
@@ -187,8 +192,7 @@ func (l *loop) once(cl *peer.Conn, parts map[*partition.Partition]*follow) error
 	req.ReplicaState.Epoch = -1
 	req.MinBytes = 1
 	req.MaxBytes = l.f.opts.ResponseMaxBytes
-	req.SessionEpoch = -1
-	slots := map[string]int{}
+	var asked []fetchsession.Partition
 	ready := map[topicPartition]*partition.Partition{}
 	now := time.Now()
 	wait := l.f.opts.MaxWait // shortened to the first delayed partition's retry
@@ -200,30 +204,37 @@ func (l *loop) once(cl *peer.Conn, parts map[*partition.Partition]*follow) error
 			wait = min(wait, st.retryAt.Sub(now))
 			continue
 		}
-		i := topicSlot(slots, &req.Topics, p, func(p *partition.Partition) kmsg.FetchRequestTopic {
-			t := kmsg.NewFetchRequestTopic()
-			t.Topic, t.TopicID = p.Topic, p.TopicID
-			return t
+		asked = append(asked, fetchsession.Partition{
+			Key: fetchsession.Key{Topic: p.Topic, Partition: p.Index}, Name: p.Topic,
+			CurrentLeaderEpoch: st.epoch, // the epoch the answer's writes will carry
+			FetchOffset:        p.Log().LogEndOffset(), LastFetchedEpoch: p.Log().LatestEpoch(),
+			LogStartOffset: p.LogStartOffset(), MaxBytes: l.f.opts.PartitionMaxBytes,
 		})
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition = p.Index
-		rp.CurrentLeaderEpoch = st.epoch // the epoch the answer's writes will carry
-		rp.FetchOffset = p.Log().LogEndOffset()
-		rp.LastFetchedEpoch = p.Log().LatestEpoch()
-		rp.LogStartOffset = p.LogStartOffset()
-		rp.PartitionMaxBytes = l.f.opts.PartitionMaxBytes
-		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 		ready[keyOf(p)] = p
 	}
-	if len(req.Topics) == 0 {
+	if len(asked) == 0 {
 		l.sleep(min(wait, retryBackoff))
 		return nil
 	}
+	var send []fetchsession.Partition
+	var forget []fetchsession.Key
+	req.SessionID, req.SessionEpoch, send, forget = l.session.Build(asked)
+	req.Topics, req.ForgottenTopics = fetchTopics(send), forgottenTopics(forget)
 	req.MaxWaitMillis = int32(wait / time.Millisecond)
 	resp, err := l.fetch(cl, req)
-	if err != nil {
+	var sessionErr *kerr.Error
+	switch {
+	case errors.As(err, &sessionErr) && isSessionError(sessionErr):
+		// The leader lost or moved on from our session: fetch in full at
+		// once, on the same connection.
+		l.log.Debug("fetch session reset", "err", err)
+		l.session.Reset()
+		return nil
+	case err != nil:
+		l.session.Reset() // the answer is lost: the leader may have moved the session on
 		return err
 	}
+	l.session.Done(resp.SessionID, true)
 	for _, t := range resp.Topics {
 		for _, rp := range t.Partitions {
 			p := ready[topicPartition{t.Topic, rp.Partition}]

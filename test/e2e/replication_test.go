@@ -21,6 +21,13 @@ import (
 // startCluster runs n in-process brokers (node ids 1..n) on one real etcd.
 func startCluster(t *testing.T, n int, extra map[string]string) []*harness.Broker {
 	t.Helper()
+	return startClusterWith(t, n, func(int) map[string]string { return extra })
+}
+
+// startClusterWith is startCluster with each broker's extra keys given by
+// extra(id).
+func startClusterWith(t *testing.T, n int, extra func(id int) map[string]string) []*harness.Broker {
+	t.Helper()
 	etcd := harness.StartEtcd(t)
 	var bs []*harness.Broker
 	for id := 1; id <= n; id++ {
@@ -29,7 +36,7 @@ func startCluster(t *testing.T, n int, extra map[string]string) []*harness.Broke
 			"metadata.etcd.endpoints":   etcd.Endpoint(),
 			"broker.session.timeout.ms": "3000",
 		}
-		for k, v := range extra {
+		for k, v := range extra(id) {
 			cfg[k] = v
 		}
 		bs = append(bs, harness.Start(t, cfg))

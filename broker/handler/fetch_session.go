@@ -1,0 +1,156 @@
+package handler
+
+import (
+	"errors"
+	"time"
+
+	"github.com/strata-broker/strata/broker/fetchsession"
+	"github.com/strata-broker/strata/metadata"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// noSessions stands for Env.Sessions when it is nil: a cache without
+// slots, so that full fetches open no session.
+var noSessions = fetchsession.New(0, 1, fetchsession.EvictAfter)
+
+func (e *Env) sessions() *fetchsession.Cache {
+	if e.Sessions != nil {
+		return e.Sessions
+	}
+	return noSessions
+}
+
+// sessionKey is a partition's key in a session: by topic id from v13, by
+// name before.
+func sessionKey(byID bool, topic string, id [16]byte, partition int32) fetchsession.Key {
+	if byID {
+		return fetchsession.Key{TopicID: id, Partition: partition}
+	}
+	return fetchsession.Key{Topic: topic, Partition: partition}
+}
+
+// sessionContext interprets a fetch's session fields.
+func (e *Env) sessionContext(r *kmsg.FetchRequest, now time.Time) *fetchsession.Context {
+	byID := r.Version >= 13
+	req := fetchsession.Request{Version: r.Version, SessionID: r.SessionID, Epoch: r.SessionEpoch, Follower: fetchReplicaID(r) >= 0}
+	if byID {
+		req.Name = func(id [16]byte) (string, bool) {
+			t, ok := e.Cache.TopicByID(metadata.TopicID(id))
+			return t.Name, ok
+		}
+	}
+	for _, t := range r.Topics {
+		name := t.Topic
+		if byID {
+			name, _ = req.Name(t.TopicID)
+		}
+		for _, p := range t.Partitions {
+			req.Parts = append(req.Parts, fetchsession.Partition{
+				Key: sessionKey(byID, t.Topic, t.TopicID, p.Partition), Name: name,
+				FetchOffset: p.FetchOffset, LogStartOffset: p.LogStartOffset, MaxBytes: p.PartitionMaxBytes,
+				CurrentLeaderEpoch: p.CurrentLeaderEpoch, LastFetchedEpoch: p.LastFetchedEpoch,
+			})
+		}
+	}
+	for _, t := range r.ForgottenTopics {
+		for _, p := range t.Partitions {
+			req.Forgotten = append(req.Forgotten, sessionKey(byID, t.Topic, t.TopicID, p))
+		}
+	}
+	return e.sessions().NewContext(req, now)
+}
+
+// sessionRequest is the fetch to read: the request itself, or for an
+// incremental fetch one naming all the session's partitions in the
+// session's order (a topic appears once per run of its partitions, as in
+// Kafka's responses).
+func sessionRequest(r *kmsg.FetchRequest, x *fetchsession.Context) *kmsg.FetchRequest {
+	if x.Kind != fetchsession.Incremental {
+		return r
+	}
+	full := *r
+	full.Topics = nil
+	for _, p := range x.Parts {
+		n := len(full.Topics)
+		if n == 0 || full.Topics[n-1].Topic != p.Name || full.Topics[n-1].TopicID != p.TopicID {
+			t := kmsg.NewFetchRequestTopic()
+			t.Topic, t.TopicID = p.Name, p.TopicID
+			full.Topics = append(full.Topics, t)
+			n++
+		}
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.FetchOffset, rp.LogStartOffset = p.Partition, p.FetchOffset, p.LogStartOffset
+		rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LastFetchedEpoch = p.MaxBytes, p.CurrentLeaderEpoch, p.LastFetchedEpoch
+		full.Topics[n-1].Partitions = append(full.Topics[n-1].Partitions, rp)
+	}
+	return &full
+}
+
+// sessionErrorCode is the Kafka error of a session error.
+func sessionErrorCode(err error) int16 {
+	switch {
+	case errors.Is(err, fetchsession.ErrSessionNotFound):
+		return kerr.FetchSessionIDNotFound.Code
+	case errors.Is(err, fetchsession.ErrInvalidEpoch):
+		return kerr.InvalidFetchSessionEpoch.Code
+	case errors.Is(err, fetchsession.ErrTopicID):
+		return kerr.FetchSessionTopicIDError.Code
+	default:
+		return kerr.UnknownServerError.Code
+	}
+}
+
+// sessionFailed is the answer to a fetch whose session failed: the error
+// and no partitions.
+func sessionFailed(r *kmsg.FetchRequest, id int32, err error) *kmsg.FetchResponse {
+	resp := r.ResponseKind().(*kmsg.FetchResponse)
+	resp.ErrorCode, resp.SessionID = sessionErrorCode(err), id
+	return resp
+}
+
+// sessionResult finishes a fetch's answer for its session: the session
+// id, and for an incremental fetch only the partitions whose answer
+// changed. Left-out partitions carry no records, so the regions stay as
+// they are, in order; a session error drops them all.
+func sessionResult(r *kmsg.FetchRequest, x *fetchsession.Context, res Result) Result {
+	resp := res.Resp.(*kmsg.FetchResponse)
+	var answers []fetchsession.Answer
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			answers = append(answers, fetchsession.Answer{
+				Records: len(p.RecordBatches) > 0, HighWatermark: p.HighWatermark, LogStartOffset: p.LogStartOffset,
+				PreferredReadReplica: p.PreferredReadReplica, ErrorCode: p.ErrorCode, DivergingEpoch: p.DivergingEpoch.Epoch >= 0,
+			})
+		}
+	}
+	id, keep, err := x.Respond(answers, time.Now())
+	if err != nil {
+		for _, rg := range res.Regions {
+			rg.Release()
+		}
+		return Result{Resp: sessionFailed(r, id, err)}
+	}
+	if r.Version >= 7 {
+		resp.SessionID = id
+	}
+	if x.Kind != fetchsession.Incremental {
+		return res
+	}
+	i, topics := 0, resp.Topics[:0]
+	for _, t := range resp.Topics {
+		parts := t.Partitions[:0]
+		for _, p := range t.Partitions {
+			if keep[i] {
+				parts = append(parts, p)
+			}
+			i++
+		}
+		if len(parts) > 0 {
+			t.Partitions = parts
+			topics = append(topics, t)
+		}
+	}
+	resp.Topics = topics
+	return res
+}
