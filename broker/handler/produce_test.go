@@ -154,7 +154,7 @@ func produceRows() []produceRow {
 		{
 			name:  "magic 1 message set shorter than a v2 header",
 			setup: withTopic("t", 1, nil),
-			req: func(s *scene) *kmsg.ProduceRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				return produceReq(s, 1, "t", 0, messageV1("v"))
 			},
 			want: checks(wantProduced(kerr.InvalidRecord.Code, -1), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 0)),
@@ -162,7 +162,7 @@ func produceRows() []produceRow {
 		{
 			name:  "batch cut short of its length field",
 			setup: withTopic("t", 1, nil),
-			req: func(s *scene) *kmsg.ProduceRequest {
+			req: func(_ *testing.T, s *scene) kmsg.Request {
 				b := batch("a")
 				return produceReq(s, 1, "t", 0, b[:len(b)-1])
 			},
