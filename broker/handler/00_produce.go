@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/broker/partition"
-	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/tier/record"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -183,36 +182,13 @@ type ackWait struct {
 // drains), as Kafka's delayed produce does, and fills in the errors of
 // those that did not make it.
 func awaitAcks(ctx context.Context, resp *kmsg.ProduceResponse, waits []ackWait, timeout time.Duration, draining <-chan struct{}) {
-	deadline := time.Now().Add(timeout)
-	wake := make(chan struct{}, 1)
-	defer func() {
-		for _, w := range waits {
-			w.p.Unwait(wake)
-		}
-	}()
-	for {
-		done := true
-		for _, w := range waits {
-			if w.p.HighWatermark() < w.until && w.p.IsLeader() {
-				done = false
-				w.p.Wait(wake)
-			}
-		}
-		if done || !time.Now().Before(deadline) || ctx.Err() != nil {
-			break
-		}
-		// Re-check after registering: the high watermark may have moved.
-		stillWaiting := false
-		for _, w := range waits {
-			stillWaiting = stillWaiting || (w.p.HighWatermark() < w.until && w.p.IsLeader())
-		}
-		if !stillWaiting {
-			continue
-		}
-		if !sleepUntilWoken(ctx, wake, deadline, draining) || metadata.IsClosed(draining) {
-			break
-		}
+	ps := make([]*partition.Partition, len(waits))
+	for i, w := range waits {
+		ps[i] = w.p
 	}
+	awaitPartitions(ctx, ps, func(i int) bool {
+		return waits[i].p.HighWatermark() < waits[i].until && waits[i].p.IsLeader()
+	}, time.Now().Add(timeout), draining)
 	for _, w := range waits {
 		sp := &resp.Topics[w.topic].Partitions[w.part]
 		switch {

@@ -57,8 +57,9 @@ import (
 //   Kafka answers while it is not ready); a failed read of the bucket or
 //   the disk is KAFKA_STORAGE_ERROR.
 // * A follower's fetch (replica id ≥ 0; ReplicaState from v15) reads up to
-//   the log end, records the follower's log end (its fetch offset), moves
-//   the high watermark and brings a caught-up follower back into the ISR.
+//   the log end, records the follower's log end (its fetch offset) and
+//   log start (which DeleteRecords waits on), moves the high watermark
+//   and brings a caught-up follower back into the ISR.
 //   It answers at once when the high watermark moved since its last answer
 //   (Kafka's followerNeedsHwUpdate): followers learn it only this way, and
 //   consumers reading from them wait on it.
@@ -239,7 +240,7 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 			if replica >= 0 {
 				// A follower's fetch offset is its log end: it moves the
 				// high watermark and may bring it back into the ISR.
-				if isr := p.UpdateFollower(replica, rp.FetchOffset, now); isr != nil {
+				if isr := p.UpdateFollower(replica, rp.FetchOffset, rp.LogStartOffset, now); isr != nil {
 					env.Partitions.ExpandISR(ctx, p, isr)
 				}
 			}

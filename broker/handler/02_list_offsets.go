@@ -36,6 +36,11 @@ const (
 //   OFFSET_NOT_AVAILABLE for -1, and for a lookup that finds nothing below
 //   the high watermark (KIP-207): the end of the log is not known yet.
 // * v0 answers in OldStyleOffsets.
+// * LeaderEpoch (v4+) is, for -1, the current leader epoch; for any other
+//   answer the epoch whose leader wrote the offset (Kafka's
+//   fetchOffsetByTimestamp): from the leader-epoch history, or from the
+//   remote copy's epochs for an offset only the tier holds (-2 on a tiered
+//   partition, -5); -1 when neither knows it.
 // * CurrentLeaderEpoch (v4+) is checked as Fetch checks it.
 
 // epochStart is where the partition's current leader epoch starts in its
@@ -106,8 +111,14 @@ func handleListOffsets(ctx context.Context, env *Env, req *Request) (Result, err
 					sp.ErrorCode = kerr.OffsetNotAvailable.Code
 				}
 			}
-			if sp.Offset >= 0 {
+			switch {
+			case sp.Offset < 0:
+			case rp.Timestamp == latestTimestamp:
 				sp.LeaderEpoch = p.LeaderEpoch()
+			default:
+				// The epoch that wrote the offset, as Kafka's
+				// fetchOffsetByTimestamp answers from its epoch cache.
+				sp.LeaderEpoch = p.EpochForOffset(sp.Offset)
 			}
 			if r.Version == 0 {
 				if sp.Offset >= 0 {

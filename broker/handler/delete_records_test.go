@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/broker/group"
+	"github.com/strata-broker/strata/metadata"
 )
 
 type deleteRecordsRow = apiRow[*kmsg.DeleteRecordsResponse]
@@ -34,7 +35,7 @@ func deleteRecordsRows() []deleteRecordsRow {
 		},
 		{
 			name:  "-1 below records not yet replicated",
-			setup: steps(rf2(nil), four),
+			setup: steps(rf2(nil), four, followerReports(2, 0, 0)),
 			req:   func(*testing.T, *scene) kmsg.Request { return deleteRecordsReq("t", 0, -1) },
 			want:  checks(wantDeleted(0, 0), wantLogStart("t", 0, 0)),
 		},
@@ -108,8 +109,35 @@ func deleteRecordsRows() []deleteRecordsRow {
 					t.Errorf("error %d, want REQUEST_TIMED_OUT", code)
 				}
 			}, wantTook[*kmsg.DeleteRecordsResponse](deleteRecordsTimeout)),
-			skip: "answers at once with the leader's log start; Kafka waits (DelayedDeleteRecords) until the low watermark, " +
-				"the smallest log start of the replicas, reaches the offset, and answers it",
+		},
+		{
+			// Kafka's DelayedDeleteRecords, woken by the follower's fetch.
+			name:   "answers when the follower reports the log start",
+			setup:  steps(rf2(nil), four, followerReports(2, 4, 0)),
+			req:    func(*testing.T, *scene) kmsg.Request { return deleteRecordsReq("t", 0, 2) },
+			during: followerReports(2, 4, 3),
+			want:   checks(wantDeleted(0, 2), wantLogStart("t", 0, 2), wantTook[*kmsg.DeleteRecordsResponse](0)),
+		},
+		{
+			name:   "a follower's log start short of the offset keeps it waiting",
+			setup:  steps(rf2(nil), four, followerReports(2, 4, 0)),
+			req:    func(*testing.T, *scene) kmsg.Request { return deleteRecordsReq("t", 0, 3) },
+			during: followerReports(2, 4, 2),
+			want: checks(wantDeleted(kerr.RequestTimedOut.Code, 0), wantLogStart("t", 0, 3),
+				wantTook[*kmsg.DeleteRecordsResponse](deleteRecordsTimeout)),
+		},
+		{
+			name:  "a follower already past the offset answers at once",
+			setup: steps(rf2(nil), four, followerReports(2, 4, 0), withDeletedBefore("t", 0, 3), followerReports(2, 4, 3)),
+			req:   func(*testing.T, *scene) kmsg.Request { return deleteRecordsReq("t", 0, 2) },
+			want:  checks(wantDeleted(0, 3), wantTook[*kmsg.DeleteRecordsResponse](0)),
+		},
+		{
+			name:   "a leader change ends the wait",
+			setup:  steps(rf2(nil), four, followerReports(2, 4, 0)),
+			req:    func(*testing.T, *scene) kmsg.Request { return deleteRecordsReq("t", 0, 2) },
+			during: withState("t", 0, func(st *metadata.PartitionState) { st.Leader, st.LeaderEpoch = 2, st.LeaderEpoch+1 }),
+			want:   checks(wantDeleted(kerr.NotLeaderForPartition.Code, -1), wantTook[*kmsg.DeleteRecordsResponse](0)),
 		},
 	}
 }
@@ -127,6 +155,22 @@ func deleteRecordsReq(topic string, idx int32, offset int64) *kmsg.DeleteRecords
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 	return req
+}
+
+// followerReports is a step in which follower replica of t-0 fetches at
+// offset, reporting logStart as its log start offset; the fetch does not
+// wait.
+func followerReports(replica int32, offset, logStart int64) step {
+	return func(t *testing.T, s *scene) {
+		t.Helper()
+		req := fetchReq(s, fetchAt{"t", 0, offset})
+		req.SetVersion(17)
+		req.ReplicaID, req.ReplicaState.ID, req.MaxWaitMillis = replica, replica, 0
+		req.Topics[0].Partitions[0].LogStartOffset = logStart
+		if sp := fetchPart(t, s.do(t, req).(*kmsg.FetchResponse)); sp.ErrorCode != 0 {
+			t.Fatalf("follower fetch: %v", kerr.ErrorForCode(sp.ErrorCode))
+		}
+	}
 }
 
 // wantDeleted checks the one partition's error code and low watermark.

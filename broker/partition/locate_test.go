@@ -55,8 +55,8 @@ func tieredPartition(t *testing.T) (*Partition, *remotetest.FaultMeta) {
 			t.Fatal(err)
 		}
 	}
-	if low, err := p.DeleteRecords(1, 2); err != nil || low != 2 {
-		t.Fatalf("delete records: start %d, %v", low, err)
+	if _, err := p.DeleteRecords(1, 2); err != nil || p.LogStartOffset() != 2 {
+		t.Fatalf("delete records: start %d, %v", p.LogStartOffset(), err)
 	}
 	return p, fm
 }

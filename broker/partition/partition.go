@@ -146,9 +146,11 @@ func (p *Partition) asFollower(leaderEpoch int32, write func() error) error {
 
 // DeleteRecords moves the log start offset up to offset (-1: the high
 // watermark) as leader at leaderEpoch, as Kafka's deleteRecordsOnLeader,
-// and returns the log start offset after it. An offset past the high
-// watermark is ErrOffsetOutOfRange; one at or below the log start changes
-// nothing; ErrNotLeaderOrFollower when the partition moved on.
+// and returns offset as resolved (the high watermark for -1): what every
+// replica's log start must reach before the deletion is complete (see
+// LowWatermark). An offset past the high watermark is
+// ErrOffsetOutOfRange; one at or below the log start changes nothing;
+// ErrNotLeaderOrFollower when the partition moved on.
 func (p *Partition) DeleteRecords(leaderEpoch int32, offset int64) (int64, error) {
 	err := p.asLeader(leaderEpoch, func(int32) error {
 		hw := p.hw.Load()
@@ -164,9 +166,9 @@ func (p *Partition) DeleteRecords(leaderEpoch int32, offset int64) (int64, error
 		return nil
 	})
 	if err != nil {
-		err = fmt.Errorf("delete records of %s-%d: %w", p.Topic, p.Index, err)
+		return offset, fmt.Errorf("delete records of %s-%d: %w", p.Topic, p.Index, err)
 	}
-	return p.LogStartOffset(), err
+	return offset, nil
 }
 
 // Read returns whole batches from offset on, up to the high watermark, for

@@ -66,6 +66,24 @@ func (p *Partition) TieredEndOffset() (int64, bool) {
 	return p.tier.HighestOffset(p.TopicID, p.Index)
 }
 
+// EpochForOffset is the leader epoch that wrote offset (-1: unknown), as
+// Kafka's leader-epoch cache answers it for ListOffsets: from the local
+// log's history, or, for an offset below the local log start, from the
+// epochs of the remote copy holding it (the tier's cached metadata, no
+// I/O).
+func (p *Partition) EpochForOffset(offset int64) int32 {
+	if offset < p.log.LogStartOffset() && p.tier != nil && p.Config().RemoteStorageEnable {
+		if e, ok := p.tier.EpochForOffset(p.TopicID, p.Index, offset); ok {
+			return e
+		}
+		return -1
+	}
+	if e, ok := p.log.EpochForOffset(offset); ok {
+		return e
+	}
+	return -1
+}
+
 // tieredStart is the first offset held in the tier when it is below the
 // local log start, from the tier's cached metadata (no I/O).
 func (p *Partition) tieredStart() (int64, bool) {

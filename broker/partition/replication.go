@@ -20,6 +20,7 @@ const hwFile = "high-watermark"
 // follower is what the leader knows of one follower replica.
 type follower struct {
 	leo        int64     // the follower's log end, from its fetch offset; -1 unknown
+	logStart   int64     // the follower's log start, as its last fetch said; -1 unknown
 	caughtUpAt time.Time // when it last had everything the leader had
 	// The leader's log end and the time at the follower's previous fetch:
 	// reaching that log end means it was caught up back then (Kafka's
@@ -62,7 +63,7 @@ func (p *Partition) applyState(st metadata.PartitionState, now time.Time) {
 	}
 	for _, r := range st.Replicas {
 		if _, ok := p.followers[r]; !ok && r != p.nodeID {
-			f := &follower{leo: -1, sentHW: -1}
+			f := &follower{leo: -1, logStart: -1, sentHW: -1}
 			if slices.Contains(st.ISR, r) {
 				f.caughtUpAt = now
 			}
@@ -131,10 +132,13 @@ func (p *Partition) advanceHighWatermark() {
 	}
 }
 
-// UpdateFollower records a follower's fetch at fetchOffset (its log end),
+// UpdateFollower records a follower's fetch at fetchOffset (its log end)
+// with logStart (its log start offset, -1 when the fetch does not say),
 // advances the high watermark, and returns the ISR the leader now wants
-// (nil: no change) when the follower has caught up and is not in it.
-func (p *Partition) UpdateFollower(replica int32, fetchOffset int64, now time.Time) []int32 {
+// (nil: no change) when the follower has caught up and is not in it. A
+// follower's log start that moved up wakes the waiters: a DeleteRecords
+// may wait on the low watermark (LowWatermark).
+func (p *Partition) UpdateFollower(replica int32, fetchOffset, logStart int64, now time.Time) []int32 {
 	leo := p.log.LogEndOffset()
 	p.mu.Lock()
 	f := p.followers[replica]
@@ -142,6 +146,8 @@ func (p *Partition) UpdateFollower(replica int32, fetchOffset int64, now time.Ti
 		p.mu.Unlock()
 		return nil
 	}
+	startMoved := logStart > f.logStart
+	f.logStart = logStart
 	switch {
 	case fetchOffset >= leo:
 		f.caughtUpAt = now
@@ -157,7 +163,37 @@ func (p *Partition) UpdateFollower(replica int32, fetchOffset int64, now time.Ti
 	}
 	p.mu.Unlock()
 	p.advanceHighWatermark()
+	if startMoved {
+		p.wake()
+	}
 	return expand
+}
+
+// LowWatermark is the smallest log start offset among the leader and its
+// followers that are alive (alive reports a live broker), as Kafka's
+// Partition.lowWatermarkIfLeader: a follower that has not reported its
+// log start since this broker became leader counts as -1. Records below
+// it are gone from every live replica. ok is false when this broker does
+// not lead the partition.
+//
+// alive is called without Partition.mu held.
+func (p *Partition) LowWatermark(alive func(id int32) bool) (low int64, ok bool) {
+	if !p.IsLeader() {
+		return -1, false
+	}
+	low = p.LogStartOffset()
+	p.mu.Lock()
+	starts := make(map[int32]int64, len(p.followers))
+	for id, f := range p.followers {
+		starts[id] = f.logStart
+	}
+	p.mu.Unlock()
+	for id, s := range starts {
+		if s < low && alive(id) {
+			low = s
+		}
+	}
+	return low, true
 }
 
 // HighWatermarkNews records that a fetch answer to follower replica
@@ -240,6 +276,25 @@ func (p *Partition) SetFollowerHighWatermark(leaderEpoch int32, hw int64) error 
 		}
 		return nil
 	})
+}
+
+// SetFollowerLogStart moves the log start offset up to the one the leader
+// at leaderEpoch sent (as Kafka's follower does on every fetch answer), so
+// that records deleted on the leader (DeleteRecords, retention) go here
+// too, and the follower's next fetch reports it. It never moves past the
+// high watermark, and is refused like the follower's other writes once the
+// partition moved on.
+func (p *Partition) SetFollowerLogStart(leaderEpoch int32, logStart int64) error {
+	if logStart <= p.log.LogStartOffset() {
+		return nil // the common case: nothing was deleted
+	}
+	err := p.asFollower(leaderEpoch, func() error {
+		return p.log.DeleteRecordsBefore(min(logStart, p.hw.Load()))
+	})
+	if err != nil {
+		return fmt.Errorf("move the log start of %s-%d to %d: %w", p.Topic, p.Index, logStart, err)
+	}
+	return nil
 }
 
 // AppendFollower appends batches fetched from the leader at leaderEpoch

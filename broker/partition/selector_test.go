@@ -24,9 +24,9 @@ func TestPreferredReadReplica(t *testing.T) {
 		}
 	}
 	now := time.Now()
-	p.UpdateFollower(2, 2, now)
-	p.UpdateFollower(3, 3, now)
-	p.UpdateFollower(4, 3, now) // caught up, but not (yet) in the ISR
+	p.UpdateFollower(2, 2, 0, now)
+	p.UpdateFollower(3, 3, 0, now)
+	p.UpdateFollower(4, 3, 0, now) // caught up, but not (yet) in the ISR
 	racks := map[int32]string{1: "a", 2: "b", 3: "b", 4: "c"}
 	alive := func(id int32) (string, bool) { r, ok := racks[id]; return r, ok }
 	for _, tc := range []struct {

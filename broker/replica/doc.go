@@ -5,7 +5,8 @@
 // fetching a partition under a new leader epoch, the loop asks the leader
 // (OffsetForLeaderEpoch) where their logs agree and truncates a divergent
 // tail; then it fetches from its log end with its replica id, appends what
-// it gets as follower and takes the leader's high watermark. A follower
+// it gets as follower and takes the leader's high watermark and log start
+// (records the leader deleted go here too). A follower
 // whose next offset only the tier holds (OFFSET_MOVED_TO_TIERED_STORAGE,
 // KIP-405) restarts its log at the leader's local log start instead of
 // copying the bucket back to disk (tiered.go). A partition whose fetch

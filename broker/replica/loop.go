@@ -303,5 +303,13 @@ func (l *loop) apply(p *partition.Partition, st *follow, rp kmsg.FetchResponseTo
 		st.epoch = -1
 		return err
 	}
+	// Records the leader deleted go here too; the next fetch reports the
+	// new log start, which the leader's DeleteRecords waits for.
+	if err := p.SetFollowerLogStart(st.epoch, rp.LogStartOffset); err != nil {
+		if errors.Is(err, partition.ErrNotLeaderOrFollower) {
+			st.epoch = -1
+		}
+		return err
+	}
 	return nil
 }

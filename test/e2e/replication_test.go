@@ -243,3 +243,47 @@ func TestNewTopicDoesNotWaitForParkedReplicaFetches(t *testing.T) {
 		t.Fatalf("acks=all produces to the new topic took %v: they waited for the parked fetches", d)
 	}
 }
+
+// TestDeleteRecordsRF3: DeleteRecords on a partition with three replicas
+// answers once every replica's log start reached the offset (Kafka's
+// low watermark): the followers take the leader's log start from their
+// fetches and report theirs back.
+func TestDeleteRecordsRF3(t *testing.T) {
+	bs := startCluster(t, 3, nil)
+	adm := bs[0].Admin()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const topic = "purge"
+	resp, err := adm.CreateTopic(ctx, 1, 3, nil, topic)
+	if err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	cl := bs[0].Client(kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()))
+	for i := range 100 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "value-%d", i)}).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+	}
+	var to kadm.Offsets
+	to.Add(kadm.Offset{Topic: topic, Partition: 0, At: 60})
+	dr, err := adm.DeleteRecords(ctx, to)
+	if err == nil {
+		err = dr.Error()
+	}
+	if err != nil {
+		t.Fatalf("delete records: %v", err)
+	}
+	if r, _ := dr.Lookup(topic, 0); r.LowWatermark != 60 {
+		t.Fatalf("low watermark %d, want 60", r.LowWatermark)
+	}
+	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err == nil {
+		err = starts.Error()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := starts.Lookup(topic, 0); o.Offset != 60 {
+		t.Fatalf("log start %d, want 60", o.Offset)
+	}
+}

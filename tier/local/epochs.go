@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -131,6 +132,17 @@ func (c *epochCache) endOffsetFor(epoch int32, leo int64) (int32, int64) {
 		return epoch, c.entries[0].StartOffset
 	}
 	return c.entries[hi-1].Epoch, c.entries[hi].StartOffset
+}
+
+// epochFor is the epoch that wrote offset, as Kafka's
+// LeaderEpochFileCache.epochForOffset: the latest entry starting at or
+// before it; false when none does.
+func (c *epochCache) epochFor(offset int64) (int32, bool) {
+	i := sort.Search(len(c.entries), func(i int) bool { return c.entries[i].StartOffset > offset })
+	if i == 0 {
+		return -1, false
+	}
+	return c.entries[i-1].Epoch, true
 }
 
 // persist replaces the file durably (truncations, recovery, sync).
@@ -262,6 +274,15 @@ func (l *Log) EndOffsetForEpoch(epoch int32) (int32, int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.epochs.endOffsetFor(epoch, l.leo.Load())
+}
+
+// EpochForOffset is the leader epoch whose leader wrote offset, from the
+// leader-epoch history (ListOffsets answers it with the log start); false
+// when the history has no entry at or before offset.
+func (l *Log) EpochForOffset(offset int64) (int32, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.epochs.epochFor(offset)
 }
 
 // AssignEpoch records that epoch starts at the log end, if it is newer

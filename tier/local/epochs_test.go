@@ -147,3 +147,28 @@ func TestEpochThatWroteNothingIsReplaced(t *testing.T) {
 		t.Fatalf("EndOffsetForEpoch(2) = epoch %d end %d, want epoch 1 end 2", epoch, end)
 	}
 }
+
+// TestEpochForOffset: the epoch that wrote an offset is the latest entry
+// starting at or before it (Kafka's epochForOffset), past the log end the
+// latest; below the history's first entry there is none.
+func TestEpochForOffset(t *testing.T) {
+	l := openLog(t, t.TempDir(), Config{})
+	if _, ok := l.EpochForOffset(0); ok {
+		t.Fatal("an empty history has an epoch")
+	}
+	appendEpoch(t, l, 0, 3) // offsets 0-2
+	appendEpoch(t, l, 2, 2) // 3-4
+	appendEpoch(t, l, 5, 1) // 5
+	if err := l.DeleteRecordsBefore(1); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		offset int64
+		epoch  int32
+		ok     bool
+	}{{0, -1, false}, {1, 0, true}, {2, 0, true}, {3, 2, true}, {4, 2, true}, {5, 5, true}, {9, 5, true}} {
+		if e, ok := l.EpochForOffset(c.offset); e != c.epoch || ok != c.ok {
+			t.Errorf("EpochForOffset(%d) = %d, %v; want %d, %v", c.offset, e, ok, c.epoch, c.ok)
+		}
+	}
+}

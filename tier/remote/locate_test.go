@@ -134,3 +134,41 @@ func TestLocateMetadataUnreachable(t *testing.T) {
 		t.Fatalf("locate under a cancelled request took %v", took)
 	}
 }
+
+// TestEpochForOffset: the epoch of a tiered offset comes from the epochs
+// of the copy holding it, as the local history had it, without I/O; an
+// offset no copy holds has none.
+func TestEpochForOffset(t *testing.T) {
+	f := newFixture(t, nil)
+	f.produce(30)
+	f.epoch.Store(3)
+	f.produce(30)
+	history := f.log.Epochs()
+	f.m.RunOnce(context.Background())
+	fm := &remotetest.FaultMeta{RemoteSegments: f.meta}
+	r := f.readerOver(fm)
+	if err := r.Refresh(context.Background(), f.id, 0); err != nil {
+		t.Fatal(err)
+	}
+	end, ok := r.HighestOffset(f.id, 0)
+	if !ok || end < history[len(history)-1].StartOffset {
+		t.Fatalf("tiered up to %d (%v); want past epoch 3's start, history %v", end, ok, history)
+	}
+	for off := int64(0); off <= end; off++ {
+		want := history[0].Epoch
+		for _, e := range history {
+			if e.StartOffset <= off {
+				want = e.Epoch
+			}
+		}
+		if got, ok := r.EpochForOffset(f.id, 0, off); !ok || got != want {
+			t.Fatalf("epoch of tiered offset %d: %d, %v; want %d", off, got, ok, want)
+		}
+	}
+	if _, ok := r.EpochForOffset(f.id, 0, end+1); ok {
+		t.Fatal("an offset past the tier has an epoch")
+	}
+	if n := fm.Lists.Load(); n != 1 {
+		t.Fatalf("%d lists, want 1 (the refresh)", n)
+	}
+}

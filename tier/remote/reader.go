@@ -175,6 +175,25 @@ func (r *Reader) HighestOffset(id metadata.TopicID, partition int32) (int64, boo
 	return end, ok
 }
 
+// EpochForOffset is the leader epoch that wrote offset, from the epochs
+// of the finished copy holding it in the cached metadata view (no I/O);
+// false when no copy the view holds has it.
+func (r *Reader) EpochForOffset(id metadata.TopicID, partition int32, offset int64) (int32, bool) {
+	segs, _ := r.m.segments(id, partition)
+	seg, err := covering(segs, offset)
+	if err != nil {
+		return -1, false
+	}
+	epoch, ok := int32(-1), false
+	for _, e := range seg.Epochs {
+		if e.StartOffset > offset {
+			break
+		}
+		epoch, ok = e.Epoch, true
+	}
+	return epoch, ok
+}
+
 // Read returns whole batches from the remote copy holding offset (see
 // Locate and ReadSegment).
 func (r *Reader) Read(ctx context.Context, id metadata.TopicID, partition int32, offset int64, maxBytes int) (Slice, error) {
