@@ -18,7 +18,7 @@ import (
 // topic "t" of n partitions.
 func sessionBroker(t *testing.T, slots, n int32) *testBroker {
 	t.Helper()
-	b := newTestBroker(t, onTmpfs(t, brokerOpts{}))
+	b := newTestBroker(t, brokerOpts{})
 	b.env.Sessions = fetchsession.New(int(slots), 1, fetchsession.EvictAfter)
 	b.createTopic(t, "t", n, nil)
 	return b
