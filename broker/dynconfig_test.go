@@ -52,6 +52,14 @@ func TestDynamicConfigsAppliedLive(t *testing.T) {
 	}
 
 	alterBroker(t, admin, "1", "max.connections.per.ip", "2", "num.replica.fetchers", "2")
+	// The accept loop's limits follow the live configuration on their own
+	// goroutine, after the answer.
+	q := r.s.node.clients.quotas
+	waitFor(t, "the per-address limit to follow", func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.perIP == 2
+	})
 	dial(t, addr, "127.0.0.1").closedByPeer()
 	dial(t, addr, "127.0.0.2").ping()
 	waitFor(t, "the fetcher count to follow", func() bool { return r.s.node.fetcher.Fetchers() == 2 })
