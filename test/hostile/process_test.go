@@ -117,7 +117,6 @@ func produceUntilKilled(t *testing.T, g *target, topic string, round int) []stri
 	t.Helper()
 	cl := harness.NewClient(t, g.p.Addr(), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordRetries(0), kgo.DefaultProduceTopic(topic),
 		kgo.MaxBufferedRecords(64)) // Produce blocks: the kill finds at most 64 in flight
-	defer cl.Close()
 	var mu sync.Mutex
 	byOffset := map[int64]string{}
 	enough := make(chan struct{})
@@ -157,6 +156,10 @@ func produceUntilKilled(t *testing.T, g *target, topic string, round int) []stri
 	}
 	g.p.Kill9()
 	cancel()
+	// An idempotent producer never fails a record whose request may have
+	// been written, not even when its context ends; closing the client
+	// fails them all, so the wait ends before the restart.
+	cl.Close()
 	wg.Wait()
 	mu.Lock()
 	defer mu.Unlock()
