@@ -2,6 +2,7 @@ package fetchsession
 
 import (
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -58,6 +59,7 @@ type Context struct {
 	cache    *Cache
 	shard    *shard
 	session  *session
+	entries  []*cached // Parts' entries, for an incremental fetch
 	reqEpoch int32
 	follower bool
 	usesIDs  bool
@@ -109,6 +111,7 @@ func (c *Cache) NewContext(r Request, now time.Time) *Context {
 	x.Kind, x.shard, x.session = Incremental, s, ss
 	x.Parts = make([]Partition, len(ss.order))
 	x.Answered = make([]Answered, len(ss.order))
+	x.entries = slices.Clone(ss.order)
 	for i, p := range ss.order {
 		if ss.usesIDs && p.Name == "" && r.Name != nil {
 			p.Name, _ = r.Name(p.TopicID)
@@ -118,6 +121,14 @@ func (c *Cache) NewContext(r Request, now time.Time) *Context {
 	}
 	return x
 }
+
+// Handle is the handle the broker kept with Parts[i] of an incremental
+// fetch, nil for none.
+func (x *Context) Handle(i int) *Handle { return x.entries[i].handle.Load() }
+
+// SetHandle keeps h with Parts[i] of an incremental fetch, for the
+// session's later fetches.
+func (x *Context) SetHandle(i int, h *Handle) { x.entries[i].handle.Store(h) }
 
 // Answered is what a session last answered for one of its partitions.
 type Answered struct {

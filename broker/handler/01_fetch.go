@@ -93,7 +93,7 @@ func handleFetch(ctx context.Context, env *Env, req *Request) (Result, error) {
 	}
 	deadline := time.Now().Add(time.Duration(r.MaxWaitMillis) * time.Millisecond)
 	wake := make(chan struct{}, 1)
-	waited := false
+	waited, registered := false, false
 	for {
 		read := env.sessionRequest(r, sess)
 		f := buildFetch(ctx, env, read.req)
@@ -101,8 +101,10 @@ func handleFetch(ctx context.Context, env *Env, req *Request) (Result, error) {
 		f.parts, f.marks = append(f.parts, read.idle...), append(f.marks, read.idleMarks...)
 		ready, expired := f.ready(r.MinBytes), !time.Now().Before(deadline)
 		if ready || expired || env.draining() {
-			for _, p := range f.parts {
-				p.Unwait(wake)
+			if registered { // else no partition holds wake
+				for _, p := range f.parts {
+					p.Unwait(wake)
+				}
 			}
 			if waited && expired && !ready {
 				env.Metrics.fetchExpired(f.replica)
@@ -111,6 +113,7 @@ func handleFetch(ctx context.Context, env *Env, req *Request) (Result, error) {
 		}
 		f.release()
 		moved := false
+		registered = true
 		for i, p := range f.parts {
 			p.Wait(wake)
 			// An append between the read and Wait would not wake us.

@@ -93,15 +93,29 @@ func (e *Env) sessionRequest(r *kmsg.FetchRequest, x *fetchsession.Context) sess
 	full := *r
 	full.Topics = nil
 	out := sessionRead{req: &full, read: make([]int, 0, len(x.Parts))}
+	var stamp [2]int64
+	if skip {
+		// Taken before any lookup: a handle found under it stays current
+		// while neither the metadata nor the partitions served change.
+		stamp = [2]int64{e.Cache.Revision(), e.Partitions.Generation()}
+	}
 	var t metadata.Topic
-	var tok, looked bool
+	var tok bool
+	looked := -1 // index of the partition whose topic t is
 	for i, p := range x.Parts {
 		if skip {
-			if !looked || p.Name != x.Parts[i-1].Name || p.TopicID != x.Parts[i-1].TopicID {
-				t, tok = e.topicByNameOrID(p.Name, p.TopicID, byID)
-				looked = true
+			pp := e.sessionPartition(x, i, stamp)
+			if pp == nil {
+				if looked < 0 || p.Name != x.Parts[looked].Name || p.TopicID != x.Parts[looked].TopicID {
+					t, tok = e.topicByNameOrID(p.Name, p.TopicID, byID)
+					looked = i
+				}
+				var code int16
+				if pp, code = e.fetchPartition(r, t, tok, p.Partition, byID); code == 0 {
+					x.SetHandle(i, &fetchsession.Handle{Value: pp, Stamp: stamp})
+				}
 			}
-			if pp, ok := e.idle(r, t, tok, p, x.Answered[i], byID); ok {
+			if pp != nil && idle(pp, p, x.Answered[i]) {
 				out.idle = append(out.idle, pp)
 				out.idleMarks = append(out.idleMarks, fetchMark{p.FetchOffset, p.FetchOffset})
 				continue
@@ -123,17 +137,26 @@ func (e *Env) sessionRequest(r *kmsg.FetchRequest, x *fetchsession.Context) sess
 	return out
 }
 
-// idle reports whether a consumer's session partition p of topic t has
-// nothing to answer, with the partition to wait on.
-func (e *Env) idle(r *kmsg.FetchRequest, t metadata.Topic, tok bool, p fetchsession.Partition, last fetchsession.Answered, byID bool) (*partition.Partition, bool) {
-	pp, code := e.fetchPartition(r, t, tok, p.Partition, byID)
-	if code != 0 || checkLeaderEpoch(p.CurrentLeaderEpoch, pp.LeaderEpoch()) != 0 {
-		return nil, false
+// sessionPartition is the partition kept with x.Parts[i] when it is
+// still current at stamp.
+func (e *Env) sessionPartition(x *fetchsession.Context, i int, stamp [2]int64) *partition.Partition {
+	if h := x.Handle(i); h != nil && h.Stamp == stamp {
+		p, _ := h.Value.(*partition.Partition)
+		return p
+	}
+	return nil
+}
+
+// idle reports whether a consumer's session partition p, which the fetch
+// finds (leads, or follows for a closer-replica fetch), has nothing to
+// answer.
+func idle(pp *partition.Partition, p fetchsession.Partition, last fetchsession.Answered) bool {
+	if checkLeaderEpoch(p.CurrentLeaderEpoch, pp.LeaderEpoch()) != 0 {
+		return false
 	}
 	hw := pp.HighWatermark()
 	// Below the local log start the offset would be read from the tier.
-	ok := p.FetchOffset == hw && hw == last.HighWatermark && hw >= pp.Log().LogStartOffset() && pp.LogStartOffset() == last.LogStartOffset
-	return pp, ok
+	return p.FetchOffset == hw && hw == last.HighWatermark && hw >= pp.Log().LogStartOffset() && pp.LogStartOffset() == last.LogStartOffset
 }
 
 // sessionErrorCode is the Kafka error of a session error.

@@ -298,3 +298,21 @@ func TestFetchSessionIdleChanges(t *testing.T) {
 	}
 	wantAnswer(t, "idle again", sessionFetch{v: 12, replica: -1, id: id, epoch: 3}.send(t, b), 0, "")
 }
+
+// TestFetchSessionIdleTopicDeleted: the partitions an idle session keeps
+// are looked up again once the metadata changed, so that a deleted topic
+// is answered with its error.
+func TestFetchSessionIdleTopicDeleted(t *testing.T) {
+	b := sessionBroker(t, 10, 2)
+	resp := sessionFetch{v: 12, replica: -1, offsets: map[int32]int64{0: 0, 1: 0}}.send(t, b)
+	wantAnswer(t, "full", resp, 0, "0: 1:")
+	id := resp.SessionID
+	wantAnswer(t, "idle", sessionFetch{v: 12, replica: -1, id: id, epoch: 1}.send(t, b), 0, "")
+	del := kmsg.NewPtrDeleteTopicsRequest()
+	del.TimeoutMillis, del.TopicNames = 5000, []string{"t"}
+	if code := b.send(t, del, 5).(*kmsg.DeleteTopicsResponse).Topics[0].ErrorCode; code != 0 {
+		t.Fatalf("delete topic: %v", kerr.ErrorForCode(code))
+	}
+	want := kerr.UnknownTopicOrPartition.Error()
+	wantAnswer(t, "deleted", sessionFetch{v: 12, replica: -1, id: id, epoch: 2}.send(t, b), 0, "0:!"+want+" 1:!"+want)
+}
