@@ -82,6 +82,17 @@ type cached struct {
 	logStart int64 // our log start offset last answered
 	gone     bool  // forgotten, dropped from order at the end of the update
 	moved    bool  // answered records: goes to the end of order
+	// handle is the broker's (Context.Handle); atomic, as fetches of the
+	// session may overlap.
+	handle atomic.Pointer[Handle]
+}
+
+// Handle is what the broker keeps with a session's partition so that
+// later fetches find the partition without looking it up; Stamp tells
+// the broker whether it is still current.
+type Handle struct {
+	Value any
+	Stamp [2]int64
 }
 
 // changed is Kafka's rule for an incremental answer: a partition is

@@ -28,7 +28,7 @@ func open(t *testing.T, c *Cache, follower bool, parts ...Partition) int32 {
 	for i := range answers {
 		answers[i] = idle(0)
 	}
-	id, _, err := x.Respond(answers, time.Now())
+	id, _, err := x.Respond(nil, answers, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestEpochs(t *testing.T) {
 			t.Fatalf("%s: kind %d err %v, want %d %v", tc.name, x.Kind, x.Err, tc.kind, tc.want)
 		}
 		if x.Kind == Incremental {
-			if _, _, err := x.Respond([]Answer{idle(0), idle(0)}, time.Now()); err != nil {
+			if _, _, err := x.Respond(nil, []Answer{idle(0), idle(0)}, time.Now()); err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
 			}
 		}
@@ -73,7 +73,7 @@ func TestEpochs(t *testing.T) {
 	if x.Kind != Sessionless || c.Sessions() != 0 {
 		t.Fatalf("final epoch: kind %d, %d sessions", x.Kind, c.Sessions())
 	}
-	if got, _, _ := x.Respond([]Answer{idle(0)}, time.Now()); got != InvalidSessionID {
+	if got, _, _ := x.Respond(nil, []Answer{idle(0)}, time.Now()); got != InvalidSessionID {
 		t.Fatalf("sessionless answer carries session %d", got)
 	}
 	if x := c.NewContext(Request{Version: 6, SessionID: 5, Epoch: 3}, time.Now()); x.Kind != Sessionless {
@@ -92,7 +92,7 @@ func TestIncrementalChangedRule(t *testing.T) {
 			t.Fatalf("kind %d (%v), want Incremental", x.Kind, x.Err)
 		}
 		epoch = NextEpoch(epoch)
-		got, keep, err := x.Respond(answers(x.Parts), time.Now())
+		got, keep, err := x.Respond(nil, answers(x.Parts), time.Now())
 		if err != nil || got != id {
 			t.Fatalf("respond: id %d err %v", got, err)
 		}
@@ -185,7 +185,7 @@ func TestEpochMovedDuringFetch(t *testing.T) {
 	id := open(t, c, false, part("a", 0, 0))
 	first := c.NewContext(Request{Version: 12, SessionID: id, Epoch: 1}, time.Now())
 	c.NewContext(Request{Version: 12, SessionID: id, Epoch: 2}, time.Now())
-	if got, _, err := first.Respond([]Answer{idle(0)}, time.Now()); !errors.Is(err, ErrInvalidEpoch) || got != id {
+	if got, _, err := first.Respond(nil, []Answer{idle(0)}, time.Now()); !errors.Is(err, ErrInvalidEpoch) || got != id {
 		t.Fatalf("overtaken fetch: id %d err %v, want %d ErrInvalidEpoch", got, err, id)
 	}
 }
@@ -238,7 +238,7 @@ func TestEvictionByValue(t *testing.T) {
 		for range 3 {
 			time.Sleep(EvictAfter / 2)
 			x := c.NewContext(Request{Version: 12, SessionID: old, Epoch: epoch}, time.Now())
-			x.Respond([]Answer{idle(0), idle(0)}, time.Now())
+			x.Respond(nil, []Answer{idle(0), idle(0)}, time.Now())
 			epoch = NextEpoch(epoch)
 		}
 		if open(t, c, false, part("a", 0, 0), part("a", 1, 0)) != InvalidSessionID {

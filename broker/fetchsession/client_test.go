@@ -19,7 +19,7 @@ func TestClientWithCache(t *testing.T) {
 		for i := range answers {
 			answers[i] = idle(0)
 		}
-		got, _, err := x.Respond(answers, time.Now())
+		got, _, err := x.Respond(nil, answers, time.Now())
 		cl.Done(got, err == nil && x.Err == nil)
 		return send, forget, x.Kind
 	}

@@ -2,6 +2,7 @@ package fetchsession
 
 import (
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -51,10 +52,14 @@ type Context struct {
 	// Parts is what the fetch reads, in order: the request's partitions,
 	// or for an incremental fetch all the session's.
 	Parts []Partition
+	// Answered is, for an incremental fetch, what the session last
+	// answered for each of Parts (HighWatermark -1: an error, or never).
+	Answered []Answered
 
 	cache    *Cache
 	shard    *shard
 	session  *session
+	entries  []*cached // Parts' entries, for an incremental fetch
 	reqEpoch int32
 	follower bool
 	usesIDs  bool
@@ -105,13 +110,30 @@ func (c *Cache) NewContext(r Request, now time.Time) *Context {
 	ss.epoch = NextEpoch(ss.epoch)
 	x.Kind, x.shard, x.session = Incremental, s, ss
 	x.Parts = make([]Partition, len(ss.order))
+	x.Answered = make([]Answered, len(ss.order))
+	x.entries = slices.Clone(ss.order)
 	for i, p := range ss.order {
 		if ss.usesIDs && p.Name == "" && r.Name != nil {
 			p.Name, _ = r.Name(p.TopicID)
 		}
 		x.Parts[i] = p.Partition
+		x.Answered[i] = Answered{HighWatermark: p.hw, LogStartOffset: p.logStart}
 	}
 	return x
+}
+
+// Handle is the handle the broker kept with Parts[i] of an incremental
+// fetch, nil for none.
+func (x *Context) Handle(i int) *Handle { return x.entries[i].handle.Load() }
+
+// SetHandle keeps h with Parts[i] of an incremental fetch, for the
+// session's later fetches.
+func (x *Context) SetHandle(i int, h *Handle) { x.entries[i].handle.Store(h) }
+
+// Answered is what a session last answered for one of its partitions.
+type Answered struct {
+	HighWatermark  int64
+	LogStartOffset int64
 }
 
 func (x *Context) fail(err error) *Context {
@@ -154,15 +176,19 @@ func (ss *session) update(parts []Partition, forgotten []Key) {
 	}
 }
 
-// Respond takes the answers to Parts, in order, at now. It returns the
-// session id the response carries, which of Parts it carries (all but for
-// an incremental fetch) and an error for the whole response:
+// Respond takes the answers to Parts, in order, at now: answers[j] is
+// the answer to Parts[read[j]], or to Parts[j] when read is nil. An
+// incremental fetch may leave out partitions whose answer it knows
+// unchanged (no records, and the high watermark and log start offset of
+// Answered): they stay as they are. It returns the session id the
+// response carries, which of the answers it carries (all but for an
+// incremental fetch) and an error for the whole response:
 // ErrInvalidEpoch when another fetch of the session came in meanwhile
 // (then nothing is carried). A full fetch opens its session here, if the
 // cache has or can make room; an incremental one takes the answers into
 // the session and moves partitions that answered records to the end of
 // its order, so that the next fetch reads the others first.
-func (x *Context) Respond(answers []Answer, now time.Time) (id int32, keep []bool, err error) {
+func (x *Context) Respond(read []int, answers []Answer, now time.Time) (id int32, keep []bool, err error) {
 	keep = make([]bool, len(answers))
 	switch x.Kind {
 	case Failed:
@@ -188,7 +214,11 @@ func (x *Context) Respond(answers []Answer, now time.Time) (id int32, keep []boo
 	}
 	moved := false
 	for i, a := range answers {
-		c := ss.parts[x.Parts[i].Key]
+		j := i
+		if read != nil {
+			j = read[i]
+		}
+		c := ss.parts[x.Parts[j].Key]
 		if c == nil {
 			keep[i] = true
 			continue

@@ -20,7 +20,8 @@
 // Concurrency: each shard has one mutex that guards its sessions and their
 // partitions; every Cache and Context method holds it for its whole run
 // and neither blocks nor calls out meanwhile (a shard holds a few hundred
-// sessions at most, so its scans are short). A Context is used by the one
-// fetch that made it. A Client is not safe for concurrent use: one fetch
-// loop owns it.
+// sessions at most, so its scans are short), but for a partition's
+// Handle, an atomic pointer read and written without it. A Context is
+// used by the one fetch that made it. A Client is not safe for concurrent
+// use: one fetch loop owns it.
 package fetchsession

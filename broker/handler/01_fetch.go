@@ -37,8 +37,10 @@ import (
 //   max.incremental.fetch.session.cache.slots: epoch 0 opens a session
 //   (closing the one named), -1 fetches without one; an incremental fetch
 //   names only partitions that are new or whose fetch changed, plus the
-//   ones to forget, and reads all of its session's, in the session's
-//   order (those that last answered records last). Its answer carries only
+//   ones to forget, and reads its session's, in the session's order
+//   (those that last answered records last), but for a consumer's idle
+//   ones: at the high watermark and log start last answered, led here at
+//   the epoch asked, which it only waits on. Its answer carries only
 //   partitions with records, a new high watermark or log start offset, a
 //   preferred read replica or an error. An unknown session id is
 //   FETCH_SESSION_ID_NOT_FOUND, an epoch other than the session's next
@@ -89,25 +91,29 @@ func handleFetch(ctx context.Context, env *Env, req *Request) (Result, error) {
 	if sess.Kind == fetchsession.Failed {
 		return Result{Resp: sessionFailed(r, fetchsession.InvalidSessionID, sess.Err)}, nil
 	}
-	asked := r
-	r = sessionRequest(r, sess)
 	deadline := time.Now().Add(time.Duration(r.MaxWaitMillis) * time.Millisecond)
 	wake := make(chan struct{}, 1)
-	waited := false
+	waited, registered := false, false
 	for {
-		f := buildFetch(ctx, env, r)
+		read := env.sessionRequest(r, sess)
+		f := buildFetch(ctx, env, read.req)
+		// Idle session partitions are not read but are waited on.
+		f.parts, f.marks = append(f.parts, read.idle...), append(f.marks, read.idleMarks...)
 		ready, expired := f.ready(r.MinBytes), !time.Now().Before(deadline)
 		if ready || expired || env.draining() {
-			for _, p := range f.parts {
-				p.Unwait(wake)
+			if registered { // else no partition holds wake
+				for _, p := range f.parts {
+					p.Unwait(wake)
+				}
 			}
 			if waited && expired && !ready {
 				env.Metrics.fetchExpired(f.replica)
 			}
-			return sessionResult(asked, sess, f.result(env)), nil
+			return sessionResult(r, sess, read.read, f.result(env)), nil
 		}
 		f.release()
 		moved := false
+		registered = true
 		for i, p := range f.parts {
 			p.Wait(wake)
 			// An append between the read and Wait would not wake us.

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/broker/fetchsession"
+	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -61,17 +63,65 @@ func (e *Env) sessionContext(r *kmsg.FetchRequest, now time.Time) *fetchsession.
 	return e.sessions().NewContext(req, now)
 }
 
-// sessionRequest is the fetch to read: the request itself, or for an
-// incremental fetch one naming all the session's partitions in the
-// session's order (a topic appears once per run of its partitions, as in
-// Kafka's responses).
-func sessionRequest(r *kmsg.FetchRequest, x *fetchsession.Context) *kmsg.FetchRequest {
+// sessionRead is what one attempt at an incremental fetch reads: the
+// request for the session's partitions that may have something to
+// answer, in the session's order (a topic appears once per run of its
+// partitions, as in Kafka's responses), with their indexes in x.Parts,
+// and the partitions left out because their answer is known unchanged
+// (idle), which the fetch still waits on. Any other fetch reads the
+// request itself (read nil).
+type sessionRead struct {
+	req       *kmsg.FetchRequest
+	read      []int
+	idle      []*partition.Partition
+	idleMarks []fetchMark // the mark of each of idle when checked
+}
+
+// sessionRequest is the read of one attempt at r. A consumer's session
+// partition is idle when it is led here at the epoch the fetch names,
+// its fetch offset is the high watermark, and that and the log start
+// offset are what the session last answered: reading it gives nothing
+// and its answer would be left out. A follower's fetch reads every
+// partition (it reports the follower's progress), as does one the leader
+// may redirect to a closer replica.
+func (e *Env) sessionRequest(r *kmsg.FetchRequest, x *fetchsession.Context) sessionRead {
 	if x.Kind != fetchsession.Incremental {
-		return r
+		return sessionRead{req: r}
 	}
+	skip := fetchReplicaID(r) < 0 && (r.Version < 11 || e.cfg().ReplicaSelectorClass != config.RackAwareReplicaSelector)
+	byID := r.Version >= 13
 	full := *r
 	full.Topics = nil
-	for _, p := range x.Parts {
+	out := sessionRead{req: &full, read: make([]int, 0, len(x.Parts))}
+	var stamp [2]int64
+	if skip {
+		// Taken before any lookup: a handle found under it stays current
+		// while neither the metadata nor the partitions served change.
+		stamp = [2]int64{e.Cache.Revision(), e.Partitions.Generation()}
+	}
+	var t metadata.Topic
+	var tok bool
+	looked := -1 // index of the partition whose topic t is
+	for i, p := range x.Parts {
+		if skip {
+			pp := e.sessionPartition(x, i, stamp)
+			if pp == nil {
+				if looked < 0 || p.Name != x.Parts[looked].Name || p.TopicID != x.Parts[looked].TopicID {
+					t, tok = e.topicByNameOrID(p.Name, p.TopicID, byID)
+					looked = i
+				}
+				var code int16
+				if pp, code = e.fetchPartition(r, t, tok, p.Partition, byID); code == 0 {
+					x.SetHandle(i, &fetchsession.Handle{Value: pp, Stamp: stamp})
+				}
+			}
+			if pp != nil && idle(pp, p, x.Answered[i]) {
+				out.idle = append(out.idle, pp)
+				out.idleMarks = append(out.idleMarks, fetchMark{p.FetchOffset, p.FetchOffset})
+				continue
+			}
+		}
+		out.read = append(out.read, i)
 		n := len(full.Topics)
 		if n == 0 || full.Topics[n-1].Topic != p.Name || full.Topics[n-1].TopicID != p.TopicID {
 			t := kmsg.NewFetchRequestTopic()
@@ -84,7 +134,29 @@ func sessionRequest(r *kmsg.FetchRequest, x *fetchsession.Context) *kmsg.FetchRe
 		rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LastFetchedEpoch = p.MaxBytes, p.CurrentLeaderEpoch, p.LastFetchedEpoch
 		full.Topics[n-1].Partitions = append(full.Topics[n-1].Partitions, rp)
 	}
-	return &full
+	return out
+}
+
+// sessionPartition is the partition kept with x.Parts[i] when it is
+// still current at stamp.
+func (e *Env) sessionPartition(x *fetchsession.Context, i int, stamp [2]int64) *partition.Partition {
+	if h := x.Handle(i); h != nil && h.Stamp == stamp {
+		p, _ := h.Value.(*partition.Partition)
+		return p
+	}
+	return nil
+}
+
+// idle reports whether a consumer's session partition p, which the fetch
+// finds (leads, or follows for a closer-replica fetch), has nothing to
+// answer.
+func idle(pp *partition.Partition, p fetchsession.Partition, last fetchsession.Answered) bool {
+	if checkLeaderEpoch(p.CurrentLeaderEpoch, pp.LeaderEpoch()) != 0 {
+		return false
+	}
+	hw := pp.HighWatermark()
+	// Below the local log start the offset would be read from the tier.
+	return p.FetchOffset == hw && hw == last.HighWatermark && hw >= pp.Log().LogStartOffset() && pp.LogStartOffset() == last.LogStartOffset
 }
 
 // sessionErrorCode is the Kafka error of a session error.
@@ -113,7 +185,7 @@ func sessionFailed(r *kmsg.FetchRequest, id int32, err error) *kmsg.FetchRespons
 // id, and for an incremental fetch only the partitions whose answer
 // changed. Left-out partitions carry no records, so the regions stay as
 // they are, in order; a session error drops them all.
-func sessionResult(r *kmsg.FetchRequest, x *fetchsession.Context, res Result) Result {
+func sessionResult(r *kmsg.FetchRequest, x *fetchsession.Context, read []int, res Result) Result {
 	resp := res.Resp.(*kmsg.FetchResponse)
 	var answers []fetchsession.Answer
 	for _, t := range resp.Topics {
@@ -124,7 +196,7 @@ func sessionResult(r *kmsg.FetchRequest, x *fetchsession.Context, res Result) Re
 			})
 		}
 	}
-	id, keep, err := x.Respond(answers, time.Now())
+	id, keep, err := x.Respond(read, answers, time.Now())
 	if err != nil {
 		for _, rg := range res.Regions {
 			rg.Release()

@@ -276,3 +276,43 @@ func TestFetchSessionRotates(t *testing.T) {
 	resp = sessionFetch{v: 12, replica: -1, id: id, epoch: 2, max: 10, offsets: map[int32]int64{1: 1}}.send(t, b)
 	wantAnswer(t, "third", resp, 0, "0:"+big)
 }
+
+// TestFetchSessionIdleChanges: a session partition at its high watermark
+// is not read, yet its answer is still carried when its log start moved.
+func TestFetchSessionIdleChanges(t *testing.T) {
+	b := sessionBroker(t, 10, 2)
+	sessionProduce(t, b, 0, "a")
+	sessionProduce(t, b, 0, "b")
+	resp := sessionFetch{v: 12, replica: -1, offsets: map[int32]int64{0: 2, 1: 0}}.send(t, b)
+	wantAnswer(t, "full", resp, 0, "0: 1:")
+	id := resp.SessionID
+	wantAnswer(t, "idle", sessionFetch{v: 12, replica: -1, id: id, epoch: 1}.send(t, b), 0, "")
+	del := b.do(t, deleteRecordsReq("t", 0, 1)).(*kmsg.DeleteRecordsResponse)
+	if code := del.Topics[0].Partitions[0].ErrorCode; code != 0 {
+		t.Fatalf("delete records: %v", kerr.ErrorForCode(code))
+	}
+	resp = sessionFetch{v: 12, replica: -1, id: id, epoch: 2}.send(t, b)
+	wantAnswer(t, "log start moved", resp, 0, "0:")
+	if got := resp.Topics[0].Partitions[0].LogStartOffset; got != 1 {
+		t.Fatalf("log start %d, want 1", got)
+	}
+	wantAnswer(t, "idle again", sessionFetch{v: 12, replica: -1, id: id, epoch: 3}.send(t, b), 0, "")
+}
+
+// TestFetchSessionIdleTopicDeleted: the partitions an idle session keeps
+// are looked up again once the metadata changed, so that a deleted topic
+// is answered with its error.
+func TestFetchSessionIdleTopicDeleted(t *testing.T) {
+	b := sessionBroker(t, 10, 2)
+	resp := sessionFetch{v: 12, replica: -1, offsets: map[int32]int64{0: 0, 1: 0}}.send(t, b)
+	wantAnswer(t, "full", resp, 0, "0: 1:")
+	id := resp.SessionID
+	wantAnswer(t, "idle", sessionFetch{v: 12, replica: -1, id: id, epoch: 1}.send(t, b), 0, "")
+	del := kmsg.NewPtrDeleteTopicsRequest()
+	del.TimeoutMillis, del.TopicNames = 5000, []string{"t"}
+	if code := b.send(t, del, 5).(*kmsg.DeleteTopicsResponse).Topics[0].ErrorCode; code != 0 {
+		t.Fatalf("delete topic: %v", kerr.ErrorForCode(code))
+	}
+	want := kerr.UnknownTopicOrPartition.Error()
+	wantAnswer(t, "deleted", sessionFetch{v: 12, replica: -1, id: id, epoch: 2}.send(t, b), 0, "0:!"+want+" 1:!"+want)
+}

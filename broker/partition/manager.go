@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-broker/strata/config"
@@ -49,6 +50,9 @@ type Manager struct {
 
 	mu    sync.RWMutex
 	parts map[Key]*Partition
+	// gen counts the Syncs done, so that a handle kept from Get can be
+	// known still current (Generation).
+	gen atomic.Int64
 
 	// removing runs the removal of deleted logs' directories, which can
 	// wait seconds on writeback, off the Sync path (Close waits for it).
@@ -113,6 +117,11 @@ func (m *Manager) Get(topic string, partition int32) (*Partition, bool) {
 	m.mu.RUnlock()
 	return p, ok
 }
+
+// Generation changes at the end of every Sync: a partition Get returned
+// after Generation returned g is still the one it returns while
+// Generation returns g.
+func (m *Manager) Generation() int64 { return m.gen.Load() }
 
 // All returns every partition served here, in no particular order.
 func (m *Manager) All() []*Partition {
@@ -220,6 +229,7 @@ func (m *Manager) ExpandISR(ctx context.Context, p *Partition, isr []int32) {
 func (m *Manager) Sync() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	defer m.gen.Add(1)
 	b := m.cfg.Load()
 	type assigned struct {
 		t      metadata.Topic
