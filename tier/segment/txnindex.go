@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"slices"
 	"sync"
@@ -219,6 +220,25 @@ func (x *TxnIndex) CollectAbortedTxns(fetchOffset, upperBoundOffset int64) TxnIn
 		}
 	}
 	return r
+}
+
+// CollectAbortedTxns gathers the aborted transactions overlapping
+// [fetchOffset, upperBoundOffset) from the indexes of consecutive
+// segments, the first being the segment that holds fetchOffset, as Kafka's
+// LocalLog does: it stops after the first index whose search is complete.
+// Complete is false when the indexes ran out first, so a caller holding
+// more segments (remote ones) goes on with those.
+func CollectAbortedTxns(indexes iter.Seq[*TxnIndex], fetchOffset, upperBoundOffset int64) TxnIndexSearchResult {
+	var all TxnIndexSearchResult
+	for x := range indexes {
+		r := x.CollectAbortedTxns(fetchOffset, upperBoundOffset)
+		all.Aborted = append(all.Aborted, r.Aborted...)
+		if r.Complete {
+			all.Complete = true
+			break
+		}
+	}
+	return all
 }
 
 // TruncateTo drops the entries whose marker is at or after offset, in

@@ -274,3 +274,39 @@ func FuzzTxnIndexRecovery(f *testing.F) {
 		_ = x.CollectAbortedTxns(base, base+100)
 	})
 }
+
+// TestCollectAcrossSegments: a transaction that starts in one segment and
+// is aborted in a later one is found from the earlier segment's fetch,
+// and the search stops at the first complete index.
+func TestCollectAcrossSegments(t *testing.T) {
+	dir := t.TempDir()
+	seg := func(base int64, entries ...AbortedTxn) *TxnIndex {
+		x := NewTxnIndex(FileName(dir, base, TxnIndexSuffix), base)
+		mustAppendTxn(t, x, entries...)
+		return x
+	}
+	a := AbortedTxn{ProducerID: 1, FirstOffset: 5, LastOffset: 8, LastStableOffset: 9}
+	b := AbortedTxn{ProducerID: 2, FirstOffset: 9, LastOffset: 25, LastStableOffset: 12} // started in segment 0
+	c := AbortedTxn{ProducerID: 3, FirstOffset: 12, LastOffset: 28, LastStableOffset: 29}
+	d := AbortedTxn{ProducerID: 4, FirstOffset: 30, LastOffset: 45, LastStableOffset: 46}
+	segs := []*TxnIndex{seg(0, a), seg(10), seg(20, b, c), seg(40, d)}
+	for _, tc := range []struct {
+		from         int // index of the segment holding fetchOffset
+		fetch, upper int64
+		want         []AbortedTxn
+		complete     bool
+	}{
+		{0, 0, 10, []AbortedTxn{a, b}, true},  // a's LSO 9 < 10; segment 10 has none; b's LSO 12 ≥ 10
+		{0, 9, 12, []AbortedTxn{b}, true},     // a ended before 9
+		{1, 10, 13, []AbortedTxn{b, c}, true}, // b's LSO 12 < 13, c's 29 ≥ 13
+		{2, 26, 35, []AbortedTxn{c, d}, true}, // c overlaps 26..28, d 30..; d's LSO 46 ≥ 35
+		{3, 46, 50, nil, false},               // indexes ran out
+		{0, 0, 100, []AbortedTxn{a, b, c, d}, false},
+	} {
+		r := CollectAbortedTxns(slices.Values(segs[tc.from:]), tc.fetch, tc.upper)
+		if !slices.Equal(r.Aborted, tc.want) || r.Complete != tc.complete {
+			t.Errorf("from segment %d, [%d, %d): got %+v complete %v, want %+v complete %v",
+				tc.from, tc.fetch, tc.upper, r.Aborted, r.Complete, tc.want, tc.complete)
+		}
+	}
+}
