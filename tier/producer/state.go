@@ -47,8 +47,8 @@ type entry struct {
 	// epoch (or a snapshot recorded that): the next batch of that epoch
 	// must then start at sequence 0.
 	batches []BatchMeta
-	// lastTs is the newest timestamp of the producer's batches and
-	// markers, for expiry.
+	// lastTs is the timestamp of the producer's last batch (its max
+	// timestamp) or marker, for expiry, as Kafka's lastTimestamp.
 	lastTs int64
 	// txnFirst is the first offset of the producer's ongoing transaction
 	// (noTxn: none); coordEpoch the coordinator epoch of its last marker
@@ -93,7 +93,7 @@ func (e *entry) update(m BatchMeta) {
 	if m.Transactional && e.txnFirst == noTxn {
 		e.txnFirst = m.FirstOffset
 	}
-	e.lastTs = max(e.lastTs, m.MaxTimestamp)
+	e.lastTs = m.MaxTimestamp
 	m.Transactional = false
 	if len(e.batches) == MaxCachedBatches {
 		copy(e.batches, e.batches[1:])
@@ -200,7 +200,7 @@ func (s *State) Last(pid int64) (BatchMeta, bool) {
 	return e.last()
 }
 
-// ExpireBefore forgets producers whose newest batch or marker has a
+// ExpireBefore forgets producers whose last batch or marker has a
 // timestamp before ts (Kafka's producer.id.expiration.ms) and returns how
 // many were removed; a producer with an ongoing transaction is kept, as
 // in Kafka. A later batch from such a producer is accepted as from an

@@ -130,7 +130,7 @@ func (s *State) ApplyMarker(m MarkerMeta) *CompletedTxn {
 	}
 	e.setEpoch(m.Epoch)
 	e.coordEpoch = m.CoordinatorEpoch
-	e.lastTs = max(e.lastTs, m.Timestamp)
+	e.lastTs = m.Timestamp
 	if e.txnFirst == noTxn {
 		return nil
 	}
