@@ -20,6 +20,7 @@ FUZZ_TARGETS ?= \
 	./tier/record:FuzzSplit \
 	./tier/record:FuzzScan \
 	./tier/segment:FuzzRecover \
+	./tier/segment:FuzzTxnIndexRecovery \
 	./broker/wire:FuzzDecodeRequest \
 	./tier/objstore:FuzzValidateKey \
 	./tier/producer:FuzzDecodeSnapshot \

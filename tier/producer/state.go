@@ -23,43 +23,78 @@ var (
 )
 
 // BatchMeta describes one appended batch of an idempotent producer.
+// Transactional marks a batch of a transaction; it is not kept in the
+// cache (a cached batch has it false).
 type BatchMeta struct {
-	ProducerID   int64
-	Epoch        int16
-	FirstSeq     int32
-	LastSeq      int32
-	FirstOffset  int64
-	LastOffset   int64
-	MaxTimestamp int64
+	ProducerID    int64
+	Epoch         int16
+	FirstSeq      int32
+	LastSeq       int32
+	FirstOffset   int64
+	LastOffset    int64
+	MaxTimestamp  int64
+	Transactional bool
 }
+
+// noTxn is entry.txnFirst when the producer has no ongoing transaction.
+const noTxn = -1
 
 // entry is the state of one producer id.
 type entry struct {
 	epoch int16
 	// batches are the last MaxCachedBatches batches of the current epoch,
-	// oldest first; never empty.
+	// oldest first. Empty only after a marker moved the producer to a new
+	// epoch (or a snapshot recorded that): the next batch of that epoch
+	// must then start at sequence 0.
 	batches []BatchMeta
-	// TODO(transactions): the first offset of the producer's ongoing
-	// transaction and the coordinator epoch of its last marker belong here
-	// (and in the snapshot); the log will derive the last stable offset
-	// from them and control batches will end the transaction.
+	// lastTs is the timestamp of the producer's last batch (its max
+	// timestamp) or marker, for expiry, as Kafka's lastTimestamp.
+	lastTs int64
+	// txnFirst is the first offset of the producer's ongoing transaction
+	// (noTxn: none); coordEpoch the coordinator epoch of its last marker
+	// (-1: none yet).
+	txnFirst   int64
+	coordEpoch int32
 }
 
-// last returns the newest cached batch.
-func (e *entry) last() BatchMeta { return e.batches[len(e.batches)-1] }
+// newEntry is the entry of a producer first seen at epoch.
+func newEntry(epoch int16) *entry {
+	return &entry{epoch: epoch, lastTs: -1, txnFirst: noTxn, coordEpoch: -1}
+}
+
+// last returns the newest cached batch; ok is false when there is none.
+func (e *entry) last() (BatchMeta, bool) {
+	if len(e.batches) == 0 {
+		return BatchMeta{}, false
+	}
+	return e.batches[len(e.batches)-1], true
+}
 
 // clone returns a deep copy, so a Pending overlay can change it.
 func (e *entry) clone() *entry {
-	return &entry{epoch: e.epoch, batches: slices.Clone(e.batches)}
+	c := *e
+	c.batches = slices.Clone(e.batches)
+	return &c
 }
 
-// update records an appended batch. A new epoch forgets the old epoch's
-// batches, as Kafka does.
-func (e *entry) update(m BatchMeta) {
-	if m.Epoch != e.epoch {
-		e.epoch = m.Epoch
+// setEpoch moves the producer to epoch; a new epoch forgets the old
+// epoch's batches, as Kafka does.
+func (e *entry) setEpoch(epoch int16) {
+	if epoch != e.epoch {
+		e.epoch = epoch
 		e.batches = e.batches[:0]
 	}
+}
+
+// update records an appended batch, and the start of a transaction for
+// the first transactional batch after none was open.
+func (e *entry) update(m BatchMeta) {
+	e.setEpoch(m.Epoch)
+	if m.Transactional && e.txnFirst == noTxn {
+		e.txnFirst = m.FirstOffset
+	}
+	e.lastTs = m.MaxTimestamp
+	m.Transactional = false
 	if len(e.batches) == MaxCachedBatches {
 		copy(e.batches, e.batches[1:])
 		e.batches = e.batches[:MaxCachedBatches-1]
@@ -88,13 +123,18 @@ func check(e *entry, m BatchMeta) (*BatchMeta, error) {
 			return nil, fmt.Errorf("producer %d: new epoch %d must start at sequence 0, got %d: %w",
 				m.ProducerID, m.Epoch, m.FirstSeq, ErrOutOfOrderSequence)
 		}
-		return nil, nil
+		return nil, checkTxn(e, m)
 	}
-	if last := e.last().LastSeq; !inSequence(last, m.FirstSeq) {
+	last, ok := e.last()
+	switch {
+	case !ok && m.FirstSeq != 0:
+		return nil, fmt.Errorf("producer %d epoch %d: first batch of the epoch must start at sequence 0, got %d: %w",
+			m.ProducerID, m.Epoch, m.FirstSeq, ErrOutOfOrderSequence)
+	case ok && !inSequence(last.LastSeq, m.FirstSeq):
 		return nil, fmt.Errorf("producer %d epoch %d: sequence %d does not follow %d: %w",
-			m.ProducerID, m.Epoch, m.FirstSeq, last, ErrOutOfOrderSequence)
+			m.ProducerID, m.Epoch, m.FirstSeq, last.LastSeq, ErrOutOfOrderSequence)
 	}
-	return nil, nil
+	return nil, checkTxn(e, m)
 }
 
 // inSequence reports whether next directly follows last; sequences wrap
@@ -106,9 +146,15 @@ func inSequence(last, next int32) bool {
 	return next == last+1
 }
 
-// State is the idempotent-producer state of one partition.
+// State is the idempotent-producer state of one partition, with its
+// transactions (txn.go).
 type State struct {
 	producers map[int64]*entry
+	// ongoing are the open transactions, unreplicated the completed ones
+	// whose marker may still be above the high watermark; both sorted by
+	// first offset.
+	ongoing      []txnSpan
+	unreplicated []txnSpan
 }
 
 // NewState returns an empty state.
@@ -131,10 +177,14 @@ func (s *State) Update(m BatchMeta) {
 	}
 	e := s.producers[m.ProducerID]
 	if e == nil {
-		e = &entry{epoch: m.Epoch}
+		e = newEntry(m.Epoch)
 		s.producers[m.ProducerID] = e
 	}
+	open := e.txnFirst
 	e.update(m)
+	if open == noTxn && e.txnFirst != noTxn {
+		s.startTxn(m.ProducerID, e.txnFirst)
+	}
 }
 
 // Len is the number of producers tracked.
@@ -147,17 +197,18 @@ func (s *State) Last(pid int64) (BatchMeta, bool) {
 	if e == nil {
 		return BatchMeta{}, false
 	}
-	return e.last(), true
+	return e.last()
 }
 
-// ExpireBefore forgets producers whose newest batch has a MaxTimestamp
-// before ts (Kafka's producer.id.expiration.ms) and returns how many were
-// removed. A later batch from such a producer is accepted as from an
+// ExpireBefore forgets producers whose last batch or marker has a
+// timestamp before ts (Kafka's producer.id.expiration.ms) and returns how
+// many were removed; a producer with an ongoing transaction is kept, as
+// in Kafka. A later batch from such a producer is accepted as from an
 // unknown producer.
 func (s *State) ExpireBefore(ts int64) int {
 	n := 0
 	for pid, e := range s.producers {
-		if e.last().MaxTimestamp < ts {
+		if e.txnFirst == noTxn && e.lastTs < ts {
 			delete(s.producers, pid)
 			n++
 		}
@@ -200,7 +251,7 @@ func (p *Pending) Update(m BatchMeta) {
 		if cur := p.s.producers[m.ProducerID]; cur != nil {
 			e = cur.clone()
 		} else {
-			e = &entry{epoch: m.Epoch}
+			e = newEntry(m.Epoch)
 		}
 		if p.changed == nil {
 			p.changed = make(map[int64]*entry)

@@ -12,6 +12,8 @@
 // records, for the few callers that need them: the compaction cleaner,
 // coordinators, tools. [Build] and [NewBatch] encode batches (compressing
 // with franz-go's kgo compressors), for the cleaner, tests and tools.
+// [Batch.EndTxnMarker] and [BuildEndTxnMarker] read and write the COMMIT
+// and ABORT control batches of transactions (Kafka's EndTransactionMarker).
 //
 // Decompression uses the codec libraries kgo itself uses directly
 // (klauspost/compress; for lz4, pierrec/lz4's block decoder under the

@@ -84,7 +84,9 @@ func Validate(b Batch, o ValidateOptions) error {
 		return fmt.Errorf("last offset delta %d inconsistent with record count %d: %w", last, n, ErrInvalidRecord)
 	case b.IsControl() && !o.AllowControl:
 		return fmt.Errorf("clients may not write control batches: %w", ErrInvalidRecord)
-	case b.ProducerID() >= 0 && b.BaseSequence() < 0:
+	case b.ProducerID() >= 0 && b.BaseSequence() < 0 && !b.IsControl():
+		// Markers carry no sequence (Kafka's NO_SEQUENCE); only the
+		// broker writes them, as AllowControl says.
 		return fmt.Errorf("invalid sequence %d for producer id %d: %w", b.BaseSequence(), b.ProducerID(), ErrInvalidRecord)
 	}
 	if c == None {

@@ -11,6 +11,11 @@
 //	                  relativeOffset uint32 | position uint32
 //	<base>.timeindex  time index: entries of 12 bytes, big-endian
 //	                  timestamp int64 | relativeOffset uint32
+//	<base>.txnindex   transaction index ([TxnIndex]): entries of 34 bytes,
+//	                  big-endian, one per transaction aborted by a marker
+//	                  in the segment: version int16 (0) | producerId int64 |
+//	                  firstOffset int64 | lastOffset int64 |
+//	                  lastStableOffset int64
 //
 // A segment being built by the log cleaner carries an extra suffix on all
 // three names (Options.FileSuffix: ".cleaned", then ".swap"); RenameSuffix
@@ -65,7 +70,10 @@
 // Recovery: [Segment.Recover] scans the whole .log, keeps the longest
 // prefix of intact batches (record.ValidPrefix: framing, magic, CRC;
 // plus increasing offsets), truncates the rest and rebuilds the indexes.
-// [Open] runs it by itself when the indexes are unusable.
+// [Open] runs it by itself when the indexes are unusable. A transaction
+// index is recovered on its own ([OpenTxnIndex]): it keeps the longest
+// prefix of whole, valid entries and cuts the rest, so a torn trailing
+// entry is dropped; what was cut is rebuilt from the segment's markers.
 //
 // Concurrency: a Segment is safe for concurrent use. Its RWMutex guards the
 // in-memory state (size, next offset, index entries, flags); Append,

@@ -13,6 +13,7 @@ const (
 	LogSuffix       = ".log"
 	IndexSuffix     = ".index"
 	TimeIndexSuffix = ".timeindex"
+	TxnIndexSuffix  = ".txnindex"
 )
 
 // FileName is the path of the file with the given suffix of the segment
