@@ -20,9 +20,15 @@ var transitionOps = []struct {
 	{"init bump", func(m *Metadata) (Txn, error) { return m.PrepareIncrementProducerEpoch(30000, NoProducerEpoch, later) }, fixed(Empty), nil},
 	{"init rotate", func(m *Metadata) (Txn, error) { return m.PrepareProducerIDRotation(2000, 30000, later, true) }, fixed(Empty), nil},
 	{"add partitions", func(m *Metadata) (Txn, error) { return m.PrepareAddPartitions([]TopicPartition{tpC}, later, TV2) }, fixed(Ongoing), nil},
-	{"commit v1", func(m *Metadata) (Txn, error) { return m.PrepareAbortOrCommit(PrepareCommit, TV1, NoProducerID, later, false) }, fixed(PrepareCommit), nil},
-	{"commit v2", func(m *Metadata) (Txn, error) { return m.PrepareAbortOrCommit(PrepareCommit, TV2, NoProducerID, later, false) }, fixed(PrepareCommit), nil},
-	{"abort v1", func(m *Metadata) (Txn, error) { return m.PrepareAbortOrCommit(PrepareAbort, TV1, NoProducerID, later, false) }, fixed(PrepareAbort), nil},
+	{"commit v1", func(m *Metadata) (Txn, error) {
+		return m.PrepareAbortOrCommit(PrepareCommit, TV1, NoProducerID, later, false)
+	}, fixed(PrepareCommit), nil},
+	{"commit v2", func(m *Metadata) (Txn, error) {
+		return m.PrepareAbortOrCommit(PrepareCommit, TV2, NoProducerID, later, false)
+	}, fixed(PrepareCommit), nil},
+	{"abort v1", func(m *Metadata) (Txn, error) {
+		return m.PrepareAbortOrCommit(PrepareAbort, TV1, NoProducerID, later, false)
+	}, fixed(PrepareAbort), nil},
 	{"abort v2", func(m *Metadata) (Txn, error) {
 		return m.PrepareAbortOrCommit(PrepareAbort, TV2, NoProducerID, later, m.State != Ongoing && m.State != PrepareEpochFence)
 	}, fixed(PrepareAbort), nil},
