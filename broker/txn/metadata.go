@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -47,7 +48,7 @@ func (s PartitionSet) Sorted() []TopicPartition {
 		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
 			return c
 		}
-		return int(a.Partition) - int(b.Partition)
+		return cmp.Compare(a.Partition, b.Partition)
 	})
 	return out
 }

@@ -72,21 +72,23 @@ func EncodeValue(t Txn) ([]byte, error) {
 // malformed record or an unknown state is an error.
 func DecodeRecord(key, value []byte) (string, *Metadata, error) {
 	var k kmsg.TxnMetadataKey
-	if err := k.ReadFrom(key); err != nil {
-		return "", nil, fmt.Errorf("decode __transaction_state key: %w", err)
-	}
-	if k.Version != keyVersion {
+	err := k.ReadFrom(key) // reads the version first, even when the rest fails
+	if len(key) >= 2 && k.Version != keyVersion {
 		return "", nil, fmt.Errorf("%w: key version %d", ErrUnknownVersion, k.Version)
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("decode __transaction_state key: %w", err)
 	}
 	if value == nil {
 		return k.TransactionalID, nil, nil
 	}
 	var v kmsg.TxnMetadataValue
-	if err := v.ReadFrom(value); err != nil {
-		return "", nil, fmt.Errorf("decode __transaction_state value of %q: %w", k.TransactionalID, err)
-	}
-	if v.Version < 0 || v.Version > valueVersion {
+	err = v.ReadFrom(value)
+	if len(value) >= 2 && (v.Version < 0 || v.Version > valueVersion) {
 		return "", nil, fmt.Errorf("%w: value version %d of %q", ErrUnknownVersion, v.Version, k.TransactionalID)
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("decode __transaction_state value of %q: %w", k.TransactionalID, err)
 	}
 	if !validState(v.State) {
 		return "", nil, fmt.Errorf("decode __transaction_state value of %q: unknown state %d", k.TransactionalID, v.State)

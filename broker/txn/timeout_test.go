@@ -85,3 +85,30 @@ func TestExpired(t *testing.T) {
 		mustPrepare(t)(m.PrepareDead())
 	})
 }
+
+// TestTimeoutSweepAborts follows the abort sweep on a timed-out
+// transaction: fence its producer, abort at the fenced epoch, complete;
+// the aborted transaction no longer times out and its producer is fenced.
+func TestTimeoutSweepAborts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := NewMetadata("tx", 1, 1000, time.Now())
+		mustComplete(t, m, mustPrepare(t)(m.PrepareIncrementProducerEpoch(1000, NoProducerEpoch, time.Now())))
+		mustComplete(t, m, mustPrepare(t)(m.PrepareAddPartitions([]TopicPartition{tpA}, time.Now(), TV2)))
+		time.Sleep(1001 * time.Millisecond)
+		if !m.TimedOut(time.Now()) {
+			t.Fatal("not timed out")
+		}
+		fence := mustPrepare(t)(m.PrepareFenceProducerEpoch())
+		res, err := m.PrepareEndTxn(EndRequest{ProducerID: 1, ProducerEpoch: fence.ProducerEpoch, Version: TV2}, ids(), time.Now())
+		if err != nil || !res.Fence || res.Txn.State != PrepareAbort {
+			t.Fatalf("sweep abort: %+v %v", res, err)
+		}
+		mustComplete(t, m, res.Txn)
+		mustComplete(t, m, mustPrepare(t)(m.PrepareComplete(time.Now())))
+		if m.State != CompleteAbort || m.TimedOut(time.Now()) {
+			t.Fatalf("after the sweep: %s, timed out %v", m.State, m.TimedOut(time.Now()))
+		}
+		_, _, err = m.PrepareAddPartitionsToTxn(1, 0, []TopicPartition{tpB}, TV2, time.Now())
+		wantErr(t, err, ErrProducerFenced)
+	})
+}
