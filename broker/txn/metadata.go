@@ -93,8 +93,8 @@ func (t Txn) clone() Txn {
 }
 
 // Metadata is one transactional id's coordinator state (Kafka's
-// TransactionMetadata). A change is prepared (prepare* returns the
-// target Txn and marks it pending, so no second change can start), then
+// TransactionMetadata). A change is prepared (a Prepare* method returns
+// the target Txn and marks it pending, so no second change can start), then
 // logged to __transaction_state, then applied with CompleteTransition, or
 // dropped with CancelTransition when the write failed. Metadata is not
 // safe for concurrent use; see the package doc.
@@ -126,8 +126,10 @@ func (m *Metadata) Pending() (State, bool) { return m.pending, m.hasPending }
 // CancelTransition drops the pending transition (its write failed).
 func (m *Metadata) CancelTransition() { m.hasPending = false }
 
-// FenceFailed records that the write of a PrepareEpochFence transition
-// failed, and drops it: the next fence does not bump the epoch again.
+// FenceFailed records that the write of an abort carrying an epoch fence
+// (EndResult.Fence) failed, and drops it: the fenced epoch is already the
+// current one in memory and was never returned to a client, so the next
+// fence does not bump it again.
 func (m *Metadata) FenceFailed() {
 	m.failedEpochFence = true
 	m.hasPending = false
