@@ -145,6 +145,16 @@ type Broker struct {
 	GroupConsumerSessionTimeoutMs    int64 // group.consumer.session.timeout.ms (45000)
 	GroupConsumerHeartbeatIntervalMs int64 // group.consumer.heartbeat.interval.ms (5000)
 
+	TransactionStateLogNumPartitions                     int32 // transaction.state.log.num.partitions (50)
+	TransactionStateLogReplicationFactor                 int16 // transaction.state.log.replication.factor (3; clamped to the live brokers)
+	TransactionStateLogMinISR                            int32 // transaction.state.log.min.isr (2)
+	TransactionStateLogSegmentBytes                      int32 // transaction.state.log.segment.bytes (104857600)
+	TransactionMaxTimeoutMs                              int64 // transaction.max.timeout.ms (900000)
+	TransactionAbortTimedOutTransactionCleanupIntervalMs int64 // transaction.abort.timed.out.transaction.cleanup.interval.ms (10000)
+	TransactionalIDExpirationMs                          int64 // transactional.id.expiration.ms (604800000)
+	ProducerIDExpirationMs                               int64 // producer.id.expiration.ms (86400000)
+	TransactionPartitionVerificationEnable               bool  // transaction.partition.verification.enable (true)
+
 	// Raw holds every effective key's value in canonical text form,
 	// defaults included (keys whose Kafka default is null and that are
 	// not derived, such as log.retention.minutes, appear only when set).

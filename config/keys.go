@@ -264,6 +264,27 @@ var brokerKeys = []keyDef{
 		f: intRange(0, math.MaxInt32, func(b *Broker) *int32 { return &b.OffsetMetadataMaxBytes })},
 	{name: "offsets.commit.timeout.ms", typ: TypeInt, def: "5000", doc: "How long an offset commit or group change waits for __consumer_offsets to replicate it before failing with COORDINATOR_NOT_AVAILABLE.",
 		f: intRange(1, math.MaxInt32, func(b *Broker) *int64 { return &b.OffsetsCommitTimeoutMs })},
+
+	// Transactions (the coordinator on __transaction_state and producer-id
+	// expiry); not applied yet, see knownUnwired in wired_test.go.
+	{name: "transaction.state.log.num.partitions", typ: TypeInt, def: "50", doc: "The number of partitions for the transaction topic (should not change after deployment).",
+		f: intRange(1, math.MaxInt32, func(b *Broker) *int32 { return &b.TransactionStateLogNumPartitions })},
+	{name: "transaction.state.log.replication.factor", typ: TypeShort, def: "3", doc: "The replication factor for the transaction topic (set higher to ensure availability); clamped to the live brokers.",
+		f: intField(1, func(b *Broker) *int16 { return &b.TransactionStateLogReplicationFactor })},
+	{name: "transaction.state.log.min.isr", typ: TypeInt, def: "2", doc: "The minimum number of replicas that must acknowledge a write to transaction topic in order to be considered successful.",
+		f: intRange(1, math.MaxInt32, func(b *Broker) *int32 { return &b.TransactionStateLogMinISR })},
+	{name: "transaction.state.log.segment.bytes", typ: TypeInt, def: "104857600", doc: "The transaction topic segment bytes should be kept relatively small in order to facilitate faster log compaction and cache loads.",
+		f: intRange(1, math.MaxInt32, func(b *Broker) *int32 { return &b.TransactionStateLogSegmentBytes })},
+	{name: "transaction.max.timeout.ms", typ: TypeInt, def: "900000", doc: "The maximum allowed timeout for transactions. If a client's requested transaction time exceed this, then the broker will return an error in InitProducerIdRequest. This prevents a client from too large of a timeout, which can stall consumers reading from topics included in the transaction.",
+		f: intRange(1, math.MaxInt32, func(b *Broker) *int64 { return &b.TransactionMaxTimeoutMs })},
+	{name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", typ: TypeInt, def: "10000", doc: "The interval at which to rollback transactions that have timed out.",
+		f: intRange(1, math.MaxInt32, func(b *Broker) *int64 { return &b.TransactionAbortTimedOutTransactionCleanupIntervalMs })},
+	{name: "transactional.id.expiration.ms", typ: TypeInt, def: "604800000", doc: "The time in ms that the transaction coordinator will wait without receiving any transaction status updates for the current transaction before expiring its transactional id. Transactional IDs will not expire while a the transaction is still ongoing.",
+		f: intRange(1, math.MaxInt32, func(b *Broker) *int64 { return &b.TransactionalIDExpirationMs })},
+	{name: "producer.id.expiration.ms", typ: TypeInt, def: "86400000", doc: "The time in ms that a topic partition leader will wait before expiring producer IDs. Producer IDs will not expire while a transaction associated to them is still ongoing. Note that producer IDs may expire sooner if the last write from the producer ID is deleted due to the topic's retention settings. Setting this value the same or higher than delivery.timeout.ms can help prevent expiration during retries and protect against message duplication, but the default should be reasonable for most use cases.",
+		f: intRange(1, math.MaxInt32, func(b *Broker) *int64 { return &b.ProducerIDExpirationMs })},
+	{name: "transaction.partition.verification.enable", typ: TypeBoolean, def: "true", doc: "Enable verification that checks that the partition has been added to the transaction before writing transactional records to the partition.",
+		f: boolField(func(b *Broker) *bool { return &b.TransactionPartitionVerificationEnable })},
 }
 
 // brokerIndex and brokerNames are derived from brokerKeys.

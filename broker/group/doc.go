@@ -14,7 +14,7 @@
 //
 // Groups live in the internal topic __consumer_offsets. The coordinator of
 // a group is the leader of partition PartitionFor(group, N) =
-// abs(javaHashCode(group)) % N, N being the topic's partition count. Run
+// abs(hashCode(group)) % N (broker/coordkey), N being the topic's partition count. Run
 // follows the metadata: when this broker leads a partition (or its leader
 // epoch changes) the coordinator loads it in the background, replaying the
 // log from its start; until that ends the partition's groups answer

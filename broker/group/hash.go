@@ -1,40 +1,12 @@
 package group
 
-import "unicode/utf16"
+import "github.com/strata-broker/strata/broker/coordkey"
 
 // TopicName is Kafka's internal topic holding committed offsets and group
 // metadata.
 const TopicName = "__consumer_offsets"
 
 // PartitionFor is the __consumer_offsets partition whose leader coordinates
-// group, as Kafka computes it: Utils.abs(groupId.hashCode()) % n, with
-// Java's String.hashCode over UTF-16 code units. It returns 0 when n ≤ 0.
-func PartitionFor(group string, n int32) int32 {
-	if n <= 0 {
-		return 0
-	}
-	h := javaHashCode(group)
-	if h == -1<<31 { // Kafka's Utils.abs maps Integer.MIN_VALUE to 0
-		h = 0
-	} else if h < 0 {
-		h = -h
-	}
-	return h % n
-}
-
-// javaHashCode is java.lang.String.hashCode: s[0]*31^(n-1) + … + s[n-1]
-// over the UTF-16 code units of s, in wrapping 32-bit arithmetic. Invalid
-// UTF-8 decodes to U+FFFD, as Java's decoder would replace it.
-func javaHashCode(s string) int32 {
-	var h int32
-	for _, r := range s {
-		if r >= 0x10000 {
-			hi, lo := utf16.EncodeRune(r)
-			h = 31*h + hi
-			h = 31*h + lo
-			continue
-		}
-		h = 31*h + r
-	}
-	return h
-}
+// group, as Kafka computes it (coordkey.PartitionFor: the function Kafka
+// also uses for __transaction_state). It returns 0 when n ≤ 0.
+func PartitionFor(group string, n int32) int32 { return coordkey.PartitionFor(group, n) }

@@ -1,4 +1,4 @@
-package group
+package coordkey
 
 import "testing"
 
@@ -6,9 +6,9 @@ import "testing"
 // UTF-16 code units.
 func TestPartitionFor(t *testing.T) {
 	for _, tc := range []struct {
-		group string
-		hash  int32
-		p50   int32
+		key  string
+		hash int32
+		p50  int32
 	}{
 		{"", 0, 0},
 		{"hello", 99162322, 22},
@@ -18,11 +18,11 @@ func TestPartitionFor(t *testing.T) {
 		{"😀group", -1231696132, 32}, // a surrogate pair
 		{"console-consumer-12345", 158455506, 6},
 	} {
-		if h := javaHashCode(tc.group); h != tc.hash {
-			t.Errorf("javaHashCode(%q) = %d, want %d", tc.group, h, tc.hash)
+		if h := javaHashCode(tc.key); h != tc.hash {
+			t.Errorf("javaHashCode(%q) = %d, want %d", tc.key, h, tc.hash)
 		}
-		if p := PartitionFor(tc.group, 50); p != tc.p50 {
-			t.Errorf("PartitionFor(%q, 50) = %d, want %d", tc.group, p, tc.p50)
+		if p := PartitionFor(tc.key, 50); p != tc.p50 {
+			t.Errorf("PartitionFor(%q, 50) = %d, want %d", tc.key, p, tc.p50)
 		}
 	}
 	if p := PartitionFor("x", 0); p != 0 {
