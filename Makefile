@@ -24,6 +24,7 @@ FUZZ_TARGETS ?= \
 	./broker/wire:FuzzDecodeRequest \
 	./tier/objstore:FuzzValidateKey \
 	./tier/producer:FuzzDecodeSnapshot \
+	./broker/txn:FuzzDecodeRecord \
 	./config:FuzzParseProperties
 FUZZTIME      ?= 10s
 FUZZTIME_LONG ?= 2m
