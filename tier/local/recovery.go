@@ -136,7 +136,7 @@ func (l *Log) listSegmentFiles() ([]int64, error) {
 		case !ok:
 		case suffix == segment.LogSuffix:
 			bases = append(bases, base)
-		case suffix == segment.IndexSuffix || suffix == segment.TimeIndexSuffix:
+		case suffix == segment.IndexSuffix || suffix == segment.TimeIndexSuffix || suffix == segment.TxnIndexSuffix:
 			indexes[base] = append(indexes[base], name)
 		}
 	}
