@@ -1,5 +1,11 @@
 package segment
 
+import (
+	"fmt"
+
+	"github.com/strata-broker/strata/tier/record"
+)
+
 // The segment's transaction index: the Segment owns its [TxnIndex] as it
 // owns its other indexes, so that creation, deletion, truncation and
 // renames keep the .txnindex file with the .log file.
@@ -39,4 +45,33 @@ func (s *Segment) openTxnIndex(suffix string) error {
 	}
 	s.txn = x
 	return x.TruncateTo(s.next)
+}
+
+// LastOffset is the marker offset of the newest entry, -1 if none.
+func (x *TxnIndex) LastOffset() int64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.lastOffsetLocked()
+}
+
+// ReadBatch reads the whole batch that h (from Batches) describes, for a
+// caller that needs its records (the partition log reads transaction
+// markers when it rebuilds the producer state).
+func (s *Segment) ReadBatch(h BatchHeader) (record.Batch, error) {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return nil, ErrClosed
+	}
+	r, err := s.acquireFile()
+	s.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	defer r.release()
+	b := make(record.Batch, h.Size)
+	if _, err := r.f.ReadAt(b, h.Pos); err != nil {
+		return nil, fmt.Errorf("read batch at %d of segment %s: %w", h.Pos, s.LogPath(), err)
+	}
+	return b, nil
 }
