@@ -126,6 +126,7 @@ func (p *Partition) advanceHighWatermark() {
 			return
 		}
 		if p.hw.CompareAndSwap(cur, hw) {
+			p.log.OnHighWatermarkUpdated(hw)
 			p.wake()
 			return
 		}
@@ -272,6 +273,7 @@ func (p *Partition) SetFollowerHighWatermark(leaderEpoch int32, hw int64) error 
 	return p.asFollower(leaderEpoch, func() error {
 		hw = min(hw, p.log.LogEndOffset())
 		if p.hw.Swap(hw) != hw {
+			p.log.OnHighWatermarkUpdated(hw)
 			p.wake()
 		}
 		return nil

@@ -112,9 +112,11 @@ func (l *Log) AppendAsLeader(batches []record.Batch, o AppendOptions) (AppendRes
 
 // AppendAsFollower appends batches copied from the leader, keeping their
 // offsets, epochs and timestamps; the producer state follows them without
-// checks. The first batch must start at or after the log end and each
-// batch after the previous one (ErrUnexpectedOffset otherwise); nothing is
-// appended when any batch is invalid.
+// checks, and so do the transactions: a marker (control batch) ends its
+// producer's transaction and indexes it when it aborted. The first batch
+// must start at or after the log end and each batch after the previous one
+// (ErrUnexpectedOffset otherwise); nothing is appended when any batch is
+// invalid, a marker that does not parse included.
 func (l *Log) AppendAsFollower(batches []record.Batch) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -122,9 +124,19 @@ func (l *Log) AppendAsFollower(batches []record.Batch) error {
 		return err
 	}
 	next := l.leo.Load()
+	markers := make([]*producer.MarkerMeta, len(batches))
 	for i, b := range batches {
 		if err := checkBatch(b); err != nil {
 			return fmt.Errorf("append batch %d as follower: %w", i, err)
+		}
+		if b.IsControl() {
+			m, ok, err := markerMeta(b)
+			if err != nil {
+				return fmt.Errorf("append batch %d as follower: %w", i, err)
+			}
+			if ok {
+				markers[i] = &m
+			}
 		}
 		if b.BaseOffset() < next {
 			return fmt.Errorf("append batch %d as follower: base offset %d below %d: %w", i, b.BaseOffset(), next, ErrUnexpectedOffset)
@@ -135,12 +147,17 @@ func (l *Log) AppendAsFollower(batches []record.Batch) error {
 		return err
 	}
 	now := time.Now().UnixMilli()
-	for _, b := range batches {
+	for i, b := range batches {
 		if err := l.appendLocked(b, now, l.cfg.FollowerPageCacheWindow); err != nil {
 			return err
 		}
 		if b.ProducerID() >= 0 && !b.IsControl() {
 			l.producers.Update(headerMeta(segment.ParseHeader(b)))
+		}
+		if markers[i] != nil {
+			if err := l.applyMarker(l.producers, l.active(), *markers[i]); err != nil {
+				return err
+			}
 		}
 	}
 	return l.maybeFlush(now)

@@ -7,9 +7,25 @@
 // retention, and recovers after a crash. The idempotent-producer state
 // (tier/producer) lives here, under the same lock as the appends it checks.
 //
+// Transactions: a transactional batch opens its producer's transaction
+// in the producer state. The leader writes COMMIT and ABORT markers with
+// AppendMarker (checked for producer and coordinator epoch first);
+// followers' appends and the replay of recovery and truncation read the
+// marker record of each control batch and apply it the same way. A marker
+// that aborts a non-empty transaction adds its entry to the transaction
+// index (.txnindex) of the segment holding it; the segment owns that file
+// (tier/segment), so rolls, retention, truncation and the cleaner's swap
+// keep it with its segment, and ReplaceSegments copies the replaced
+// segments' entries into the cleaned one (the cleaner keeps aborted
+// records). The log answers LastStableOffset, FirstUnstableOffset and
+// CollectAbortedTxns for read_committed fetches; the partition reports its
+// high watermark with OnHighWatermarkUpdated.
+//
 // Directory layout (one directory per partition):
 //
 //	<base:020>.log .index .timeindex   segments (see tier/segment)
+//	<base:020>.txnindex                the segment's aborted transactions,
+//	                                   once it holds one
 //	<offset:020>.snapshot              producer state after every batch below
 //	                                   offset: taken at each roll (offset = new
 //	                                   segment's base) and at Close; the 2
@@ -63,9 +79,12 @@
 // hold offsets at or after the checkpointed recovery point is scanned with
 // segment.Recover, which truncates a torn or corrupt tail; if that happens
 // before the last segment the later segments are deleted. A half-written
-// batch is therefore never served. The producer state is then loaded from
-// the newest snapshot at or below the recovery point and brought up to the
-// log end by replaying batch headers after it, and the leader epochs of
+// batch is therefore never served. The scanned segments' transaction
+// indexes are emptied. The producer state is then loaded from the newest
+// snapshot at or below both the recovery point and the first scanned
+// segment, and brought up to the log end by replaying the batch headers
+// after it (and the markers), which rebuilds those indexes (entries an
+// index already holds are skipped), and the leader epochs of
 // the batches after the recovery point are added again. The wall clock of the active
 // segment's first append (for SegmentMs) is not persisted; it restarts at
 // Open.
@@ -73,7 +92,9 @@
 // Concurrency: Log.mu (a sync.RWMutex) guards the segment list, the
 // producer state, the recovery point and the roll/flush bookkeeping.
 // Appends, rolls, truncations, DeleteRecordsBefore, Flush, SetConfig,
-// Close and Delete hold it exclusively; Read, OnOlderSegment,
+// AppendMarker, OnHighWatermarkUpdated, Close and Delete hold it
+// exclusively; LastStableOffset, FirstUnstableOffset,
+// CollectAbortedTxns (a TxnIndex has its own lock too), Read, OnOlderSegment,
 // OffsetForTimestamp, MaxTimestamp and Segments share it, and Read holds
 // it only to find the segment and compute the Slice: the caller writes the
 // Slice out and releases it without any lock (the file stays open until Release, even if

@@ -58,6 +58,9 @@ type SegmentInfo struct {
 	LogPath       string
 	IndexPath     string
 	TimeIndexPath string
+	// TxnIndexPath is the transaction index, which exists only once the
+	// segment holds an aborted transaction.
+	TxnIndexPath string
 
 	// seg identifies the segment for ReadSegment and ReplaceSegments: a
 	// segment truncated, deleted or replaced meanwhile is a different one.
@@ -133,6 +136,7 @@ func (l *Log) Segments() []SegmentInfo {
 			LogPath:       s.LogPath(),
 			IndexPath:     s.IndexPath(),
 			TimeIndexPath: s.TimeIndexPath(),
+			TxnIndexPath:  s.TxnIndexPath(),
 			seg:           s,
 		})
 	}

@@ -94,8 +94,10 @@ func (l *Log) loadProducerState(limit int64) error {
 	return nil
 }
 
-// replay feeds the headers of the batches at or after from into state and
-// returns how many batches it read. Caller holds mu.
+// replay feeds the headers of the batches at or after from into state,
+// and the markers of the control batches (read whole), adding the
+// transactions they aborted to the segments' transaction indexes where
+// missing; it returns how many batches it read. Caller holds mu.
 func (l *Log) replay(state *producer.State, from int64) (int, error) {
 	n := 0
 	for _, s := range l.segs {
@@ -107,9 +109,13 @@ func (l *Log) replay(state *producer.State, from int64) (int, error) {
 				return n, err
 			}
 			n++
-			// TODO(transactions): control batches will end the producer's
-			// ongoing transaction here; for now they carry no state.
-			if h.ProducerID >= 0 && !h.Control {
+			switch {
+			case h.ProducerID < 0:
+			case h.Control:
+				if err := l.replayMarker(state, s, h); err != nil {
+					return n, err
+				}
+			default:
 				state.Update(headerMeta(h))
 			}
 		}
@@ -120,12 +126,13 @@ func (l *Log) replay(state *producer.State, from int64) (int, error) {
 // headerMeta is the producer-state record of a stored batch.
 func headerMeta(h segment.BatchHeader) producer.BatchMeta {
 	return producer.BatchMeta{
-		ProducerID:   h.ProducerID,
-		Epoch:        h.ProducerEpoch,
-		FirstSeq:     h.BaseSequence,
-		LastSeq:      h.LastSequence,
-		FirstOffset:  h.BaseOffset,
-		LastOffset:   h.LastOffset,
-		MaxTimestamp: h.MaxTimestamp,
+		ProducerID:    h.ProducerID,
+		Epoch:         h.ProducerEpoch,
+		FirstSeq:      h.BaseSequence,
+		LastSeq:       h.LastSequence,
+		FirstOffset:   h.BaseOffset,
+		LastOffset:    h.LastOffset,
+		MaxTimestamp:  h.MaxTimestamp,
+		Transactional: h.Transactional,
 	}
 }

@@ -3,6 +3,7 @@ package local
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,7 +74,8 @@ func (l *Log) recover() error {
 	if err != nil {
 		return err
 	}
-	if err := l.loadSegments(bases, clean, checkpointRP); err != nil {
+	rebuildFrom, err := l.loadSegments(bases, clean, checkpointRP)
+	if err != nil {
 		return err
 	}
 	if len(l.segs) == 0 {
@@ -95,12 +97,22 @@ func (l *Log) recover() error {
 		// The first append's time is not persisted; restart the roll clock.
 		l.firstAppendMs = now
 	}
-	snapshotLimit := checkpointRP
+	// The replay rebuilds the transaction indexes of the recovered
+	// segments, so it starts at or below the first of them.
+	snapshotLimit := min(checkpointRP, rebuildFrom)
 	if clean {
 		snapshotLimit = leo
 	}
 	if err := l.loadProducerState(snapshotLimit); err != nil {
 		return err
+	}
+	for _, s := range l.segs {
+		// Rebuilt entries are durable, like the rest of the scanned segment.
+		if s.BaseOffset() >= rebuildFrom {
+			if err := s.TxnIndex().Sync(); err != nil {
+				return err
+			}
+		}
 	}
 	epochScan := checkpointRP
 	if clean {
@@ -136,7 +148,7 @@ func (l *Log) listSegmentFiles() ([]int64, error) {
 		case !ok:
 		case suffix == segment.LogSuffix:
 			bases = append(bases, base)
-		case suffix == segment.IndexSuffix || suffix == segment.TimeIndexSuffix:
+		case suffix == segment.IndexSuffix || suffix == segment.TimeIndexSuffix || suffix == segment.TxnIndexSuffix:
 			indexes[base] = append(indexes[base], name)
 		}
 	}
@@ -156,12 +168,15 @@ func (l *Log) listSegmentFiles() ([]int64, error) {
 // opens). Unless the shutdown was clean, every segment that may hold
 // offsets at or after the recovery point is scanned; if a scan truncates a
 // segment that is not the last, the later segments are deleted, since the
-// log is broken there.
-func (l *Log) loadSegments(bases []int64, clean bool, recoveryPoint int64) error {
+// log is broken there. The transaction indexes of the scanned segments
+// are emptied, for the producer state's replay to rebuild them (as Kafka
+// does); rebuildFrom is the first scanned segment's base (MaxInt64: none).
+func (l *Log) loadSegments(bases []int64, clean bool, recoveryPoint int64) (rebuildFrom int64, err error) {
+	rebuildFrom = math.MaxInt64
 	for i, base := range bases {
 		st, err := os.Stat(segment.FileName(l.dir, base, segment.LogSuffix))
 		if err != nil {
-			return fmt.Errorf("stat segment: %w", err)
+			return rebuildFrom, fmt.Errorf("stat segment: %w", err)
 		}
 		// Open also rebuilds damaged segments by itself, so truncation is
 		// measured against the size before opening.
@@ -170,9 +185,15 @@ func (l *Log) loadSegments(bases []int64, clean bool, recoveryPoint int64) error
 		opts.Recover = !clean && (last || bases[i+1] > recoveryPoint)
 		s, err := segment.Open(l.dir, base, opts)
 		if err != nil {
-			return err
+			return rebuildFrom, err
 		}
 		l.segs = append(l.segs, s)
+		if opts.Recover {
+			rebuildFrom = min(rebuildFrom, base)
+			if err := s.TxnIndex().Reset(); err != nil {
+				return rebuildFrom, err
+			}
+		}
 		if s.Size() < st.Size() && !last {
 			l.logger.Warn("log corrupt before its last segment; deleting the later segments",
 				"segment", base, "deleted", len(bases)-i-1)
@@ -180,13 +201,13 @@ func (l *Log) loadSegments(bases []int64, clean bool, recoveryPoint int64) error
 			for _, later := range bases[i+1:] {
 				errs = append(errs, segment.RemoveFiles(l.dir, later))
 			}
-			return errors.Join(errs...)
+			return rebuildFrom, errors.Join(errs...)
 		}
 		if !last {
 			if err := s.Seal(); err != nil {
-				return err
+				return rebuildFrom, err
 			}
 		}
 	}
-	return nil
+	return rebuildFrom, nil
 }

@@ -144,6 +144,9 @@ func (l *Log) replaceLocked(old []SegmentInfo, cleaned *segment.Segment) (commit
 		return false, fmt.Errorf("local: replace segments [%d, %d) with a segment covering [%d, %d)",
 			old[0].BaseOffset, last.NextOffset, cleaned.BaseOffset(), cleaned.NextOffset())
 	}
+	if err := carryTxnIndex(l.segs[i:i+len(old)], cleaned); err != nil {
+		return false, fmt.Errorf("replace segments from %d: %w", old[0].BaseOffset, err)
+	}
 	// The range must take in the last old segment's base even when that
 	// segment is empty (its next offset is its base); the segment after it
 	// starts further on.

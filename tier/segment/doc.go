@@ -17,8 +17,14 @@
 //	                  firstOffset int64 | lastOffset int64 |
 //	                  lastStableOffset int64
 //
+// A Segment owns its transaction index as it owns the other two: Create
+// removes a stale one, Open loads it (cutting a torn tail and the entries
+// past the log end), TruncateTo, Delete and RenameSuffix treat it with
+// the other files, and Flush syncs it; the partition log decides what
+// goes in (AppendAbortedTxn) and rebuilds it when it recovers the log.
+//
 // A segment being built by the log cleaner carries an extra suffix on all
-// three names (Options.FileSuffix: ".cleaned", then ".swap"); RenameSuffix
+// its names (Options.FileSuffix: ".cleaned", then ".swap"); RenameSuffix
 // renames the open files, indexes first and .log last, and ReadAll hands
 // the cleaner the whole .log as one Slice.
 //

@@ -75,8 +75,9 @@ type Options struct {
 	Files *FileCache
 }
 
-// Segment is one segment of a partition log: its .log file and two sparse
-// indexes. See the package doc for the layout and concurrency model.
+// Segment is one segment of a partition log: its .log file, two sparse
+// indexes and its transaction index. See the package doc for the layout
+// and concurrency model.
 type Segment struct {
 	dir      string
 	base     int64
@@ -85,6 +86,7 @@ type Segment struct {
 	suffix   atomic.Pointer[string] // extra file-name suffix (Options.FileSuffix)
 	files    *FileCache             // Options.Files; nil: file is always set
 	slot     cacheSlot              // the file while files holds it (guarded by files.mu)
+	txn      *TxnIndex              // the transaction index (its own lock)
 
 	mu sync.RWMutex
 	// file is the open .log file while the segment is pinned: active,
@@ -114,6 +116,7 @@ func newSegment(dir string, base int64, opts Options) *Segment {
 	s := &Segment{dir: dir, base: base, interval: int64(opts.IndexIntervalBytes), log: opts.Logger,
 		files: opts.Files, next: base, maxTs: -1, maxOff: -1, window: opts.CacheWindow}
 	s.suffix.Store(&opts.FileSuffix)
+	s.txn = NewTxnIndex(FileName(dir, base, TxnIndexSuffix+opts.FileSuffix), base)
 	if s.interval <= 0 {
 		s.interval = DefaultIndexIntervalBytes
 	}
@@ -131,6 +134,11 @@ func Create(dir string, base int64, opts Options) (*Segment, error) {
 	}
 	s := newSegment(dir, base, opts)
 	path := s.LogPath()
+	// A transaction index of that name is stale; the new one is created
+	// by its first entry.
+	if err := removeIfExists(s.txn.Path()); err != nil {
+		return nil, fmt.Errorf("create segment %s: %w", path, err)
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("create segment %s: %w", path, MarkNoSpace(err))
@@ -193,6 +201,10 @@ func Open(dir string, base int64, opts Options) (*Segment, error) {
 			_ = s.Close()
 			return nil, fmt.Errorf("open segment %s: %w", path, err)
 		}
+	}
+	if err := s.openTxnIndex(opts.FileSuffix); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("open segment %s: %w", path, err)
 	}
 	return s, nil
 }
@@ -395,7 +407,7 @@ func (s *Segment) Flush() error {
 		err = datasync(s.file.f)
 	}
 	if ixDirty {
-		err = errors.Join(err, s.ix.sync())
+		err = errors.Join(err, s.ix.sync(), s.txn.Sync())
 	}
 	s.mu.RUnlock()
 	if err != nil {
@@ -545,7 +557,7 @@ func RemoveFiles(dir string, base int64) error { return removeFiles(dir, base, "
 // removeFiles is RemoveFiles for files named with an extra suffix.
 func removeFiles(dir string, base int64, extra string) error {
 	var errs []error
-	for _, suffix := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+	for _, suffix := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
 		errs = append(errs, removeIfExists(FileName(dir, base, suffix+extra)))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -587,7 +599,7 @@ func (s *Segment) TruncateTo(offset int64) (int64, error) {
 	if offChanged || timeChanged {
 		s.ixWrites++
 	}
-	if err := errors.Join(offErr, timeErr, s.scanTail()); err != nil {
+	if err := errors.Join(offErr, timeErr, s.txn.TruncateTo(offset), s.scanTail()); err != nil {
 		s.err = fmt.Errorf("truncate segment %s: %w", s.LogPath(), err)
 		return removed, s.err
 	}
