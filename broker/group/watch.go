@@ -8,14 +8,6 @@ import (
 	"github.com/strata-broker/strata/metadata"
 )
 
-// A led partition is replicated: appends wait for its high watermark and
-// loads read to its log end.
-var (
-	_ Log        = (*partition.Partition)(nil)
-	_ replicated = (*partition.Partition)(nil)
-	_ replicaLog = (*partition.Partition)(nil)
-)
-
 // openRetry is how soon Run looks again for a led __consumer_offsets
 // partition that the partition manager has not opened yet.
 const openRetry = 100 * time.Millisecond
