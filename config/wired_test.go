@@ -23,10 +23,6 @@ import (
 // finds unwired while their wiring is being built elsewhere, each with the
 // reason. Keep it short: drop a key as soon as its code reads it.
 var knownUnwired = map[string]string{
-	"broker transaction.state.log.num.partitions":      txnPending,
-	"broker transaction.state.log.replication.factor":  txnPending,
-	"broker transaction.state.log.min.isr":             txnPending,
-	"broker transaction.state.log.segment.bytes":       txnPending,
 	"broker producer.id.expiration.ms":                 txnPending,
 	"broker transaction.partition.verification.enable": txnPending,
 }
