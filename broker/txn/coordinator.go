@@ -314,7 +314,9 @@ func (c *Coordinator) write(e *entry, tx Txn, fence bool, now time.Time) error {
 		err = c.current(e.sh)
 	}
 	if err == nil {
-		return e.md.CompleteTransition(tx)
+		if err = e.md.CompleteTransition(tx); err == nil {
+			return nil
+		}
 	}
 	if fence {
 		e.md.FenceFailed()

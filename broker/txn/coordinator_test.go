@@ -241,24 +241,34 @@ func TestSweepAbortsTimedOutTransaction(t *testing.T) {
 
 // TestInitProducerIDFencesOngoing: InitProducerId of an id with an open
 // transaction aborts it and answers CONCURRENT_TRANSACTIONS; the retry
-// gets a newer epoch than the fenced producer's.
+// gets the epoch after the fence's and the abort's bumps. A fence whose
+// write failed is not bumped again by the next attempt.
 func TestInitProducerIDFencesOngoing(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e := newCoordEnv(t, nil, nil)
-		p := e.init("tx")
-		if err := e.c.AddPartitions("tx", p.ProducerID, p.ProducerEpoch, []TopicPartition{tpA}, TV2); err != nil {
-			t.Fatal(err)
-		}
-		_, err := e.c.InitProducerID(context.Background(), "tx", 10_000, NoProducerID, NoProducerEpoch)
-		wantErr(t, err, ErrConcurrentTransactions)
-		synctest.Wait()
-		q := e.init("tx")
-		if q.ProducerEpoch <= p.ProducerEpoch+1 {
-			t.Fatalf("new producer %+v after fencing %+v", q, p)
-		}
-		_, err = e.c.EndTxn(context.Background(), "tx", p.ProducerID, p.ProducerEpoch, false, TV2)
-		wantErr(t, err, ErrProducerFenced)
-	})
+	for _, failFirst := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			e := newCoordEnv(t, nil, nil)
+			bg := context.Background()
+			p := e.init("tx")
+			if err := e.c.AddPartitions("tx", p.ProducerID, p.ProducerEpoch, []TopicPartition{tpA}, TV2); err != nil {
+				t.Fatal(err)
+			}
+			if failFirst {
+				e.log.setFail(true)
+				_, err := e.c.InitProducerID(bg, "tx", 10_000, NoProducerID, NoProducerEpoch)
+				wantErr(t, err, ErrCoordinatorNotAvailable)
+				e.log.setFail(false)
+			}
+			_, err := e.c.InitProducerID(bg, "tx", 10_000, NoProducerID, NoProducerEpoch)
+			wantErr(t, err, ErrConcurrentTransactions)
+			synctest.Wait()
+			// fence, abort (transaction version 2), InitProducerId: three bumps
+			if q := e.init("tx"); q.ProducerID != p.ProducerID || q.ProducerEpoch != p.ProducerEpoch+3 {
+				t.Fatalf("failed fence first %v: new producer %+v after fencing %+v", failFirst, q, p)
+			}
+			_, err = e.c.EndTxn(bg, "tx", p.ProducerID, p.ProducerEpoch, false, TV2)
+			wantErr(t, err, ErrProducerFenced)
+		})
+	}
 }
 
 // TestExpiryWritesTombstone: the sweep removes an id idle for
