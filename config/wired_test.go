@@ -23,15 +23,8 @@ import (
 // finds unwired while their wiring is being built elsewhere, each with the
 // reason. Keep it short: drop a key as soon as its code reads it.
 var knownUnwired = map[string]string{
-	"broker transaction.state.log.num.partitions":                        txnPending,
-	"broker transaction.state.log.replication.factor":                    txnPending,
-	"broker transaction.state.log.min.isr":                               txnPending,
-	"broker transaction.state.log.segment.bytes":                         txnPending,
-	"broker transaction.max.timeout.ms":                                  txnPending,
-	"broker transaction.abort.timed.out.transaction.cleanup.interval.ms": txnPending,
-	"broker transactional.id.expiration.ms":                              txnPending,
-	"broker producer.id.expiration.ms":                                   txnPending,
-	"broker transaction.partition.verification.enable":                   txnPending,
+	"broker producer.id.expiration.ms":                 txnPending,
+	"broker transaction.partition.verification.enable": txnPending,
 }
 
 // txnPending is why the transaction keys are not read yet: the

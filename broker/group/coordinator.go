@@ -7,10 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/strata-broker/strata/broker/coordlog"
 	"github.com/strata-broker/strata/config"
-	"github.com/strata-broker/strata/tier/local"
-	"github.com/strata-broker/strata/tier/record"
-	"github.com/strata-broker/strata/tier/segment"
 )
 
 // newMemberJoinTimeout bounds how long a new member's parked JoinGroup
@@ -56,17 +54,8 @@ func ConfigFrom(b *config.Broker) Config {
 }
 
 // Log is what the coordinator needs of a __consumer_offsets partition it
-// leads; *partition.Partition implements it. An appended batch counts once
-// the high watermark passes it when the log is also replicated (see
-// store.go); otherwise at once.
-type Log interface {
-	// Append writes the batches; it keeps none of their bytes once it
-	// returns (commits build their batch in a reused buffer).
-	Append(batches []record.Batch, now int64) (local.AppendResult, error)
-	Read(offset int64, maxBytes int) (segment.Slice, error)
-	LogStartOffset() int64
-	HighWatermark() int64
-}
+// leads; *partition.Partition implements it (see coordlog.Log).
+type Log = coordlog.Log
 
 // Coordinator is the group coordinator of one broker: it owns the groups
 // of the __consumer_offsets partitions this broker leads.
@@ -87,9 +76,8 @@ type shard struct {
 	index int32
 	epoch int32
 	log   Log
-	stop  chan struct{} // closed when the shard is resigned
-
-	timeout time.Duration // wait for an append to be committed
+	stop  chan struct{}      // closed when the shard is resigned
+	part  coordlog.Partition // appends, at epoch, until stop
 
 	// Guarded by Coordinator.mu.
 	loaded bool
@@ -143,7 +131,8 @@ func (c *Coordinator) Elect(index, epoch int32, l Log) {
 		c.mu.Unlock()
 		return
 	}
-	sh := &shard{index: index, epoch: epoch, log: l, stop: make(chan struct{}), timeout: c.cfg.CommitTimeout, groups: map[string]group{}}
+	sh := &shard{index: index, epoch: epoch, log: l, stop: make(chan struct{}), groups: map[string]group{}}
+	sh.part = coordlog.Partition{Topic: TopicName, Index: index, Epoch: epoch, Log: l, Timeout: c.cfg.CommitTimeout, Stop: sh.stop}
 	c.shards[index] = sh
 	c.mu.Unlock()
 	if old != nil {

@@ -4,22 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strata-broker/strata/tier/local"
-	"github.com/strata-broker/strata/tier/record"
-	"github.com/strata-broker/strata/tier/segment"
+	"github.com/strata-broker/strata/broker/coordlog"
 )
-
-// loadChunk is how many bytes of the partition one read returns at most
-// (a larger batch still comes whole).
-const loadChunk = 1 << 20
 
 // loadRetry is the wait before loading a partition again after a failed
 // read.
@@ -54,78 +46,13 @@ func (c *Coordinator) load(sh *shard) {
 	}
 }
 
-// replicaLog is what a replicated partition offers beyond Log: reads up
-// to its log end (*partition.Partition has them).
-type replicaLog interface {
-	ReadReplica(offset int64, maxBytes int) (segment.Slice, error)
-	Log() *local.Log
-}
-
-// readLog replays the log from its start to its end, as Kafka's
-// GroupMetadataManager loads: a new leader's high watermark may still lag
-// records the previous leader had committed (and acknowledged).
+// readLog replays the log from its start to its end (coordlog.Replay).
 func readLog(l Log) (*loaded, error) {
 	st := &loaded{offsets: map[string]map[TopicPartition]Offset{}, groups: map[string]*kmsg.GroupMetadataValue{}, consumer: map[string]*consumerRecords{}}
-	end := l.HighWatermark()
-	read := l.Read
-	if r, ok := l.(replicaLog); ok {
-		end, read = r.Log().LogEndOffset(), r.ReadReplica
-	}
-	for off := l.LogStartOffset(); off < end; {
-		buf, err := readChunk(read, off)
-		if err != nil {
-			return nil, err
-		}
-		if len(buf) == 0 {
-			// No batch is left in [off, end): the cleaner removed the tail's
-			// records (expired tombstones). Kafka's loader stops there too.
-			break
-		}
-		batches, err := record.Split(buf)
-		if err != nil {
-			return nil, fmt.Errorf("group: read %s at %d: %w", TopicName, off, err)
-		}
-		if len(batches) == 0 {
-			return nil, fmt.Errorf("group: read %s at %d: no batch below the high watermark %d", TopicName, off, end)
-		}
-		for _, b := range batches {
-			if b.LastOffset() < off {
-				continue
-			}
-			if !b.IsControl() {
-				recs, err := b.Records()
-				if err != nil {
-					return nil, fmt.Errorf("group: records of %s batch at %d: %w", TopicName, b.BaseOffset(), err)
-				}
-				for _, r := range recs {
-					if b.BaseOffset()+int64(r.OffsetDelta) >= off {
-						st.apply(r.Key, r.Value)
-					}
-				}
-			}
-			off = b.LastOffset() + 1
-		}
+	if err := coordlog.Replay(TopicName, l, st.apply); err != nil {
+		return nil, fmt.Errorf("group: %w", err)
 	}
 	return st, nil
-}
-
-// readChunk reads the whole batches from off on; nothing when no batch is
-// left below the read's bound.
-func readChunk(read func(int64, int) (segment.Slice, error), off int64) ([]byte, error) {
-	s, err := read(off, loadChunk)
-	if err != nil {
-		return nil, fmt.Errorf("group: read %s at %d: %w", TopicName, off, err)
-	}
-	defer s.Release()
-	if s.Len == 0 || s.File == nil {
-		return nil, nil
-	}
-	buf := make([]byte, s.Len)
-	n, err := s.File.ReadAt(buf, s.Pos)
-	if err != nil && !(errors.Is(err, io.EOF) && n > 0) {
-		return nil, fmt.Errorf("group: read %s at %d: %w", TopicName, off, err)
-	}
-	return buf[:n], nil
 }
 
 // apply folds one record into the state. Records this coordinator does not

@@ -3,13 +3,11 @@ package group
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strata-broker/strata/broker/partition"
-	"github.com/strata-broker/strata/tier/local"
+	"github.com/strata-broker/strata/broker/coordlog"
 	"github.com/strata-broker/strata/tier/record"
 )
 
@@ -23,103 +21,21 @@ const (
 	offsetValueExpire  = 1 // OffsetCommitValue with an explicit expire timestamp
 )
 
-// commitTimeout is how long an append waits for the partition's high
-// watermark to pass it (Kafka's offsets.commit.timeout.ms default).
-const commitTimeout = 5 * time.Second
-
-// replicated is what a replicated partition adds to Log
-// (*partition.Partition has it): an append is committed once the high
-// watermark passes it, and the wake-ups that tell when it moved.
-type replicated interface {
-	IsLeader() bool
-	Wait(ch chan struct{})
-	Unwait(ch chan struct{})
-}
-
-// leaderLog is a Log that appends only while this broker leads it at a
-// given leader epoch (*partition.Partition has it).
-type leaderLog interface {
-	AppendAsLeader(leaderEpoch int32, batches []record.Batch, now int64) (local.AppendResult, error)
-}
-
-var _ leaderLog = (*partition.Partition)(nil)
-
 // append writes recs as one batch to the shard's partition and returns
-// once the batch is committed, as Kafka's coordinator appends with
-// acks=all: the high watermark passed it (at once on a single broker).
-// The append carries the leader epoch the shard was elected at, so a
-// shard whose partition changed leader or epoch since writes nothing. A
-// partition that is no longer led here (at that epoch) answers
-// ErrNotCoordinator, a batch not committed within the commit timeout
-// ErrCoordinatorNotAvailable (Kafka maps NOT_LEADER_OR_FOLLOWER and
-// REQUEST_TIMED_OUT the same way).
+// once the batch is committed (coordlog.Partition.Append: acks=all,
+// fenced by the leader epoch the shard was elected at). A partition that
+// is no longer led here (at that epoch) answers ErrNotCoordinator, a
+// batch not committed within the commit timeout ErrCoordinatorNotAvailable
+// (Kafka maps NOT_LEADER_OR_FOLLOWER and REQUEST_TIMED_OUT the same way).
 func (sh *shard) append(recs []record.Record, now time.Time) error {
-	ms := now.UnixMilli()
-	buf := batchBufs.Get().(*[]byte)
-	defer putBatchBuf(buf)
-	b, err := record.Build(record.BuildOptions{FirstTimestamp: ms, Buf: *buf}, recs)
-	if err != nil {
-		return fmt.Errorf("group: build %s-%d batch: %w", TopicName, sh.index, err)
-	}
-	*buf = b // the log copies the batch, so the buffer is reused
-	var res local.AppendResult
-	if ll, ok := sh.log.(leaderLog); ok {
-		res, err = ll.AppendAsLeader(sh.epoch, []record.Batch{b}, ms)
-	} else {
-		res, err = sh.log.Append([]record.Batch{b}, ms)
-	}
+	err := sh.part.Append(recs, now)
 	switch {
-	case errors.Is(err, partition.ErrNotLeaderOrFollower):
-		return fmt.Errorf("group: append to %s-%d at leader epoch %d: %w: %w", TopicName, sh.index, sh.epoch, ErrNotCoordinator, err)
-	case err != nil:
-		return fmt.Errorf("group: append to %s-%d: %w: %w", TopicName, sh.index, ErrCoordinatorNotAvailable, err)
-	}
-	return sh.awaitCommitted(res.LastOffset+1, sh.timeout)
-}
-
-// batchBufs pools the buffers commits build their batch in (the log
-// writes the batch and keeps none of it); putBatchBuf keeps only those up to
-// maxPooledBuf.
-var batchBufs = sync.Pool{New: func() any { return new([]byte) }}
-
-func putBatchBuf(b *[]byte) {
-	if cap(*b) > maxPooledBuf {
-		return
-	}
-	*b = (*b)[:0]
-	batchBufs.Put(b)
-}
-
-// awaitCommitted waits until the high watermark reaches until, the
-// partition stops being led here, the shard is resigned or timeout passes.
-func (sh *shard) awaitCommitted(until int64, timeout time.Duration) error {
-	r, ok := sh.log.(replicated)
-	if !ok || sh.log.HighWatermark() >= until {
+	case err == nil:
 		return nil
+	case errors.Is(err, coordlog.ErrNotLeader):
+		return fmt.Errorf("group: %w: %w", ErrNotCoordinator, err)
 	}
-	if timeout <= 0 {
-		timeout = commitTimeout
-	}
-	wake := make(chan struct{}, 1)
-	defer r.Unwait(wake)
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for {
-		r.Wait(wake)
-		switch {
-		case sh.log.HighWatermark() >= until:
-			return nil
-		case !r.IsLeader():
-			return fmt.Errorf("group: %s-%d lost its leadership before offset %d was committed: %w", TopicName, sh.index, until-1, ErrNotCoordinator)
-		}
-		select {
-		case <-wake:
-		case <-sh.stop:
-			return fmt.Errorf("group: %s-%d resigned before offset %d was committed: %w", TopicName, sh.index, until-1, ErrNotCoordinator)
-		case <-deadline.C:
-			return fmt.Errorf("group: %s-%d: offset %d not replicated within %v: %w", TopicName, sh.index, until-1, timeout, ErrCoordinatorNotAvailable)
-		}
-	}
+	return fmt.Errorf("group: %w: %w", ErrCoordinatorNotAvailable, err)
 }
 
 // offsetRecord appends the key and value of a committed offset's record

@@ -4,16 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/strata-broker/strata/broker/coordlog"
 	"github.com/strata-broker/strata/broker/partition"
 	"github.com/strata-broker/strata/metadata"
-)
-
-// A led partition is replicated: appends wait for its high watermark and
-// loads read to its log end.
-var (
-	_ Log        = (*partition.Partition)(nil)
-	_ replicated = (*partition.Partition)(nil)
-	_ replicaLog = (*partition.Partition)(nil)
 )
 
 // openRetry is how soon Run looks again for a led __consumer_offsets
@@ -44,7 +37,7 @@ func (c *Coordinator) Run(ctx context.Context, nodeID int32, cache *metadata.Cac
 	for {
 		changed := cache.Changed()
 		var retry <-chan time.Time
-		if c.follow(nodeID, cache, parts) {
+		if coordlog.Follow(TopicName, c, nodeID, cache, parts) {
 			retry = time.After(openRetry)
 		}
 		select {
@@ -58,39 +51,4 @@ func (c *Coordinator) Run(ctx context.Context, nodeID int32, cache *metadata.Cac
 			}
 		}
 	}
-}
-
-// follow elects and resigns partitions as the metadata says. It reports
-// whether a partition led here is not open yet.
-func (c *Coordinator) follow(nodeID int32, cache *metadata.Cache, parts *partition.Manager) (missing bool) {
-	led := c.Led()
-	t, ok := cache.Topic(TopicName)
-	if !ok {
-		c.SetPartitionCount(0)
-		for idx := range led {
-			c.Resign(idx)
-		}
-		return false
-	}
-	c.SetPartitionCount(int32(len(t.Partitions)))
-	for idx, st := range t.Partitions {
-		if st.Leader != nodeID {
-			if _, ok := led[idx]; ok {
-				c.Resign(idx)
-			}
-			continue
-		}
-		p, ok := parts.Get(TopicName, idx)
-		if !ok || p.TopicID != t.ID {
-			missing = true
-			continue
-		}
-		c.Elect(idx, st.LeaderEpoch, p)
-	}
-	for idx := range led {
-		if _, ok := t.Partitions[idx]; !ok {
-			c.Resign(idx)
-		}
-	}
-	return missing
 }

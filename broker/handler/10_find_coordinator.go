@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/broker/group"
+	"github.com/strata-broker/strata/broker/txn"
 	"github.com/strata-broker/strata/metadata"
 )
 
@@ -100,29 +101,65 @@ func (e *Env) internalTopic(ctx context.Context, name string) (metadata.Topic, e
 // offsetsTopic returns __consumer_offsets, creating it if it does not
 // exist yet.
 func (e *Env) offsetsTopic(ctx context.Context) (metadata.Topic, error) {
-	if t, ok := e.Cache.Topic(group.TopicName); ok {
-		return t, nil
-	}
-	rf := min(e.cfg().OffsetsTopicReplicationFactor, int16(len(e.Cache.Brokers())))
-	spec := topicSpec{
+	cfg := e.cfg()
+	return e.internalTopicOf(ctx, topicSpec{
 		name:       group.TopicName,
-		partitions: e.cfg().OffsetsTopicNumPartitions,
-		rf:         max(rf, 1),
+		partitions: cfg.OffsetsTopicNumPartitions,
+		rf:         e.clampRF(cfg.OffsetsTopicReplicationFactor),
 		configs: map[string]string{
 			"cleanup.policy":   "compact",
-			"segment.bytes":    strconv.Itoa(int(e.cfg().OffsetsTopicSegmentBytes)),
+			"segment.bytes":    strconv.Itoa(int(cfg.OffsetsTopicSegmentBytes)),
 			"compression.type": "producer",
 		},
+	})
+}
+
+// transactionTopic returns __transaction_state, creating it if it does
+// not exist yet, as Kafka creates it on the first FindCoordinator of a
+// transaction key: transaction.state.log.num.partitions partitions,
+// replication factor transaction.state.log.replication.factor clamped to
+// the live brokers, min.insync.replicas transaction.state.log.min.isr
+// (clamped to that replication factor, so that a clamped topic stays
+// writable), compacted, segment.bytes
+// transaction.state.log.segment.bytes. Nothing calls it until the
+// transaction coordinator is wired.
+func (e *Env) transactionTopic(ctx context.Context) (metadata.Topic, error) {
+	cfg := e.cfg()
+	rf := e.clampRF(cfg.TransactionStateLogReplicationFactor)
+	return e.internalTopicOf(ctx, topicSpec{
+		name:       txn.TopicName,
+		partitions: cfg.TransactionStateLogNumPartitions,
+		rf:         rf,
+		configs: map[string]string{
+			"cleanup.policy":      "compact",
+			"segment.bytes":       strconv.Itoa(int(cfg.TransactionStateLogSegmentBytes)),
+			"min.insync.replicas": strconv.Itoa(int(min(cfg.TransactionStateLogMinISR, int32(rf)))),
+			"compression.type":    "producer",
+		},
+	})
+}
+
+// clampRF is an internal topic's replication factor: the configured one,
+// at most the live brokers, at least 1.
+func (e *Env) clampRF(rf int16) int16 {
+	return max(min(rf, int16(len(e.Cache.Brokers()))), 1)
+}
+
+// internalTopicOf returns the internal topic of spec, creating it if it
+// does not exist yet (another broker creating it first is fine).
+func (e *Env) internalTopicOf(ctx context.Context, spec topicSpec) (metadata.Topic, error) {
+	if t, ok := e.Cache.Topic(spec.name); ok {
+		return t, nil
 	}
 	t, err := e.createTopic(ctx, spec, false)
 	if errors.Is(err, metadata.ErrTopicExists) {
-		if t, ok := e.Cache.Topic(group.TopicName); ok {
+		if t, ok := e.Cache.Topic(spec.name); ok {
 			return t, nil
 		}
 	}
 	if err != nil {
 		return metadata.Topic{}, err
 	}
-	e.Log.Info("created "+group.TopicName, "partitions", len(t.Partitions), "replication.factor", spec.rf)
+	e.Log.Info("created "+spec.name, "partitions", len(t.Partitions), "replication.factor", spec.rf)
 	return t, nil
 }

@@ -2,14 +2,12 @@ package handler
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-)
 
-// producerIDBlock is how many producer ids one etcd round trip reserves.
-const producerIDBlock = 1000
+	"github.com/strata-broker/strata/broker/producerid"
+)
 
 // InitProducerId: v0-5
 //
@@ -43,19 +41,15 @@ func handleInitProducerID(ctx context.Context, env *Env, req *Request) (Result, 
 	return Result{Resp: resp}, nil
 }
 
-// nextProducerID hands out ids from the current block, reserving a new
-// block in etcd when it runs out.
+// nextProducerID hands out a producer id from the broker's allocator.
 func (e *Env) nextProducerID(ctx context.Context) (int64, error) {
-	e.pidMu.Lock()
-	defer e.pidMu.Unlock()
-	if e.pidNext >= e.pidEnd {
-		first, err := e.Store.AllocateProducerIDs(ctx, producerIDBlock)
-		if err != nil {
-			return 0, fmt.Errorf("reserve producer id block: %w", err)
-		}
-		e.pidNext, e.pidEnd = first, first+producerIDBlock
-	}
-	id := e.pidNext
-	e.pidNext++
-	return id, nil
+	return e.ProducerIDAllocator().Next(ctx)
+}
+
+// ProducerIDAllocator is the broker's one producer-id allocator, built
+// over Store on first use; the transaction coordinator allocates from it
+// too.
+func (e *Env) ProducerIDAllocator() *producerid.Allocator {
+	e.pidOnce.Do(func() { e.pids = producerid.New(e.Store) })
+	return e.pids
 }

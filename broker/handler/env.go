@@ -10,6 +10,7 @@ import (
 	"github.com/strata-broker/strata/broker/fetchsession"
 	"github.com/strata-broker/strata/broker/group"
 	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/broker/producerid"
 	"github.com/strata-broker/strata/broker/wire"
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
@@ -65,9 +66,8 @@ type Env struct {
 	// read are still answered, and waits (a Fetch's long poll) end early.
 	Draining <-chan struct{}
 
-	pidMu   sync.Mutex
-	pidNext int64
-	pidEnd  int64
+	pidOnce sync.Once
+	pids    *producerid.Allocator
 }
 
 // Request is a decoded request with its header.

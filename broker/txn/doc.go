@@ -39,13 +39,48 @@
 // (KIP-890 part 2) every commit and abort bumps it too, and its retried
 // EndTxn is recognised by the bumped epoch.
 //
+// # The coordinator (coordinator.go, load.go, handle.go, markers.go, sweep.go)
+//
+// Coordinator mirrors broker/group's: one shard per led
+// __transaction_state partition, loaded in the background when this
+// broker becomes its leader or its leader epoch changes (Run follows the
+// metadata through coordlog.Follow), dropped when it loses it. The leader
+// epoch is the shard's coordinator epoch. Until its load ends a
+// partition's ids answer ErrLoadInProgress; ids of partitions led
+// elsewhere ErrNotCoordinator. A transition is logged through
+// coordlog.Partition.Append, fenced by the shard's epoch and waiting for
+// the high watermark (acks=all), and applied with CompleteTransition only
+// if the shard is still the partition's current one (Kafka's coordinator
+// epoch check); otherwise it is cancelled (FenceFailed for the abort of a
+// fence) and the request answers ErrNotCoordinator (leadership or epoch
+// lost), ErrLoadInProgress (the partition is being reloaded) or
+// ErrCoordinatorNotAvailable (the write failed or timed out). EndTxn logs
+// PrepareCommit or PrepareAbort, answers, and hands the markers to the
+// MarkerWriter; when it reports them written the coordinator logs
+// Complete*. A load resumes the transactions it finds ending. Sweep aborts
+// timed-out transactions, fencing their producer, and writes the
+// tombstones of expired ids.
+//
 // # Concurrency
 //
-// The package has no goroutines, timers or locks of its own, and reads no
-// clock: callers pass the time. A Metadata is not safe for concurrent
-// use: the coordinator holds one mutex per transactional id around every
-// call on its Metadata, from prepare to complete or cancel, except while
-// it waits for the log write (the pending state keeps other changes out
-// meanwhile), as Kafka's TransactionMetadata.inLock does. Everything else
+// The state machine (metadata.go, requests.go, endtxn.go, complete.go)
+// has no goroutines, timers or locks of its own and reads no clock:
+// callers pass the time. A Metadata is not safe for concurrent use.
+//
+// Coordinator.mu (RWMutex) guards the shard map, each shard's loaded
+// flag and id map, and the partition count. Each transactional id has its
+// own mutex (entry.mu) held around every call on its Metadata, from
+// prepare through the log write to complete or cancel, as broker/group
+// holds a group's lock across its appends: a second request on the id
+// waits for the write rather than seeing the pending state. The wait for
+// the high watermark ends at the latest when the shard is resigned
+// (shard.stop). Lock order: entry → Coordinator.mu (the epoch check after
+// a write, forgetting an expired id); lookups take Coordinator.mu alone
+// and release it before locking an entry, and an entry dropped meanwhile
+// (removed, under its lock) is looked up again. The marker writer runs
+// outside these locks: its done callback takes the entry's lock again.
+// Goroutines: one loader per partition being loaded, Run and the Sweep it
+// starts, and one per transaction completing after its markers; tests
+// drive the sweep on testing/synctest's clock. Everything else
 // (PartitionFor, the record codecs, ErrorCode) is a pure function.
 package txn
