@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/tier/local"
@@ -192,6 +193,35 @@ func TestListOffsetsTransactions(t *testing.T) {
 			setup:    openTxn,
 			req:      at(maxTimestamp, readCommittedLevel),
 			want:     wantListed(0, -1, -1, -1),
+		},
+	})
+}
+
+func TestProduceTransactions(t *testing.T) {
+	txnReq := func(txnID *string) func(*testing.T, *scene) kmsg.Request {
+		return func(_ *testing.T, s *scene) kmsg.Request {
+			req := produceReq(s, 1, "t", 0, txnBatch(5, "x"))
+			req.TransactionID = txnID
+			return req
+		}
+	}
+	refused := checks(wantProduced(kerr.TransactionalIDAuthorizationFailed.Code, -1), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 0))
+	runRows(t, tableOpts{}, []produceRow{
+		{
+			// Kafka's answer to a transactional batch without a
+			// transactional id.
+			name:  "a transactional batch without a transactional id",
+			setup: withTopic("t", 1, nil),
+			req:   txnReq(nil),
+			want:  refused,
+		},
+		{
+			// No coordinator serves transactions yet, as InitProducerId
+			// answers.
+			name:  "a transactional batch with a transactional id",
+			setup: withTopic("t", 1, nil),
+			req:   txnReq(kmsg.StringPtr("tx")),
+			want:  refused,
 		},
 	})
 }
