@@ -33,6 +33,14 @@ import (
 // * Idempotent producers: a retried batch gets its original offsets back,
 //   a sequence gap OUT_OF_ORDER_SEQUENCE_NUMBER, an old epoch
 //   INVALID_PRODUCER_EPOCH.
+// * A control batch (a transaction marker) from a client is
+//   INVALID_RECORD: only the broker writes them. A transactional batch is
+//   TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as InitProducerId answers a
+//   transactional id, while no transaction coordinator serves producers:
+//   nothing would end its transaction, which would hold the last stable
+//   offset, and with it read_committed consumers, back for good. Kafka
+//   answers so only a request without a transactional id (or one not
+//   authorized).
 // * acks=0 sends no response, but when a partition failed the connection
 //   is closed instead, as Kafka does, so the producer notices and
 //   refreshes its metadata; acks other than -1, 0, 1 is
@@ -103,6 +111,11 @@ func handleProduce(_ context.Context, env *Env, req *Request) (Result, error) {
 			}
 			if err == nil {
 				err = record.Validate(batches[0], record.ValidateOptions{MaxBatchBytes: int(cfg.MaxMessageBytes), RequireKeys: cfg.Compact})
+			}
+			if err == nil && batches[0].IsTransactional() {
+				sp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
 			}
 			if err == nil && r.Acks == -1 && int32(len(p.ISR())) < cfg.MinInsyncReplicas {
 				sp.ErrorCode = kerr.NotEnoughReplicas.Code

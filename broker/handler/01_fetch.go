@@ -49,7 +49,19 @@ import (
 //   FETCH_SESSION_TOPIC_ID_ERROR; each is answered at once, without
 //   partitions. A session's partition whose topic id is unknown is
 //   UNKNOWN_TOPIC_ID. Before v7 no session exists.
-// * read_committed reads up to the high watermark (no transactions yet).
+// * LastStableOffset (v4+) is the partition's last stable offset: the
+//   first offset of the oldest transaction still open or whose marker is
+//   not yet below the high watermark, else the high watermark (a follower
+//   serving consumers computes it from its own). A read_committed
+//   consumer's read stops at it, whole batches below it (Kafka's
+//   FetchIsolation.TXN_COMMITTED), and the answer carries the aborted
+//   transactions (producer id, first offset) overlapping the records read,
+//   from the segments' transaction indexes, for the consumer to drop. A
+//   read from the tier carries none yet (the tier keeps no transaction
+//   index). A follower's fetch reads up to the log end whatever its
+//   isolation level. An incremental session's answer includes a partition
+//   for a new high watermark, not for a new last stable offset alone, as
+//   Kafka's does; records made readable by it are included anyway.
 // * An offset below the local log start that the tier holds is read from
 //   the bucket through the chunk cache, still as a file region; each
 //   partition is located once per attempt (partition.Locate, no I/O for a
@@ -155,6 +167,7 @@ type fetchBuild struct {
 	parts     []*partition.Partition
 	marks     []fetchMark // mark of each of parts when read
 	replica   bool        // a follower's fetch: reads up to the log end
+	committed bool        // a read_committed consumer's: reads up to the LSO
 	bytes     int64
 	answerNow bool     // answer at once: a partition failed, was redirected, or cannot gain bytes by waiting
 	topicOf   []string // topic name per region, for metrics
@@ -164,12 +177,16 @@ type fetchBuild struct {
 type fetchMark struct{ upTo, hw int64 }
 
 // mark is where the fetch may read p up to (the high watermark for a
-// consumer, the log end for a follower) and the high watermark, which a
-// follower's fetch must also bring back. A fetch waits until it moves.
+// consumer, the last stable offset for a read_committed one, the log end
+// for a follower) and the high watermark, which a follower's fetch must
+// also bring back. A fetch waits until it moves.
 func (f *fetchBuild) mark(p *partition.Partition) fetchMark {
 	hw := p.HighWatermark()
-	if f.replica {
+	switch {
+	case f.replica:
 		return fetchMark{p.Log().LogEndOffset(), hw}
+	case f.committed:
+		return fetchMark{lastStableOffset(p, hw), hw}
 	}
 	return fetchMark{hw, hw}
 }
@@ -208,6 +225,7 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 	defer cold.release()
 	replica := fetchReplicaID(r)
 	f.replica = replica >= 0
+	f.committed = fetchReadCommitted(r)
 	selectReplica := !f.replica && r.Version >= 11 && env.cfg().ReplicaSelectorClass == config.RackAwareReplicaSelector
 	now := time.Now()
 	remaining := int64(r.MaxBytes)
@@ -236,7 +254,7 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 			if selectReplica {
 				if id := p.PreferredReadReplica(r.Rack, rp.FetchOffset, env.rackOf); id >= 0 {
 					hw := p.HighWatermark()
-					sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, hw, p.LogStartOffset()
+					sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, lastStableOffset(p, hw), p.LogStartOffset()
 					sp.PreferredReadReplica = id
 					f.answerNow = true
 					st.Partitions = append(st.Partitions, sp)
@@ -252,7 +270,7 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 			}
 			f.parts, f.marks = append(f.parts, p), append(f.marks, f.mark(p))
 			hw := p.HighWatermark()
-			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, hw, p.LogStartOffset()
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, lastStableOffset(p, hw), p.LogStartOffset()
 			if replica >= 0 && p.HighWatermarkNews(replica, hw) {
 				f.answerNow = true
 			}
@@ -275,8 +293,11 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 			}
 			if limit > 0 {
 				read := p.Read
-				if replica >= 0 {
+				switch {
+				case replica >= 0:
 					read = p.ReadReplica
+				case f.committed:
+					read = p.ReadCommitted
 				}
 				var region wire.Region
 				var n int64
@@ -295,6 +316,9 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 					f.topicOf = append(f.topicOf, t.Name)
 					f.bytes += n
 					remaining -= n
+				}
+				if err == nil && f.committed {
+					sp.AbortedTransactions = abortedTxns(p, loc, rp.FetchOffset, n)
 				}
 			}
 			if err != nil {

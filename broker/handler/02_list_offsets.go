@@ -21,16 +21,18 @@ const (
 //
 // Behavior:
 // * -2 earliest (log start offset, in the tier when tiered), -1 latest
-//   (high watermark; the last stable offset for read_committed, which is
-//   the same without transactions), -3 the record with the largest
-//   timestamp if it is below the high watermark (v7+), -4 the earliest
+//   (the last fetchable offset: the high watermark, or for read_committed,
+//   isolation level 1 from v2, the last stable offset, which is the same
+//   without transactions), -3 the record with the largest timestamp if it
+//   is below the last fetchable offset (v7+), -4 the earliest
 //   offset on local disk (v8+), -5 the latest tiered offset (v9+; -1 while
 //   nothing is tiered).
 // * Any other timestamp finds the first record whose timestamp is at least
 //   it, through the time index (the tier's first, then the local one);
 //   none gives offset and timestamp -1. A failed read of the tier is
 //   KAFKA_STORAGE_ERROR, not an answer from the local log alone. Only
-//   records below the high watermark are found.
+//   records below the last fetchable offset are found (Kafka's
+//   fetchOffsetForTimestamp).
 // * A consumer's request (replica id -1, v1+) to a new leader whose high
 //   watermark is still below the start of its leader epoch is
 //   OFFSET_NOT_AVAILABLE for -1, and for a lookup that finds nothing below
@@ -78,6 +80,11 @@ func handleListOffsets(ctx context.Context, env *Env, req *Request) (Result, err
 			}
 			l := p.Log()
 			hw := p.HighWatermark()
+			// The last offset a consumer at this isolation level reads.
+			fetchable := hw
+			if r.Version >= 2 && r.IsolationLevel == readCommittedLevel {
+				fetchable = lastStableOffset(p, hw)
+			}
 			lagging := r.Version >= 1 && r.ReplicaID == -1 && epochStart(p) > hw
 			switch rp.Timestamp {
 			case earliestTimestamp:
@@ -85,12 +92,12 @@ func handleListOffsets(ctx context.Context, env *Env, req *Request) (Result, err
 			case earliestLocalTimestamp:
 				sp.Offset = p.LocalLogStartOffset()
 			case latestTimestamp:
-				sp.Offset = hw
+				sp.Offset = fetchable
 				if lagging {
 					sp.ErrorCode, sp.Offset = kerr.OffsetNotAvailable.Code, -1
 				}
 			case maxTimestamp:
-				if ts, off := l.MaxTimestamp(); off >= 0 && off < hw {
+				if ts, off := l.MaxTimestamp(); off >= 0 && off < fetchable {
 					sp.Timestamp, sp.Offset = ts, off
 				} else if lagging {
 					sp.ErrorCode = kerr.OffsetNotAvailable.Code
@@ -105,7 +112,7 @@ func handleListOffsets(ctx context.Context, env *Env, req *Request) (Result, err
 				case err != nil:
 					env.Log.Warn("list offsets by timestamp", "topic", t.Name, "partition", rp.Partition, "err", err)
 					sp.ErrorCode = storageErrorCode(err)
-				case ok && off < hw:
+				case ok && off < fetchable:
 					sp.Timestamp, sp.Offset = ts, off
 				case lagging:
 					sp.ErrorCode = kerr.OffsetNotAvailable.Code

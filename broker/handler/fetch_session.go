@@ -89,7 +89,7 @@ func (e *Env) sessionRequest(r *kmsg.FetchRequest, x *fetchsession.Context) sess
 		return sessionRead{req: r}
 	}
 	skip := fetchReplicaID(r) < 0 && (r.Version < 11 || e.cfg().ReplicaSelectorClass != config.RackAwareReplicaSelector)
-	byID := r.Version >= 13
+	byID, committed := r.Version >= 13, fetchReadCommitted(r)
 	full := *r
 	full.Topics = nil
 	out := sessionRead{req: &full, read: make([]int, 0, len(x.Parts))}
@@ -115,7 +115,7 @@ func (e *Env) sessionRequest(r *kmsg.FetchRequest, x *fetchsession.Context) sess
 					x.SetHandle(i, &fetchsession.Handle{Value: pp, Stamp: stamp})
 				}
 			}
-			if pp != nil && idle(pp, p, x.Answered[i]) {
+			if pp != nil && idle(pp, p, x.Answered[i], committed) {
 				out.idle = append(out.idle, pp)
 				out.idleMarks = append(out.idleMarks, fetchMark{p.FetchOffset, p.FetchOffset})
 				continue
@@ -149,12 +149,17 @@ func (e *Env) sessionPartition(x *fetchsession.Context, i int, stamp [2]int64) *
 
 // idle reports whether a consumer's session partition p, which the fetch
 // finds (leads, or follows for a closer-replica fetch), has nothing to
-// answer.
-func idle(pp *partition.Partition, p fetchsession.Partition, last fetchsession.Answered) bool {
+// answer. For a read_committed consumer the last stable offset must be the
+// high watermark too, so that the fetch waits on the same mark as a read
+// of p would.
+func idle(pp *partition.Partition, p fetchsession.Partition, last fetchsession.Answered, committed bool) bool {
 	if checkLeaderEpoch(p.CurrentLeaderEpoch, pp.LeaderEpoch()) != 0 {
 		return false
 	}
 	hw := pp.HighWatermark()
+	if committed && lastStableOffset(pp, hw) != hw {
+		return false
+	}
 	// Below the local log start the offset would be read from the tier.
 	return p.FetchOffset == hw && hw == last.HighWatermark && hw >= pp.Log().LogStartOffset() && pp.LogStartOffset() == last.LogStartOffset
 }

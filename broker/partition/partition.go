@@ -178,16 +178,18 @@ func (p *Partition) DeleteRecords(leaderEpoch int32, offset int64) (int64, error
 // leader's: an offset between it and the log end reads nothing yet, as in
 // Kafka, rather than being out of range.
 func (p *Partition) Read(offset int64, maxBytes int) (segment.Slice, error) {
-	return p.read(offset, maxBytes, false)
+	return p.read(offset, maxBytes, false, false)
 }
 
 // ReadReplica returns whole batches from offset on, up to the log end, for
 // a follower's fetch.
 func (p *Partition) ReadReplica(offset int64, maxBytes int) (segment.Slice, error) {
-	return p.read(offset, maxBytes, true)
+	return p.read(offset, maxBytes, true, false)
 }
 
-func (p *Partition) read(offset int64, maxBytes int, replica bool) (segment.Slice, error) {
+// read reads up to the log end for a replica, else up to the high
+// watermark, or the last stable offset below it when committed.
+func (p *Partition) read(offset int64, maxBytes int, replica, committed bool) (segment.Slice, error) {
 	upTo := p.HighWatermark()
 	if replica {
 		upTo = p.log.LogEndOffset()
@@ -195,10 +197,14 @@ func (p *Partition) read(offset int64, maxBytes int, replica bool) (segment.Slic
 	if offset < p.log.LogStartOffset() || offset > upTo && (replica || p.IsLeader() || offset > p.log.LogEndOffset()) {
 		return segment.Slice{}, ErrOffsetOutOfRange
 	}
-	if offset >= upTo {
+	stop := upTo
+	if committed {
+		stop = p.log.LastStableOffset(upTo)
+	}
+	if offset >= stop {
 		return segment.Slice{}, nil
 	}
-	s, err := p.log.Read(offset, maxBytes, upTo)
+	s, err := p.log.Read(offset, maxBytes, stop)
 	if errors.Is(err, local.ErrOffsetOutOfRange) {
 		return segment.Slice{}, ErrOffsetOutOfRange
 	}
