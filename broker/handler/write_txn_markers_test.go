@@ -2,10 +2,14 @@ package handler
 
 import (
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/broker/txn"
+	"github.com/strata-broker/strata/broker/txnmarkers"
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/tier/record"
 )
@@ -199,4 +203,40 @@ func wantAborted(n int) check[*kmsg.WriteTxnMarkersResponse] {
 			t.Errorf("aborted transactions %+v, want %d", res.Aborted, n)
 		}
 	}
+}
+
+// TestMarkerWriter: the coordinator's marker writer (broker/txnmarkers)
+// ends a transaction over two partitions, one led by this broker (served
+// in process, Local) and one by broker 2 (through its peers), and calls
+// done once both hold the marker and replicated it.
+func TestMarkerWriter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newScene(t, sceneOpts{}, 1)
+		b2 := s.peer(t, 2, nil)
+		withAssignedTopic("t", map[int32][]int32{0: {1}, 1: {2}}, nil)(t, s)
+		s.produce(t, "t", 0, txnBatch("a"))
+		req := produceReq(s, 1, "t", 1, txnBatch("b"))
+		req.SetVersion(9)
+		if sp := producePart(t, b2.do(t, req).(*kmsg.ProduceResponse)); sp.ErrorCode != 0 {
+			t.Fatalf("produce to broker 2: %v", kerr.ErrorForCode(sp.ErrorCode))
+		}
+
+		w := txnmarkers.New(txnmarkers.Config{NodeID: 1, Cache: s.env.Cache, Local: Local{Env: s.env},
+			Peers: &inProcessPeers{brokers: map[int32]*testBroker{2: b2}}})
+		defer w.Close()
+		done := make(chan struct{})
+		w.WriteMarkers(txn.Markers{TransactionalID: "tx", ProducerID: txnPID, ProducerEpoch: txnEpoch, CoordinatorEpoch: 5,
+			Partitions: []txn.TopicPartition{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}}}, func() { close(done) })
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			t.Fatal("markers not written")
+		}
+		wantControlBatch(1, false, 5)(t, s, nil)
+		wantAborted(1)(t, s, nil)
+		p1, ok := b2.env.Partitions.Get("t", 1)
+		if !ok || p1.Log().LogEndOffset() != 2 || p1.HighWatermark() != 2 {
+			t.Fatalf("broker 2's t-1 has no replicated marker (found %v)", ok)
+		}
+	})
 }
