@@ -196,24 +196,40 @@ type ackWait struct {
 // those that did not make it.
 func awaitAcks(ctx context.Context, resp *kmsg.ProduceResponse, waits []ackWait, timeout time.Duration, draining <-chan struct{}) {
 	ps := make([]*partition.Partition, len(waits))
+	until := make([]int64, len(waits))
 	for i, w := range waits {
-		ps[i] = w.p
+		ps[i], until[i] = w.p, w.until
 	}
-	awaitPartitions(ctx, ps, func(i int) bool {
-		return waits[i].p.HighWatermark() < waits[i].until && waits[i].p.IsLeader()
-	}, time.Now().Add(timeout), draining)
+	awaitHighWatermarks(ctx, ps, until, timeout, draining)
 	for _, w := range waits {
 		sp := &resp.Topics[w.topic].Partitions[w.part]
-		switch {
-		case !w.p.IsLeader():
-			sp.ErrorCode = kerr.NotLeaderForPartition.Code
-		case w.p.HighWatermark() < w.until:
-			sp.ErrorCode = kerr.RequestTimedOut.Code
-		case int32(len(w.p.ISR())) < w.p.Config().MinInsyncReplicas:
-			sp.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code
-		}
-		if sp.ErrorCode != 0 {
+		if sp.ErrorCode = ackError(w.p, w.until); sp.ErrorCode != 0 {
 			sp.BaseOffset = -1
 		}
 	}
+}
+
+// ackError is the code of an acks=all write to p that waited for its high
+// watermark to reach until: NOT_LEADER_OR_FOLLOWER when p lost its
+// leadership, REQUEST_TIMED_OUT when the high watermark fell short,
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below the minimum.
+func ackError(p *partition.Partition, until int64) int16 {
+	switch {
+	case !p.IsLeader():
+		return kerr.NotLeaderForPartition.Code
+	case p.HighWatermark() < until:
+		return kerr.RequestTimedOut.Code
+	case int32(len(p.ISR())) < p.Config().MinInsyncReplicas:
+		return kerr.NotEnoughReplicasAfterAppend.Code
+	}
+	return 0
+}
+
+// awaitHighWatermarks waits until every ps[i]'s high watermark reached
+// until[i] or it is no longer the leader, or the timeout passes (or the
+// broker drains).
+func awaitHighWatermarks(ctx context.Context, ps []*partition.Partition, until []int64, timeout time.Duration, draining <-chan struct{}) {
+	awaitPartitions(ctx, ps, func(i int) bool {
+		return ps[i].HighWatermark() < until[i] && ps[i].IsLeader()
+	}, time.Now().Add(timeout), draining)
 }
