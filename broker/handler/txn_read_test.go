@@ -18,8 +18,11 @@ import (
 
 // txnBatch is a transactional batch of producer pid at epoch 0 from
 // sequence 0, one record per value.
-func txnBatch(pid int64, values ...string) record.Batch {
-	return batchWith(record.BuildOptions{Idempotent: true, Transactional: true, ProducerID: pid}, values...)
+func txnBatch(pid int64, values ...string) record.Batch { return txnBatchAt(pid, 0, values...) }
+
+// txnBatchAt is a transactional batch of producer pid at epoch.
+func txnBatchAt(pid int64, epoch int16, values ...string) record.Batch {
+	return batchWith(record.BuildOptions{Idempotent: true, Transactional: true, ProducerID: pid, ProducerEpoch: epoch}, values...)
 }
 
 // withTxnRecords is a step appending a transactional batch to broker 1's

@@ -26,13 +26,8 @@ const (
 	txnEpoch = 3
 )
 
-// txnBatch is a transactional batch of producer txnPID at txnEpoch.
-func txnBatch(values ...string) record.Batch {
-	return batchWith(record.BuildOptions{Transactional: true, Idempotent: true, ProducerID: txnPID, ProducerEpoch: txnEpoch}, values...)
-}
-
 func writeTxnMarkersRows() []writeTxnMarkersRow {
-	open := steps(withTopic("t", 1, nil), withRecords("t", 0, txnBatch("a", "b")))
+	open := steps(withTopic("t", 1, nil), withTxnRecords("t", 0, txnBatchAt(txnPID, txnEpoch, "a", "b")))
 	return []writeTxnMarkersRow{
 		{
 			name:  "commit appends a control batch",
@@ -40,14 +35,14 @@ func writeTxnMarkersRows() []writeTxnMarkersRow {
 			req:   func(*testing.T, *scene) kmsg.Request { return markersReq(true, txnEpoch, 5, "t", 0) },
 			codes: []int16{0},
 			want: checks(wantControlBatch(2, true, 5), wantLogEnd[*kmsg.WriteTxnMarkersResponse]("t", 0, 3),
-				wantAborted(0)),
+				wantIndexedAborts(0)),
 		},
 		{
 			name:  "abort adds to the transaction index",
 			setup: open,
 			req:   func(*testing.T, *scene) kmsg.Request { return markersReq(false, txnEpoch, 5, "t", 0) },
 			codes: []int16{0},
-			want:  checks(wantControlBatch(2, false, 5), wantAborted(1)),
+			want:  checks(wantControlBatch(2, false, 5), wantIndexedAborts(1)),
 		},
 		{
 			// Kafka writes the marker of a producer without a transaction
@@ -56,7 +51,7 @@ func writeTxnMarkersRows() []writeTxnMarkersRow {
 			setup: withTopic("t", 1, nil),
 			req:   func(*testing.T, *scene) kmsg.Request { return markersReq(false, txnEpoch, 5, "t", 0) },
 			codes: []int16{0},
-			want:  checks(wantControlBatch(0, false, 5), wantAborted(0)),
+			want:  checks(wantControlBatch(0, false, 5), wantIndexedAborts(0)),
 		},
 		{
 			name:  "older producer epoch",
@@ -110,7 +105,7 @@ func writeTxnMarkersRows() []writeTxnMarkersRow {
 		{
 			// acks=all, as Kafka's appendRecords for the coordinator.
 			name:   "waits for the follower",
-			setup:  steps(rf2(nil), withRecords("t", 0, txnBatch("a")), func(t *testing.T, s *scene) { s.followerFetch(t, 2, "t", 0, 1) }),
+			setup:  steps(rf2(nil), withTxnRecords("t", 0, txnBatchAt(txnPID, txnEpoch, "a")), func(t *testing.T, s *scene) { s.followerFetch(t, 2, "t", 0, 1) }),
 			req:    func(*testing.T, *scene) kmsg.Request { return markersReq(true, txnEpoch, 5, "t", 0) },
 			during: func(t *testing.T, s *scene) { s.followerFetch(t, 2, "t", 0, 2) },
 			codes:  []int16{0},
@@ -118,14 +113,14 @@ func writeTxnMarkersRows() []writeTxnMarkersRow {
 		},
 		{
 			name:  "times out without the follower",
-			setup: steps(rf2(nil), withRecords("t", 0, txnBatch("a"))),
+			setup: steps(rf2(nil), withTxnRecords("t", 0, txnBatchAt(txnPID, txnEpoch, "a"))),
 			req:   func(*testing.T, *scene) kmsg.Request { return markersReq(true, txnEpoch, 5, "t", 0) },
 			codes: []int16{kerr.RequestTimedOut.Code},
 			want:  wantTook[*kmsg.WriteTxnMarkersResponse](markerTimeout),
 		},
 		{
 			name:   "a leader change ends the wait",
-			setup:  steps(rf2(nil), withRecords("t", 0, txnBatch("a"))),
+			setup:  steps(rf2(nil), withTxnRecords("t", 0, txnBatchAt(txnPID, txnEpoch, "a"))),
 			req:    func(*testing.T, *scene) kmsg.Request { return markersReq(true, txnEpoch, 5, "t", 0) },
 			during: withState("t", 0, func(st *metadata.PartitionState) { st.Leader, st.LeaderEpoch = 2, st.LeaderEpoch+1 }),
 			codes:  []int16{kerr.NotLeaderForPartition.Code},
@@ -133,8 +128,8 @@ func writeTxnMarkersRows() []writeTxnMarkersRow {
 		},
 		{
 			name: "several markers and partitions",
-			setup: steps(withTopic("t", 2, nil), withRecords("t", 0, txnBatch("a")),
-				withRecords("t", 1, txnBatch("b"))),
+			setup: steps(withTopic("t", 2, nil), withTxnRecords("t", 0, txnBatchAt(txnPID, txnEpoch, "a")),
+				withTxnRecords("t", 1, txnBatchAt(txnPID, txnEpoch, "b"))),
 			req: func(*testing.T, *scene) kmsg.Request {
 				req := markersReq(true, txnEpoch, 5, "t", 0, 1, 2)
 				req.Markers = append(req.Markers, markersReq(false, 0, 5, "nope", 0).Markers...)
@@ -195,7 +190,7 @@ func wantControlBatch(offset int64, commit bool, coord int32) check[*kmsg.WriteT
 
 // wantAborted checks how many aborted transactions t-0's transaction
 // index holds.
-func wantAborted(n int) check[*kmsg.WriteTxnMarkersResponse] {
+func wantIndexedAborts(n int) check[*kmsg.WriteTxnMarkersResponse] {
 	return func(t *testing.T, s *scene, _ *kmsg.WriteTxnMarkersResponse) {
 		t.Helper()
 		res := s.part(t, "t", 0).Log().CollectAbortedTxns(0, 1<<62)
@@ -214,11 +209,13 @@ func TestMarkerWriter(t *testing.T) {
 		s := newScene(t, sceneOpts{}, 1)
 		b2 := s.peer(t, 2, nil)
 		withAssignedTopic("t", map[int32][]int32{0: {1}, 1: {2}}, nil)(t, s)
-		s.produce(t, "t", 0, txnBatch("a"))
-		req := produceReq(s, 1, "t", 1, txnBatch("b"))
-		req.SetVersion(9)
-		if sp := producePart(t, b2.do(t, req).(*kmsg.ProduceResponse)); sp.ErrorCode != 0 {
-			t.Fatalf("produce to broker 2: %v", kerr.ErrorForCode(sp.ErrorCode))
+		withTxnRecords("t", 0, txnBatchAt(txnPID, txnEpoch, "a"))(t, s)
+		p1, ok := b2.env.Partitions.Get("t", 1)
+		if !ok {
+			t.Fatal("broker 2 has no partition t-1")
+		}
+		if _, err := p1.Append([]record.Batch{txnBatchAt(txnPID, txnEpoch, "b")}, t0); err != nil {
+			t.Fatalf("append to broker 2: %v", err)
 		}
 
 		w := txnmarkers.New(txnmarkers.Config{NodeID: 1, Cache: s.env.Cache, Local: Local{Env: s.env},
@@ -233,10 +230,9 @@ func TestMarkerWriter(t *testing.T) {
 			t.Fatal("markers not written")
 		}
 		wantControlBatch(1, false, 5)(t, s, nil)
-		wantAborted(1)(t, s, nil)
-		p1, ok := b2.env.Partitions.Get("t", 1)
-		if !ok || p1.Log().LogEndOffset() != 2 || p1.HighWatermark() != 2 {
-			t.Fatalf("broker 2's t-1 has no replicated marker (found %v)", ok)
+		wantIndexedAborts(1)(t, s, nil)
+		if p1.Log().LogEndOffset() != 2 || p1.HighWatermark() != 2 {
+			t.Fatal("broker 2's t-1 has no replicated marker")
 		}
 	})
 }
