@@ -66,7 +66,7 @@ fuzz-smoke: ## run each fuzz target for FUZZTIME (10s)
 			echo "fuzz: $$fn not found in $$pkg (listed in FUZZ_TARGETS)" >&2; exit 1; \
 		fi; \
 		echo "fuzz: $$pkg $$fn for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+		bash scripts/fuzz-run.sh "$(GO)" "$$pkg" "$$fn" "$(FUZZTIME)" || exit 1; \
 	done
 
 fuzz: ## run each fuzz target for FUZZTIME_LONG (2m)
