@@ -53,8 +53,15 @@ func TestTxnOffsetsPendingUntilMarker(t *testing.T) {
 		if got, _ := e.c.FetchOffsets("g", nil); len(got) != 0 {
 			t.Fatalf("pending offsets visible: %+v", got)
 		}
+		// A second commit of the same transaction: the coordinator numbers
+		// it after the first in the log (a reused sequence would make it a
+		// duplicate the log drops).
+		wantErr(t, "commit tp1", e.txnCommit("g", 7, commit(tp1, offset(11, -1, "")))[0], nil)
 		e.marker(7, true)
 		wantFetched(t, e, "committed", "g", tp0, 10, false)
+		e.restart()
+		wantFetched(t, e, "tp0 reloaded", "g", tp0, 10, false)
+		wantFetched(t, e, "tp1 reloaded", "g", tp1, 11, false)
 
 		// The next transaction of the producer (same epoch) aborts.
 		wantErr(t, "commit 2", e.txnCommit("g", 7, commit(tp0, offset(20, -1, "")))[0], nil)
