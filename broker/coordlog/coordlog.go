@@ -93,6 +93,8 @@ type Partition struct {
 	// Stop is closed when the coordinator resigns the partition: a
 	// waiting append then fails with ErrNotLeader.
 	Stop <-chan struct{}
+
+	txnMu sync.Mutex // serialises AppendTxn
 }
 
 // Append writes recs as one batch and returns once the batch is
@@ -102,10 +104,16 @@ type Partition struct {
 // or epoch since it was elected writes nothing (ErrNotLeader); a batch
 // not written or not committed within Timeout is ErrNotCommitted.
 func (p *Partition) Append(recs []record.Record, now time.Time) error {
+	return p.append(recs, now, record.BuildOptions{})
+}
+
+// append builds recs into one batch with the header opts and appends it.
+func (p *Partition) append(recs []record.Record, now time.Time, opts record.BuildOptions) error {
 	ms := now.UnixMilli()
 	buf := batchBufs.Get().(*[]byte)
 	defer putBatchBuf(buf)
-	b, err := record.Build(record.BuildOptions{FirstTimestamp: ms, Buf: *buf}, recs)
+	opts.FirstTimestamp, opts.Buf = ms, *buf
+	b, err := record.Build(opts, recs)
 	if err != nil {
 		return fmt.Errorf("build %s-%d batch: %w", p.Topic, p.Index, err)
 	}
@@ -179,12 +187,23 @@ func (p *Partition) awaitCommitted(until int64) error {
 const loadChunk = 1 << 20
 
 // Replay calls fn with the key and value of every record of the log,
-// from its start to its end, as Kafka's coordinators load: a new
-// leader's high watermark may still lag records the previous leader had
-// committed, so a replicated partition is read to its log end. Control
-// batches are skipped. The key and value alias a read buffer: fn copies
-// what it keeps.
+// from its start to its end (ReplayBatches). Control batches are skipped.
+// The key and value alias a read buffer: fn copies what it keeps.
 func Replay(topic string, l Log, fn func(key, value []byte)) error {
+	return ReplayBatches(topic, l, func(b record.Batch, recs []record.Record) {
+		for _, r := range recs {
+			fn(r.Key, r.Value)
+		}
+	})
+}
+
+// ReplayBatches calls fn with every batch of the log and its records at or
+// after the log start, from its start to its end, as Kafka's coordinators
+// load: a new leader's high watermark may still lag records the previous
+// leader had committed, so a replicated partition is read to its log end.
+// Control batches come with no records (fn reads their marker). The batch
+// and records alias a read buffer: fn copies what it keeps.
+func ReplayBatches(topic string, l Log, fn func(b record.Batch, recs []record.Record)) error {
 	end := l.HighWatermark()
 	read := l.Read
 	if r, ok := l.(replicaLog); ok {
@@ -211,17 +230,18 @@ func Replay(topic string, l Log, fn func(key, value []byte)) error {
 			if b.LastOffset() < off {
 				continue
 			}
+			var recs []record.Record
 			if !b.IsControl() {
-				recs, err := b.Records()
+				all, err := b.Records()
 				if err != nil {
 					return fmt.Errorf("records of %s batch at %d: %w", topic, b.BaseOffset(), err)
 				}
-				for _, r := range recs {
-					if b.BaseOffset()+int64(r.OffsetDelta) >= off {
-						fn(r.Key, r.Value)
-					}
+				recs = all
+				for len(recs) > 0 && b.BaseOffset()+int64(recs[0].OffsetDelta) < off {
+					recs = recs[1:]
 				}
 			}
+			fn(b, recs)
 			off = b.LastOffset() + 1
 		}
 	}

@@ -192,6 +192,22 @@ func (g *classicGroup) validateOffsetCommit(memberID string, instanceID *string,
 	return nil
 }
 
+// validateTxnOffsetCommit fences a transactional commit as Kafka's
+// doTxnCommitOffsets: a fenced static member, a named member that is not
+// in the group, a generation other than the group's. The group's state
+// does not matter.
+func (g *classicGroup) validateTxnOffsetCommit(memberID string, instanceID *string, generation int32) error {
+	switch {
+	case g.fenced(instanceID, memberID):
+		return ErrFencedInstanceID
+	case memberID != "" && g.members[memberID] == nil:
+		return ErrUnknownMemberID
+	case generation >= 0 && generation != g.generation:
+		return ErrIllegalGeneration
+	}
+	return nil
+}
+
 // validateOffsetFetch accepts every fetch: classic groups do not check
 // members.
 func (g *classicGroup) validateOffsetFetch(string, int32) error { return nil }

@@ -133,6 +133,23 @@ func (cg *consumerGroup) validateOffsetCommit(memberID string, _ *string, epoch 
 	return nil
 }
 
+// validateTxnOffsetCommit takes commits without a member only while the
+// group has no members, otherwise those of a member at its current epoch
+// (Kafka answers ILLEGAL_GENERATION to transactional commits).
+func (cg *consumerGroup) validateTxnOffsetCommit(memberID string, _ *string, epoch int32) error {
+	if epoch < 0 && len(cg.members) == 0 {
+		return nil
+	}
+	m := cg.members[memberID]
+	switch {
+	case m == nil:
+		return ErrUnknownMemberID
+	case epoch != m.epoch:
+		return fmt.Errorf("%w: epoch %d, the member is at %d", ErrIllegalGeneration, epoch, m.epoch)
+	}
+	return nil
+}
+
 // validateOffsetFetch checks the member and its epoch when the fetch
 // names them.
 func (cg *consumerGroup) validateOffsetFetch(memberID string, memberEpoch int32) error {

@@ -82,6 +82,9 @@ type shard struct {
 	// Guarded by Coordinator.mu.
 	loaded bool
 	groups map[string]group
+	// txnGroups are the groups with pending offsets of each producer id
+	// (Kafka's openGroupsForProducer).
+	txnGroups map[int64]map[string]bool
 }
 
 // New returns a coordinator that leads no partition yet; see Elect, or Run

@@ -1,6 +1,7 @@
 // Package group is the consumer-group coordinator: the classic group
 // protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
-// OffsetFetch, DescribeGroups, ListGroups, DeleteGroups, OffsetDelete),
+// OffsetFetch, DescribeGroups, ListGroups, DeleteGroups, OffsetDelete,
+// TxnOffsetCommit),
 // modelled on Kafka's GroupCoordinator and GroupMetadataManager, and the
 // KIP-848 consumer protocol (ConsumerGroupHeartbeat, ConsumerGroupDescribe).
 // Classic groups are assignor-agnostic: the coordinator relays the
@@ -52,6 +53,23 @@
 // group emptied (ExpireOffsets, run by Run every
 // offsets.retention.check.interval.ms); a group left Empty without offsets
 // is removed and gets a tombstone.
+//
+// # Transactional offset commits (txn_offsets.go)
+//
+// TxnOffsetCommit's offsets (Kafka's handleTxnCommitOffsets) are appended
+// as a transactional batch of the request's producer id and epoch
+// (coordlog.Partition.AppendTxn numbers it after the producer's last
+// batch in the log, as Kafka's coordinator-origin appends skip the
+// client's sequence) and kept per producer id in the group, invisible to
+// OffsetFetch (RequireStable answers UNSTABLE_OFFSET_COMMIT for their
+// partitions). The member is checked only when the request names one
+// (KIP-447). When WriteTxnMarkers appends the producer's marker to the
+// group's partition, CompleteTxn (Kafka's onTransactionCompleted)
+// commits them, except those a non-transactional commit or deletion
+// written after them superseded, or drops them on ABORT. Loading replays
+// the same way: a transactional batch's offsets stay pending until their
+// marker, so a new coordinator keeps an open transaction's offsets
+// pending and drops aborted ones.
 //
 // # Classic groups: the state machine (classic*.go)
 //
@@ -119,9 +137,10 @@
 // # Concurrency
 //
 // Coordinator.mu (RWMutex) guards the shard map, each shard's loaded flag
-// and group map, and the partition count. Each group has its own mutex
-// (groupCore.mu) guarding all of its state, its offsets included;
-// requests of different groups never contend. Lock order: group →
+// and group map, the partition count, and each shard's producers with
+// pending transactional offsets (txnGroups). Each group has its own mutex
+// (groupCore.mu) guarding all of its state, its offsets (pending ones
+// included); requests of different groups never contend. Lock order: group →
 // Coordinator.mu (a group removing itself from its shard, or putting its
 // replacement of the other kind there); lookups take Coordinator.mu alone
 // and release it before locking a group. A group dropped from its shard

@@ -49,6 +49,9 @@ type group interface {
 	// its member epoch in a consumer group; memberEpochs: OffsetCommit
 	// v9+) may go to the group, and restarts the member's session.
 	validateOffsetCommit(memberID string, instanceID *string, generation int32, memberEpochs bool) error
+	// validateTxnOffsetCommit checks a TxnOffsetCommit's member, when it
+	// names one (KIP-447 fencing).
+	validateTxnOffsetCommit(memberID string, instanceID *string, generation int32) error
 	// validateOffsetFetch checks an OffsetFetch that names its member
 	// (memberEpoch ≥ 0: OffsetFetch v9+).
 	validateOffsetFetch(memberID string, memberEpoch int32) error
@@ -87,6 +90,9 @@ type groupCore struct {
 	removed   bool      // dropped from its shard (deleted, resigned or replaced); a lookup must start over
 	stateTime time.Time // when the state last changed; offsets of an empty group expire from it
 	offsets   map[TopicPartition]Offset
+	// pendingTxn are the offsets of open transactions by producer id
+	// (txn_offsets.go), invisible until their COMMIT marker.
+	pendingTxn map[int64]map[TopicPartition]*pendingOffset
 }
 
 func (gc *groupCore) core() *groupCore { return gc }
@@ -101,7 +107,7 @@ func (gc *groupCore) initCore(c *Coordinator, sh *shard, name string) {
 // of the other kind that replaces it.
 func (gc *groupCore) handOver(to *groupCore) {
 	to.c, to.sh, to.name = gc.c, gc.sh, gc.name
-	to.stateTime, to.offsets = gc.stateTime, gc.offsets
+	to.stateTime, to.offsets, to.pendingTxn = gc.stateTime, gc.offsets, gc.pendingTxn
 }
 
 // createKind says which kind of group a request creates when its group

@@ -238,3 +238,7 @@ func wantErr(t testing.TB, what string, got, want error) {
 		t.Fatalf("%s: error %v, want %v", what, got, want)
 	}
 }
+
+// Log is the local log, whose producer state numbers transactional
+// offset commits (coordlog.Partition.AppendTxn).
+func (tl *testLog) Log() *local.Log { return tl.l }

@@ -98,6 +98,7 @@ func (gc *groupCore) commit(offsets []CommitOffset, errs []error) {
 	for i := range offsets {
 		if errs[i] == nil {
 			gc.offsets[offsets[i].TopicPartition] = offsets[i].Offset
+			gc.supersede(offsets[i].TopicPartition)
 		}
 	}
 }
@@ -137,21 +138,45 @@ func (c *Coordinator) FetchOffsets(groupID string, tps []TopicPartition) (map[To
 // checked (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH). Classic groups do not
 // check.
 func (c *Coordinator) FetchOffsetsAs(groupID, memberID string, memberEpoch int32, tps []TopicPartition) (map[TopicPartition]Offset, error) {
+	out, _, err := c.FetchStableOffsetsAs(groupID, memberID, memberEpoch, tps, false)
+	return out, err
+}
+
+// FetchStableOffsetsAs is FetchOffsetsAs that, with requireStable
+// (OffsetFetch v7+), also reports the returned or asked partitions an
+// open transaction commits an offset of (UNSTABLE_OFFSET_COMMIT); both
+// are read under one lock of the group.
+func (c *Coordinator) FetchStableOffsetsAs(groupID, memberID string, memberEpoch int32, tps []TopicPartition, requireStable bool) (map[TopicPartition]Offset, map[TopicPartition]bool, error) {
 	out := map[TopicPartition]Offset{}
+	var unstable map[TopicPartition]bool
 	err := c.withGroup(groupID, createNone, func(g group) error {
 		if err := g.validateOffsetFetch(memberID, memberEpoch); err != nil {
 			return err
 		}
-		offsets := g.core().offsets
+		gc := g.core()
 		if tps == nil {
-			for tp, o := range offsets {
+			for tp, o := range gc.offsets {
 				out[tp] = o
 			}
-			return nil
+		} else {
+			for _, tp := range tps {
+				if o, ok := gc.offsets[tp]; ok {
+					out[tp] = o
+				}
+			}
 		}
-		for _, tp := range tps {
-			if o, ok := offsets[tp]; ok {
-				out[tp] = o
+		if requireStable && len(gc.pendingTxn) > 0 {
+			unstable = map[TopicPartition]bool{}
+			asked := tps
+			if asked == nil {
+				for tp := range out {
+					asked = append(asked, tp)
+				}
+			}
+			for _, tp := range asked {
+				if gc.hasPendingTxn(tp) {
+					unstable[tp] = true
+				}
 			}
 		}
 		return nil
@@ -159,7 +184,7 @@ func (c *Coordinator) FetchOffsetsAs(groupID, memberID string, memberEpoch int32
 	if errors.Is(err, ErrGroupNotFound) {
 		err = nil
 	}
-	return out, err
+	return out, unstable, err
 }
 
 // DeleteOffsets deletes committed offsets (OffsetDelete): one error per
@@ -205,7 +230,7 @@ func removeOffsets(g group, tps []TopicPartition, dead bool) error {
 			recs = append(recs, r)
 		}
 	}
-	dead = dead || g.isEmpty() && len(gc.offsets) == len(gone)
+	dead = dead || g.isEmpty() && len(gc.offsets) == len(gone) && len(gc.pendingTxn) == 0
 	if dead {
 		recs = append(recs, g.tombstones()...)
 	}
@@ -216,6 +241,9 @@ func removeOffsets(g group, tps []TopicPartition, dead bool) error {
 	}
 	for tp := range gone {
 		delete(gc.offsets, tp)
+		for _, pending := range gc.pendingTxn {
+			delete(pending, tp)
+		}
 	}
 	if dead {
 		g.drop(ErrCoordinatorNotAvailable)
@@ -268,7 +296,7 @@ func (c *Coordinator) ExpireOffsets() int {
 		gc.mu.Lock()
 		if !gc.removed {
 			tps := expiredOffsets(g, now, c.cfg.OffsetsRetention)
-			if len(tps) > 0 || g.isEmpty() && len(gc.offsets) == 0 {
+			if len(tps) > 0 || g.isEmpty() && len(gc.offsets) == 0 && len(gc.pendingTxn) == 0 {
 				if err := removeOffsets(g, tps, false); err != nil {
 					c.log.Warn("expire offsets", "group", gc.name, "err", err)
 				} else {

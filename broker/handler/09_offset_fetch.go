@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/broker/group"
@@ -18,8 +19,10 @@ import (
 // * Topics null (v2+) asks for every committed offset of the group.
 // * Coordinator errors (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, …)
 //   are per partition in v0-v1, top-level in v2-v7, per group in v8+.
-// * RequireStable (v7+) needs no waiting: there are no transactional
-//   offset commits yet.
+// * RequireStable (v7+): a partition an open transaction commits an
+//   offset of (TxnOffsetCommit without its marker yet) is
+//   UNSTABLE_OFFSET_COMMIT with offset -1, as Kafka answers; the client
+//   retries. Without it such a partition shows its last committed offset.
 //
 // Version notes:
 // * v2: all topics, top-level error; v3: throttle; v5: leader epoch
@@ -51,7 +54,7 @@ func handleOffsetFetch(_ context.Context, env *Env, req *Request) (Result, error
 			if rg.MemberID != nil {
 				member = *rg.MemberID
 			}
-			got, err := env.fetchOffsets(rg.Group, member, rg.MemberEpoch, topics)
+			got, err := env.fetchOffsets(rg.Group, member, rg.MemberEpoch, topics, r.RequireStable)
 			sg := kmsg.NewOffsetFetchResponseGroup()
 			sg.Group, sg.ErrorCode = rg.Group, groupErrorCode(err)
 			if err == nil {
@@ -61,6 +64,7 @@ func handleOffsetFetch(_ context.Context, env *Env, req *Request) (Result, error
 					for _, p := range t.Partitions {
 						sp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 						sp.Partition, sp.Offset, sp.LeaderEpoch, sp.Metadata = p.Partition, p.Offset, p.LeaderEpoch, p.Metadata
+						sp.ErrorCode = p.ErrorCode
 						st.Partitions = append(st.Partitions, sp)
 					}
 					sg.Topics = append(sg.Topics, st)
@@ -77,7 +81,7 @@ func handleOffsetFetch(_ context.Context, env *Env, req *Request) (Result, error
 			topics = append(topics, fetchTopic{t.Topic, t.Partitions})
 		}
 	}
-	got, err := env.fetchOffsets(r.Group, "", -1, topics)
+	got, err := env.fetchOffsets(r.Group, "", -1, topics, r.Version >= 7 && r.RequireStable)
 	if err != nil && r.Version >= 2 {
 		resp.ErrorCode = groupErrorCode(err)
 		return Result{Resp: resp}, nil
@@ -91,7 +95,10 @@ func handleOffsetFetch(_ context.Context, env *Env, req *Request) (Result, error
 		for _, p := range t.Partitions {
 			sp := kmsg.NewOffsetFetchResponseTopicPartition()
 			sp.Partition, sp.Offset, sp.LeaderEpoch, sp.Metadata = p.Partition, p.Offset, p.LeaderEpoch, p.Metadata
-			sp.ErrorCode = groupErrorCode(err)
+			sp.ErrorCode = p.ErrorCode
+			if err != nil {
+				sp.ErrorCode = groupErrorCode(err)
+			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -100,7 +107,9 @@ func handleOffsetFetch(_ context.Context, env *Env, req *Request) (Result, error
 }
 
 // fetchOffsets reads a group's offsets; topics nil asks for all of them.
-func (e *Env) fetchOffsets(groupID, member string, epoch int32, topics []fetchTopic) ([]kmsg.OffsetFetchResponseGroupTopic, error) {
+// With requireStable, partitions with offsets of an open transaction are
+// UNSTABLE_OFFSET_COMMIT.
+func (e *Env) fetchOffsets(groupID, member string, epoch int32, topics []fetchTopic, requireStable bool) ([]kmsg.OffsetFetchResponseGroupTopic, error) {
 	var tps []group.TopicPartition
 	if topics != nil {
 		tps = []group.TopicPartition{}
@@ -110,7 +119,7 @@ func (e *Env) fetchOffsets(groupID, member string, epoch int32, topics []fetchTo
 			}
 		}
 	}
-	offsets, err := e.Groups.FetchOffsetsAs(groupID, member, epoch, tps)
+	offsets, unstable, err := e.Groups.FetchStableOffsetsAs(groupID, member, epoch, tps, requireStable)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +139,10 @@ func (e *Env) fetchOffsets(groupID, member string, epoch int32, topics []fetchTo
 	for i := range out {
 		for j := range out[i].Partitions {
 			p := &out[i].Partitions[j]
-			if o, ok := offsets[group.TopicPartition{Topic: out[i].Topic, Partition: p.Partition}]; ok {
+			tp := group.TopicPartition{Topic: out[i].Topic, Partition: p.Partition}
+			if unstable[tp] {
+				p.ErrorCode = kerr.UnstableOffsetCommit.Code
+			} else if o, ok := offsets[tp]; ok {
 				p.Offset, p.LeaderEpoch, p.Metadata = o.Offset, o.LeaderEpoch, kmsg.StringPtr(o.Metadata)
 			}
 		}

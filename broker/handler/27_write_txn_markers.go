@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/broker/group"
 	"github.com/strata-broker/strata/broker/partition"
 	"github.com/strata-broker/strata/tier/local"
 )
@@ -39,9 +40,10 @@ import (
 // * Kafka answers CLUSTER_AUTHORIZATION_FAILED to a principal without
 //   ClusterAction on the cluster; Strata has no ACLs yet, so any client may
 //   write markers.
-// * Markers on __consumer_offsets do not yet complete transactional offset
-//   commits (Kafka's GroupCoordinator.onTransactionCompleted): Strata
-//   serves no TxnOffsetCommit.
+// * A marker appended to a __consumer_offsets partition completes the
+//   producer's transactional offset commits of that partition's groups
+//   (Kafka's GroupCoordinator.onTransactionCompleted): COMMIT makes them
+//   visible to OffsetFetch, ABORT drops them.
 //
 // Version notes:
 // * v1+: flexible
@@ -76,6 +78,9 @@ func handleWriteTxnMarkers(_ context.Context, env *Env, req *Request) (Result, e
 					off, err := p.AppendMarker(epoch, marker)
 					if code = errorCode(err); code == kerr.UnknownServerError.Code || code == kerr.KafkaStorageError.Code {
 						env.Log.Error("write transaction marker", "topic", rt.Topic, "partition", idx, "producer_id", rm.ProducerID, "err", err)
+					}
+					if err == nil && rt.Topic == group.TopicName && env.Groups != nil {
+						env.Groups.CompleteTxn(idx, rm.ProducerID, rm.Committed)
 					}
 					if err == nil && p.HighWatermark() <= off {
 						waits = append(waits, markerWait{p: p, until: off + 1, marker: mi, topic: ti, part: len(st.Partitions)})

@@ -50,6 +50,7 @@ func init() {
 		{Key: kmsg.InitProducerID, Min: 0, Max: 5, Fn: handleInitProducerID},
 		{Key: kmsg.OffsetForLeaderEpoch, Min: 0, Max: 4, Fn: handleOffsetForLeaderEpoch},
 		{Key: kmsg.WriteTxnMarkers, Min: 0, Max: 1, Fn: handleWriteTxnMarkers},
+		{Key: kmsg.TxnOffsetCommit, Min: 0, Max: 3, Fn: handleTxnOffsetCommit},
 		{Key: kmsg.DescribeConfigs, Min: 0, Max: 4, Fn: handleDescribeConfigs},
 		{Key: kmsg.AlterConfigs, Min: 0, Max: 2, Fn: handleAlterConfigs},
 		{Key: kmsg.DescribeLogDirs, Min: 0, Max: 4, Fn: handleDescribeLogDirs},

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/strata-broker/strata/tier/producer"
 	"github.com/strata-broker/strata/tier/segment"
 )
 
@@ -92,4 +93,17 @@ func (l *Log) ProducerLastOffset(pid int64) (int64, bool) {
 	}
 	m, ok := l.producers.Last(pid)
 	return m.LastOffset, ok
+}
+
+// ProducerLastBatch is the newest batch of producer pid in the producer
+// state, if the producer is still active: a coordinator writing
+// transactional batches of a producer itself (transactional offset
+// commits) numbers them after it.
+func (l *Log) ProducerLastBatch(pid int64) (producer.BatchMeta, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.producers == nil {
+		return producer.BatchMeta{}, false
+	}
+	return l.producers.Last(pid)
 }

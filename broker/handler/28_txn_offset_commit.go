@@ -1,0 +1,87 @@
+package handler
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/broker/group"
+)
+
+// TxnOffsetCommit: v0-3
+//
+// Behavior:
+// * Offsets committed inside a transaction (Kafka's
+//   handleTxnCommitOffsets): they are written to __consumer_offsets as a
+//   transactional batch of the request's producer id and epoch (one batch
+//   per request, acknowledged once replicated, as OffsetCommit) and stay
+//   pending: OffsetFetch does not show them (RequireStable answers
+//   UNSTABLE_OFFSET_COMMIT) until the transaction's COMMIT marker lands
+//   on the group's partition (WriteTxnMarkers); ABORT drops them. A
+//   non-transactional commit of a partition written after the
+//   transactional one wins over it at COMMIT, as in Kafka.
+// * A missing group is created. Generation and member (v3+, KIP-447) are
+//   checked when given: FENCED_INSTANCE_ID, UNKNOWN_MEMBER_ID,
+//   ILLEGAL_GENERATION (for KIP-848 groups the generation is the member
+//   epoch); the group's state does not matter.
+// * An older producer epoch than the one the partition has seen is
+//   INVALID_PRODUCER_EPOCH; partitions the metadata does not know are
+//   UNKNOWN_TOPIC_OR_PARTITION; metadata longer than
+//   offset.metadata.max.bytes is OFFSET_METADATA_TOO_LARGE.
+// * Kafka also checks with the transaction coordinator that the
+//   partition of the group was added to the transaction
+//   (AddOffsetsToTxn); Strata does not check it.
+//
+// Version notes:
+// * v2: leader epoch; v3: flexible, generation, member and instance id
+
+func handleTxnOffsetCommit(_ context.Context, env *Env, req *Request) (Result, error) {
+	r := req.Body.(*kmsg.TxnOffsetCommitRequest)
+	resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+	now := time.Now().UnixMilli()
+	tr := group.TxnCommitRequest{Group: r.Group, TransactionalID: r.TransactionalID, ProducerID: r.ProducerID,
+		ProducerEpoch: r.ProducerEpoch, Generation: -1}
+	if r.Version >= 3 {
+		tr.Generation, tr.MemberID, tr.InstanceID = r.Generation, r.MemberID, r.InstanceID
+	}
+	for _, rt := range r.Topics {
+		st := kmsg.NewTxnOffsetCommitResponseTopic()
+		st.Topic = rt.Topic
+		t, known := env.Cache.Topic(rt.Topic)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+			sp.Partition = rp.Partition
+			if _, ok := t.Partitions[rp.Partition]; !known || !ok {
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			} else {
+				o := group.Offset{Offset: rp.Offset, LeaderEpoch: rp.LeaderEpoch, CommitTimestamp: now, ExpireTimestamp: -1}
+				if r.Version < 2 {
+					o.LeaderEpoch = -1
+				}
+				if rp.Metadata != nil {
+					o.Metadata = *rp.Metadata
+				}
+				tr.Offsets = append(tr.Offsets, group.CommitOffset{TopicPartition: group.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}, Offset: o})
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if len(tr.Offsets) == 0 {
+		return Result{Resp: resp}, nil
+	}
+	// The offsets went in response order, skipping the partitions already
+	// answered with an error.
+	errs := env.Groups.TxnCommitOffsets(tr)
+	for ti := range resp.Topics {
+		for pi := range resp.Topics[ti].Partitions {
+			if sp := &resp.Topics[ti].Partitions[pi]; sp.ErrorCode == 0 {
+				sp.ErrorCode = groupErrorCode(errs[0])
+				errs = errs[1:]
+			}
+		}
+	}
+	return Result{Resp: resp}, nil
+}
