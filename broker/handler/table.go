@@ -49,6 +49,8 @@ func init() {
 		{Key: kmsg.DeleteRecords, Min: 0, Max: 2, Fn: handleDeleteRecords},
 		{Key: kmsg.InitProducerID, Min: 0, Max: 5, Fn: handleInitProducerID},
 		{Key: kmsg.OffsetForLeaderEpoch, Min: 0, Max: 4, Fn: handleOffsetForLeaderEpoch},
+		{Key: kmsg.AddPartitionsToTxn, Min: 0, Max: 3, Fn: handleAddPartitionsToTxn},
+		{Key: kmsg.EndTxn, Min: 0, Max: 4, Fn: handleEndTxn},
 		{Key: kmsg.WriteTxnMarkers, Min: 0, Max: 1, Fn: handleWriteTxnMarkers},
 		{Key: kmsg.DescribeConfigs, Min: 0, Max: 4, Fn: handleDescribeConfigs},
 		{Key: kmsg.AlterConfigs, Min: 0, Max: 2, Fn: handleAlterConfigs},
