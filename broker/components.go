@@ -77,9 +77,10 @@ func newNode() *node {
 // reverse order. So: listeners bind before anything starts and Kafka
 // clients are accepted only once every other part runs; on stopping, the
 // controlled shutdown runs while the broker still serves, then serving
-// ends, the loops stop, the group coordinator closes, the fetchers stop,
-// the logs are flushed, and only then the lease is revoked and the
-// metadata store, etcd and the log directory's lock are released.
+// ends, the transaction and group coordinators close, the loops stop,
+// the fetchers stop, the logs are flushed, and only then the lease is
+// revoked and the metadata store, etcd and the log directory's lock are
+// released.
 func (s *Server) components(n *node) []component {
 	return []component{
 		// Both listeners bind first, so a bad or taken address fails the

@@ -25,9 +25,9 @@ import (
 //   not coordinate it, INVALID_TRANSACTION_TIMEOUT beyond
 //   transaction.max.timeout.ms, CONCURRENT_TRANSACTIONS while its open
 //   transaction is aborted to fence the previous producer (the client
-//   retries), PRODUCER_FENCED or INVALID_PRODUCER_EPOCH-style errors for a
-//   v3+ request naming a stale producer (KIP-360). The epoch is bumped at
-//   each call, as in Kafka. Without a coordinator (tests) it is
+//   retries), PRODUCER_FENCED for a v3+ request naming an older producer
+//   than the id's (KIP-360). The epoch is bumped at each call, as in
+//   Kafka. Without a coordinator (tests) it is
 //   TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients surface at once.
 
 func handleInitProducerID(ctx context.Context, env *Env, req *Request) (Result, error) {
