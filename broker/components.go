@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,7 +17,10 @@ import (
 	"github.com/strata-broker/strata/broker/handler"
 	"github.com/strata-broker/strata/broker/partition"
 	"github.com/strata-broker/strata/broker/peer"
+	"github.com/strata-broker/strata/broker/producerid"
 	"github.com/strata-broker/strata/broker/replica"
+	"github.com/strata-broker/strata/broker/txn"
+	"github.com/strata-broker/strata/broker/txnmarkers"
 	"github.com/strata-broker/strata/compaction"
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
@@ -47,7 +51,11 @@ type node struct {
 	observer     *controller.Observer
 	stopObserver context.CancelFunc
 	peers        *peer.Client
-	clients      *clients // the Kafka listener's connection limits, request memory and log limit
+	txn          *txn.Coordinator
+	markers      *txnmarkers.Writer
+	pids         *producerid.Allocator
+	env          atomic.Pointer[handler.Env] // the handlers' Env, once the Kafka server runs
+	clients      *clients                    // the Kafka listener's connection limits, request memory and log limit
 
 	metrics        *prometheus.Registry
 	handlerMetrics *handler.Metrics
@@ -69,9 +77,10 @@ func newNode() *node {
 // reverse order. So: listeners bind before anything starts and Kafka
 // clients are accepted only once every other part runs; on stopping, the
 // controlled shutdown runs while the broker still serves, then serving
-// ends, the loops stop, the group coordinator closes, the fetchers stop,
-// the logs are flushed, and only then the lease is revoked and the
-// metadata store, etcd and the log directory's lock are released.
+// ends, the transaction and group coordinators close, the loops stop,
+// the fetchers stop, the logs are flushed, and only then the lease is
+// revoked and the metadata store, etcd and the log directory's lock are
+// released.
 func (s *Server) components(n *node) []component {
 	return []component{
 		// Both listeners bind first, so a bad or taken address fails the
@@ -213,6 +222,16 @@ func (s *Server) components(n *node) []component {
 			n.peers = peer.NewClient(n.store.Cache(), time.Duration(s.cfg.ConnectionsMaxIdleMs)*time.Millisecond/2)
 			return nil
 		}, stop: func() error { return n.peers.Close() }},
+		// Transactions on __transaction_state, followed like the groups;
+		// their markers go through the peer client. Closed before the
+		// peers and the logs (and already when serving ends).
+		{name: "transaction coordinator", start: func(context.Context) error { s.startTxn(n); return nil },
+			run: func(ctx context.Context, _ func(error)) { n.txn.Run(ctx, s.cfg.NodeID, n.store.Cache(), n.parts) },
+			stop: func() error {
+				err := n.txn.Close()
+				n.markers.Close()
+				return err
+			}},
 		// Kafka clients: accepted from here on, within the connection
 		// limits; when this step stops, connections drain. An accept
 		// failure that does not pass stops the broker.
@@ -369,7 +388,7 @@ func (s *Server) shutDownControlled(n *node) {
 }
 
 // serveKafka accepts Kafka connections until ctx ends, then drains them:
-// the group coordinator resigns at once (requests waiting on a rebalance
+// the group and transaction coordinators resign at once (requests waiting on a rebalance
 // answer NOT_COORDINATOR, as from a coordinator that moved, rather than
 // hold the drain), and connections answer what they read and close
 // (serveConn). Accepting waits while max.connections are open and
@@ -381,9 +400,11 @@ func (s *Server) serveKafka(ctx context.Context, fail func(error), n *node) {
 	registerSessionMetrics(n.metrics, sessions)
 	s.env = &handler.Env{
 		Cfg: n.live, Store: n.store, Cache: n.store.Cache(), Partitions: n.parts, Groups: n.groups, Sessions: sessions,
+		Txn: n.txn, ProducerIDs: n.pids,
 		Controller: n.observer, Elector: n.ctrl, Peers: n.peers, Log: s.log, Metrics: n.handlerMetrics,
 		Self: n.self, Draining: ctx.Done(),
 	}
+	n.env.Store(s.env)
 	closed := make(chan struct{})
 	context.AfterFunc(ctx, func() {
 		_ = n.kafkaLn.Close()
@@ -403,6 +424,7 @@ func (s *Server) serveKafka(ctx context.Context, fail func(error), n *node) {
 	}
 	<-closed // ctx ended
 	_ = n.groups.Close()
+	_ = n.txn.Close()
 	conns.Wait()
 }
 

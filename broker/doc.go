@@ -50,6 +50,7 @@
 //	remote tier tasks           copies, remote expiry, deleted topics' sweep
 //	metrics server              /metrics, admin endpoints, pprof
 //	peer client                 connections to other brokers (forwarding to the controller)
+//	transaction coordinator     transactions on __transaction_state; markers through the peers
 //	kafka server                accepts clients only now; at stop, connections drain
 //	controlled shutdown         runs first at stop, while the broker still serves
 //

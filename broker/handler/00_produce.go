@@ -34,13 +34,15 @@ import (
 //   a sequence gap OUT_OF_ORDER_SEQUENCE_NUMBER, an old epoch
 //   INVALID_PRODUCER_EPOCH.
 // * A control batch (a transaction marker) from a client is
-//   INVALID_RECORD: only the broker writes them. A transactional batch is
-//   TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as InitProducerId answers a
-//   transactional id, while no transaction coordinator serves producers:
-//   nothing would end its transaction, which would hold the last stable
-//   offset, and with it read_committed consumers, back for good. Kafka
-//   answers so only a request without a transactional id (or one not
-//   authorized).
+//   INVALID_RECORD: only the broker writes them. A transactional batch in
+//   a request without a transactional id is
+//   TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers. Otherwise it
+//   is appended as Kafka 3.x does without
+//   transaction.partition.verification.enable: from any producer, the
+//   log checking only its epoch and sequence; the transaction
+//   coordinator, which writes the markers, is what guards transactions.
+//   Verifying with the coordinator that the partition is in the
+//   producer's ongoing transaction (KIP-890 part 1) is not done.
 // * acks=0 sends no response, but when a partition failed the connection
 //   is closed instead, as Kafka does, so the producer notices and
 //   refreshes its metadata; acks other than -1, 0, 1 is
@@ -64,7 +66,7 @@ import (
 //   appends under the partition's leaderIsrUpdateLock).
 //
 // Version notes:
-// * v3: transactional id (transactions are not served yet)
+// * v3: transactional id
 // * v5: LogStartOffset; v8: per-record errors and error message
 // * v9+: flexible; v13: topics by id (KIP-516)
 
@@ -112,7 +114,7 @@ func handleProduce(_ context.Context, env *Env, req *Request) (Result, error) {
 			if err == nil {
 				err = record.Validate(batches[0], record.ValidateOptions{MaxBatchBytes: int(cfg.MaxMessageBytes), RequireKeys: cfg.Compact})
 			}
-			if err == nil && batches[0].IsTransactional() {
+			if err == nil && batches[0].IsTransactional() && r.TransactionID == nil {
 				sp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 				st.Partitions = append(st.Partitions, sp)
 				continue

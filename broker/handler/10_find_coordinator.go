@@ -23,11 +23,14 @@ import (
 //   CreateTopics: offsets.topic.num.partitions partitions, replication
 //   factor min(offsets.topic.replication.factor, live brokers),
 //   cleanup.policy=compact, segment.bytes=offsets.topic.segment.bytes.
+// * A transactional id's coordinator (key type 1) is the leader of
+//   __transaction_state partition txn.PartitionFor(id), the topic created
+//   on first need as Kafka does (transactionTopic).
 // * A partition without a live leader is COORDINATOR_NOT_AVAILABLE; so is
-//   a transaction key (no transaction coordinator yet). Other key types
-//   are INVALID_REQUEST.
-// * The coordinator may still be loading the partition: the group APIs then
-//   answer COORDINATOR_LOAD_IN_PROGRESS, as in Kafka.
+//   a transaction key on a broker without a transaction coordinator.
+//   Other key types are INVALID_REQUEST.
+// * The coordinator may still be loading the partition: the group and
+//   transaction APIs then answer COORDINATOR_LOAD_IN_PROGRESS, as in Kafka.
 //
 // Version notes:
 // * v1: key type, throttle, error message; v3: flexible
@@ -60,19 +63,27 @@ func (e *Env) findCoordinator(ctx context.Context, keyType int8, key string) kms
 		c.ErrorCode, c.ErrorMessage = code, kmsg.StringPtr(msg)
 		return c
 	}
+	var (
+		topic        = e.offsetsTopic
+		name         = group.TopicName
+		partitionFor = group.PartitionFor
+	)
 	switch keyType {
 	case 0:
 	case 1:
-		return fail(kerr.CoordinatorNotAvailable.Code, "transactions are not served yet")
+		if e.Txn == nil {
+			return fail(kerr.CoordinatorNotAvailable.Code, "transactions are not served")
+		}
+		topic, name, partitionFor = e.transactionTopic, txn.TopicName, txn.PartitionFor
 	default:
 		return fail(kerr.InvalidRequest.Code, "unknown coordinator key type "+strconv.Itoa(int(keyType)))
 	}
-	t, err := e.offsetsTopic(ctx)
+	t, err := topic(ctx)
 	if err != nil {
-		e.Log.Warn("create "+group.TopicName, "err", err)
+		e.Log.Warn("create "+name, "err", err)
 		return fail(kerr.CoordinatorNotAvailable.Code, err.Error())
 	}
-	st, ok := t.Partitions[group.PartitionFor(key, int32(len(t.Partitions)))]
+	st, ok := t.Partitions[partitionFor(key, int32(len(t.Partitions)))]
 	if !ok {
 		return fail(kerr.CoordinatorNotAvailable.Code, "coordinator partition missing")
 	}
@@ -121,8 +132,7 @@ func (e *Env) offsetsTopic(ctx context.Context) (metadata.Topic, error) {
 // the live brokers, min.insync.replicas transaction.state.log.min.isr
 // (clamped to that replication factor, so that a clamped topic stays
 // writable), compacted, segment.bytes
-// transaction.state.log.segment.bytes. Nothing calls it until the
-// transaction coordinator is wired.
+// transaction.state.log.segment.bytes.
 func (e *Env) transactionTopic(ctx context.Context) (metadata.Topic, error) {
 	cfg := e.cfg()
 	rf := e.clampRF(cfg.TransactionStateLogReplicationFactor)

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/broker/producerid"
+	"github.com/strata-broker/strata/broker/txn"
 )
 
 // InitProducerId: v0-5
@@ -19,16 +20,33 @@ import (
 // * While no block can be reserved it is COORDINATOR_LOAD_IN_PROGRESS, as
 //   Kafka answers without an id block (retriable; a timeout is fatal to
 //   older clients).
-// * Transactional ids are not served (Strata has no transactions yet):
-//   the answer is TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients
-//   surface at once instead of retrying forever.
+// * A transactional id goes to the transaction coordinator
+//   (txn.Coordinator.InitProducerID): NOT_COORDINATOR when this broker does
+//   not coordinate it, INVALID_TRANSACTION_TIMEOUT beyond
+//   transaction.max.timeout.ms, CONCURRENT_TRANSACTIONS while its open
+//   transaction is aborted to fence the previous producer (the client
+//   retries), PRODUCER_FENCED for a v3+ request naming an older producer
+//   than the id's (KIP-360). The epoch is bumped at each call, as in
+//   Kafka. Without a coordinator (tests) it is
+//   TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients surface at once.
 
 func handleInitProducerID(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.InitProducerIDRequest)
 	resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if r.TransactionalID != nil {
-		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		if env.Txn == nil {
+			resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+			return Result{Resp: resp}, nil
+		}
+		expectedID, expectedEpoch := txn.NoProducerID, txn.NoProducerEpoch
+		if r.Version >= 3 {
+			expectedID, expectedEpoch = r.ProducerID, r.ProducerEpoch
+		}
+		p, err := env.Txn.InitProducerID(ctx, *r.TransactionalID, r.TransactionTimeoutMillis, expectedID, expectedEpoch)
+		if resp.ErrorCode = txn.ErrorCode(err); err == nil {
+			resp.ProducerID, resp.ProducerEpoch = p.ProducerID, p.ProducerEpoch
+		}
 		return Result{Resp: resp}, nil
 	}
 	id, err := env.nextProducerID(ctx)
@@ -50,6 +68,9 @@ func (e *Env) nextProducerID(ctx context.Context) (int64, error) {
 // over Store on first use; the transaction coordinator allocates from it
 // too.
 func (e *Env) ProducerIDAllocator() *producerid.Allocator {
+	if e.ProducerIDs != nil {
+		return e.ProducerIDs
+	}
 	e.pidOnce.Do(func() { e.pids = producerid.New(e.Store) })
 	return e.pids
 }

@@ -19,6 +19,8 @@ import (
 
 	"github.com/strata-broker/strata/broker/group"
 	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/broker/txn"
+	"github.com/strata-broker/strata/broker/txnmarkers"
 	"github.com/strata-broker/strata/broker/wire"
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
@@ -109,6 +111,19 @@ func newTestBroker(t testing.TB, o brokerOpts) *testBroker {
 		Cfg: live, Store: store, Cache: store.Cache(), Partitions: parts, Groups: groups,
 		Log: log, Metrics: NewMetrics(prometheus.NewRegistry()), Self: self,
 	}
+	// The transaction coordinator, its markers written in process (the
+	// brokers of a test have no connections to each other).
+	markers := txnmarkers.New(txnmarkers.Config{NodeID: o.id, Cache: store.Cache(), Peers: noPeers{}, Local: Local{Env: env}, Log: log})
+	coord := txn.New(txn.ConfigFrom(cfg), envPIDs{env}, markers, log)
+	env.Txn = coord
+	txnDone := make(chan struct{})
+	go func() { coord.Run(runCtx, o.id, store.Cache(), parts); close(txnDone) }()
+	t.Cleanup(func() {
+		stop()
+		_ = coord.Close()
+		<-txnDone
+		markers.Close()
+	})
 	return &testBroker{env: env, store: store}
 }
 
@@ -244,4 +259,19 @@ func (b *testBroker) createTopic(t testing.TB, name string, partitions int32, co
 	if code := resp.Topics[0].ErrorCode; code != 0 {
 		t.Fatalf("create topic %s: error %d %v", name, code, resp.Topics[0].ErrorMessage)
 	}
+}
+
+// noPeers is the Peers of a test broker: it reaches no other broker.
+type noPeers struct{}
+
+func (noPeers) Request(_ context.Context, id int32, _ kmsg.Request) (kmsg.Response, error) {
+	return nil, fmt.Errorf("broker %d: test brokers have no connections", id)
+}
+
+// envPIDs allocates from the Env's allocator as it is at each call, so
+// that a row replacing the Env's Store reaches the coordinator too.
+type envPIDs struct{ env *Env }
+
+func (p envPIDs) Next(ctx context.Context) (int64, error) {
+	return p.env.ProducerIDAllocator().Next(ctx)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/strata-broker/strata/broker/group"
 	"github.com/strata-broker/strata/broker/partition"
 	"github.com/strata-broker/strata/broker/producerid"
+	"github.com/strata-broker/strata/broker/txn"
 	"github.com/strata-broker/strata/broker/wire"
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata"
@@ -48,6 +49,12 @@ type Env struct {
 	Cache      *metadata.Cache
 	Partitions *partition.Manager
 	Groups     *group.Coordinator // the consumer-group coordinator
+	// Txn is the transaction coordinator; nil: transactional producers
+	// are refused, as before it was wired.
+	Txn *txn.Coordinator
+	// ProducerIDs is the broker's producer-id allocator, shared with the
+	// transaction coordinator; nil: one is built over Store on first use.
+	ProducerIDs *producerid.Allocator
 	// Controller tells which broker is the elected controller.
 	Controller *controller.Observer
 	// Elector is this broker's controller candidate: it runs ElectLeaders'

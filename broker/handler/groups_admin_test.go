@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/broker/group"
+	"github.com/strata-broker/strata/broker/txn"
 )
 
 // Tables of the group admin APIs: FindCoordinator, DescribeGroups,
@@ -95,7 +96,17 @@ func TestFindCoordinator(t *testing.T) {
 				}
 			},
 		},
-		{name: "transaction key", since: 1, req: findReq(1, "txn"), codes: []int16{codeCoordinatorNA}},
+		{
+			name: "a transaction key creates the transaction topic", since: 1, req: findReq(1, "txn"),
+			scene: sceneOpts{config: map[string]string{"transaction.state.log.num.partitions": "3"}},
+			want: func(t *testing.T, s *scene, r *kmsg.FindCoordinatorResponse) {
+				coordinatedBy(1)(t, s, r)
+				topic, ok := s.env.Cache.Topic(txn.TopicName)
+				if !ok || len(topic.Partitions) != 3 || topic.Configs["cleanup.policy"] != "compact" {
+					t.Fatalf("%s: %+v", txn.TopicName, topic)
+				}
+			},
+		},
 		{name: "unknown key type", since: 1, req: findReq(5, "g"), codes: []int16{codeInvalidRequest}},
 	})
 }

@@ -36,14 +36,29 @@ func initProducerIDRows() []initProducerIDRow {
 			want:  checks(wantProducerID(0), wantFreshIDs(func(s *scene) *testBroker { return s.brokers[1] })),
 		},
 		{
-			// Transactions are not served yet.
-			name: "transactional id",
-			req: func(*testing.T, *scene) kmsg.Request {
-				req := kmsg.NewPtrInitProducerIDRequest()
-				req.TransactionalID = kmsg.StringPtr("txn")
+			// Kafka's answer before __transaction_state exists: the client
+			// finds the coordinator first, which creates it.
+			name: "transactional id without a transaction coordinator",
+			req:  initTxnReq("txn"),
+			want: wantProducerID(kerr.NotCoordinator.Code),
+		},
+		{
+			name:  "a new transactional id gets an id at epoch 0 from its coordinator",
+			scene: txnScene,
+			setup: withTxnCoordinator,
+			req:   initTxnReq("txn"),
+			want:  wantProducerID(0),
+		},
+		{
+			name:  "a transaction timeout beyond transaction.max.timeout.ms",
+			scene: txnScene,
+			setup: withTxnCoordinator,
+			req: func(t *testing.T, s *scene) kmsg.Request {
+				req := initTxnReq("txn")(t, s).(*kmsg.InitProducerIDRequest)
+				req.TransactionTimeoutMillis = 1 << 30
 				return req
 			},
-			want: wantProducerID(kerr.TransactionalIDAuthorizationFailed.Code),
+			want: wantProducerID(kerr.InvalidTransactionTimeout.Code),
 		},
 		{
 			// Kafka's answer while no id block can be had (RPCProducerIdManager):

@@ -49,6 +49,8 @@ func init() {
 		{Key: kmsg.DeleteRecords, Min: 0, Max: 2, Fn: handleDeleteRecords},
 		{Key: kmsg.InitProducerID, Min: 0, Max: 5, Fn: handleInitProducerID},
 		{Key: kmsg.OffsetForLeaderEpoch, Min: 0, Max: 4, Fn: handleOffsetForLeaderEpoch},
+		{Key: kmsg.AddPartitionsToTxn, Min: 0, Max: 3, Fn: handleAddPartitionsToTxn},
+		{Key: kmsg.EndTxn, Min: 0, Max: 4, Fn: handleEndTxn},
 		{Key: kmsg.WriteTxnMarkers, Min: 0, Max: 1, Fn: handleWriteTxnMarkers},
 		{Key: kmsg.TxnOffsetCommit, Min: 0, Max: 3, Fn: handleTxnOffsetCommit},
 		{Key: kmsg.DescribeConfigs, Min: 0, Max: 4, Fn: handleDescribeConfigs},
@@ -62,6 +64,8 @@ func init() {
 		{Key: kmsg.ListPartitionReassignments, Min: 0, Max: 0, Fn: handleListPartitionReassignments},
 		{Key: kmsg.OffsetDelete, Min: 0, Max: 0, Fn: handleOffsetDelete},
 		{Key: kmsg.DescribeCluster, Min: 0, Max: 1, Fn: handleDescribeCluster},
+		{Key: kmsg.DescribeTransactions, Min: 0, Max: 0, Fn: handleDescribeTransactions},
+		{Key: kmsg.ListTransactions, Min: 0, Max: 2, Fn: handleListTransactions},
 		{Key: kmsg.ConsumerGroupHeartbeat, Min: 0, Max: 1, Fn: handleConsumerGroupHeartbeat},
 		{Key: kmsg.ConsumerGroupDescribe, Min: 0, Max: 1, Fn: handleConsumerGroupDescribe},
 	} {

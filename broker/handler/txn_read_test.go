@@ -219,12 +219,12 @@ func TestProduceTransactions(t *testing.T) {
 			want:  refused,
 		},
 		{
-			// No coordinator serves transactions yet, as InitProducerId
-			// answers.
+			// Appended without asking the coordinator, as Kafka does
+			// without transaction.partition.verification.enable.
 			name:  "a transactional batch with a transactional id",
 			setup: withTopic("t", 1, nil),
 			req:   txnReq(kmsg.StringPtr("tx")),
-			want:  refused,
+			want:  checks(wantProduced(0, 0), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 1)),
 		},
 	})
 }

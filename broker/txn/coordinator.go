@@ -346,3 +346,18 @@ func (c *Coordinator) append(e *entry, tx Txn, now time.Time) error {
 	}
 	return fmt.Errorf("txn: write %s of %s: %w: %w", tx.State, id, ErrCoordinatorNotAvailable, err)
 }
+
+// Current reports whether m's coordinator epoch is still the epoch at
+// which this broker coordinates its transactional id: the marker writer
+// drops the work of a coordinator that resigned or reloaded the partition
+// (its successor writes the markers again after loading), as Kafka's
+// channel manager checks the coordinator epoch before each send.
+func (c *Coordinator) Current(m Markers) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed || c.numPartitions <= 0 {
+		return false
+	}
+	sh := c.shards[PartitionFor(m.TransactionalID, c.numPartitions)]
+	return sh != nil && sh.epoch == m.CoordinatorEpoch
+}

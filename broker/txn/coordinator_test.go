@@ -303,3 +303,25 @@ func TestExpiryWritesTombstone(t *testing.T) {
 		wantErr(t, err, ErrTransactionalIDNotFound)
 	})
 }
+
+// TestCurrent: markers are current while their coordinator epoch is the
+// one this broker coordinates the id's partition at, and no longer once
+// the partition is reloaded at a new epoch, resigned or closed.
+func TestCurrent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newCoordEnv(t, nil, nil)
+		m := Markers{TransactionalID: "tx", CoordinatorEpoch: 0}
+		if !e.c.Current(m) {
+			t.Fatal("markers of the current epoch not current")
+		}
+		e.c.Elect(0, 1, e.log)
+		synctest.Wait()
+		if e.c.Current(m) || !e.c.Current(Markers{TransactionalID: "tx", CoordinatorEpoch: 1}) {
+			t.Fatal("markers of epoch 0 current after the reload at epoch 1")
+		}
+		e.c.Resign(0)
+		if e.c.Current(Markers{TransactionalID: "tx", CoordinatorEpoch: 1}) {
+			t.Fatal("markers current after resigning")
+		}
+	})
+}
