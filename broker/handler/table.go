@@ -50,6 +50,7 @@ func init() {
 		{Key: kmsg.InitProducerID, Min: 0, Max: 5, Fn: handleInitProducerID},
 		{Key: kmsg.OffsetForLeaderEpoch, Min: 0, Max: 4, Fn: handleOffsetForLeaderEpoch},
 		{Key: kmsg.AddPartitionsToTxn, Min: 0, Max: 3, Fn: handleAddPartitionsToTxn},
+		{Key: kmsg.AddOffsetsToTxn, Min: 0, Max: 3, Fn: handleAddOffsetsToTxn},
 		{Key: kmsg.EndTxn, Min: 0, Max: 4, Fn: handleEndTxn},
 		{Key: kmsg.WriteTxnMarkers, Min: 0, Max: 1, Fn: handleWriteTxnMarkers},
 		{Key: kmsg.TxnOffsetCommit, Min: 0, Max: 3, Fn: handleTxnOffsetCommit},
