@@ -22,7 +22,7 @@ type replLog struct {
 func newReplLog(tl *testLog) *replLog {
 	r := &replLog{testLog: tl}
 	r.leader.Store(true)
-	r.hw.Store(tl.l.LogEndOffset())
+	r.hw.Store(tl.L.LogEndOffset())
 	return r
 }
 
@@ -63,7 +63,7 @@ func (r *replLog) replicateWhenWaited(t *testing.T) {
 			n := len(r.waiters)
 			r.mu.Unlock()
 			if n > 0 {
-				r.hw.Store(r.l.LogEndOffset())
+				r.hw.Store(r.L.LogEndOffset())
 				r.wake()
 				return
 			}

@@ -4,15 +4,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/strata-broker/strata/broker/coordlog/coordlogtest"
 	"github.com/strata-broker/strata/config"
-	"github.com/strata-broker/strata/tier/local"
-	"github.com/strata-broker/strata/tier/record"
-	"github.com/strata-broker/strata/tier/segment"
 )
 
 // advance lets d pass on the fake clock of the test's bubble
@@ -22,48 +19,13 @@ func advance(d time.Duration) {
 	synctest.Wait()
 }
 
-// testLog is a local.Log behind the Log interface; fail makes appends
-// fail.
-type testLog struct {
-	l    *local.Log
-	mu   sync.Mutex
-	fail bool
-}
+// testLog is the coordinators' shared test log.
+type testLog = coordlogtest.Log
 
-func openTestLog(t testing.TB, dir string) *testLog {
-	t.Helper()
-	l, err := local.Open(dir, local.Config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatalf("open log: %v", err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return &testLog{l: l}
-}
-
-var errInjected = errors.New("injected append failure")
-
-func (tl *testLog) Append(batches []record.Batch, now int64) (local.AppendResult, error) {
-	tl.mu.Lock()
-	fail := tl.fail
-	tl.mu.Unlock()
-	if fail {
-		return local.AppendResult{}, errInjected
-	}
-	return tl.l.AppendAsLeader(batches, local.AppendOptions{Now: now})
-}
-
-func (tl *testLog) Read(offset int64, maxBytes int) (segment.Slice, error) {
-	return tl.l.Read(offset, maxBytes, tl.l.LogEndOffset())
-}
-
-func (tl *testLog) LogStartOffset() int64 { return tl.l.LogStartOffset() }
-func (tl *testLog) HighWatermark() int64  { return tl.l.LogEndOffset() }
-
-func (tl *testLog) setFail(v bool) {
-	tl.mu.Lock()
-	tl.fail = v
-	tl.mu.Unlock()
-}
+var (
+	openTestLog = coordlogtest.Open
+	errInjected = coordlogtest.ErrInjected
+)
 
 // env is a coordinator with one __consumer_offsets partition on a real
 // log. Tests run it in a synctest bubble, whose fake clock drives its
@@ -238,7 +200,3 @@ func wantErr(t testing.TB, what string, got, want error) {
 		t.Fatalf("%s: error %v, want %v", what, got, want)
 	}
 }
-
-// Log is the local log, whose producer state numbers transactional
-// offset commits (coordlog.Partition.AppendTxn).
-func (tl *testLog) Log() *local.Log { return tl.l }

@@ -16,7 +16,7 @@ type boundedLog struct {
 }
 
 func (bl *boundedLog) Read(offset int64, maxBytes int) (segment.Slice, error) {
-	return bl.l.Read(offset, maxBytes, bl.hw)
+	return bl.L.Read(offset, maxBytes, bl.hw)
 }
 func (bl *boundedLog) HighWatermark() int64 { return bl.hw }
 
@@ -26,7 +26,7 @@ func (bl *boundedLog) HighWatermark() int64 { return bl.hw }
 // all); loading reads up to there and succeeds, as Kafka's loader does.
 func TestLoadStopsWhereTheCleanerEmptiedTheTail(t *testing.T) {
 	tl := openTestLog(t, t.TempDir())
-	tl.l.SetConfig(local.Config{SegmentBytes: 512})
+	tl.L.SetConfig(local.Config{SegmentBytes: 512})
 	commit := func(group string, off int64) {
 		t.Helper()
 		_, r := offsetRecord(nil, group, tp0, &Offset{Offset: off, LeaderEpoch: -1, ExpireTimestamp: -1})
@@ -35,24 +35,24 @@ func TestLoadStopsWhereTheCleanerEmptiedTheTail(t *testing.T) {
 		}
 	}
 	// Commit i is at log offset i.
-	for i := 0; len(tl.l.Segments()) < 2; i++ {
+	for i := 0; len(tl.L.Segments()) < 2; i++ {
 		commit("kept", int64(i))
 	}
-	for i := 0; len(tl.l.Segments()) < 3; i++ {
+	for i := 0; len(tl.L.Segments()) < 3; i++ {
 		commit("gone", int64(i))
 	}
-	segs := tl.l.Segments()
+	segs := tl.L.Segments()
 	want := segs[1].BaseOffset - 1 // the last commit of "kept" in the first segment
 	// The cleaner emptied the last sealed segment; the high watermark is
 	// at the active segment's base.
-	cleaned, err := tl.l.CreateCleaned(segs[1].BaseOffset)
+	cleaned, err := tl.L.CreateCleaned(segs[1].BaseOffset)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := errors.Join(cleaned.Seal(), cleaned.Flush()); err != nil {
 		t.Fatal(err)
 	}
-	if err := tl.l.ReplaceSegments(segs[1:2], cleaned); err != nil {
+	if err := tl.L.ReplaceSegments(segs[1:2], cleaned); err != nil {
 		t.Fatal(err)
 	}
 	st, err := readLog(&boundedLog{testLog: tl, hw: segs[2].BaseOffset})

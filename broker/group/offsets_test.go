@@ -247,7 +247,7 @@ func TestAppendFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, nil)
 		j := got(t, e.joinNew("g"))
-		e.log.setFail(true)
+		e.log.SetFail(true)
 		wantErr(t, "commit", e.c.CommitOffsets(CommitRequest{Group: "s", Generation: -1,
 			Offsets: []CommitOffset{commit(tp0, offset(1, -1, ""))}})[0], ErrCoordinatorNotAvailable)
 		s := got(t, e.syncAsync(SyncRequest{Group: "g", MemberID: j.MemberID, Generation: j.Generation}))
@@ -255,7 +255,7 @@ func TestAppendFailure(t *testing.T) {
 		if st := e.state("g"); st != PreparingRebalance {
 			t.Fatalf("state %v after a failed assignment write", st)
 		}
-		e.log.setFail(false)
+		e.log.SetFail(false)
 		if o, _ := e.c.FetchOffsets("s", nil); len(o) != 0 {
 			t.Fatalf("failed commit visible: %+v", o)
 		}

@@ -19,7 +19,7 @@ func (e *env) txnCommit(group string, pid int64, offs ...CommitOffset) []error {
 // and tells the coordinator, as WriteTxnMarkers does.
 func (e *env) marker(pid int64, commit bool) {
 	e.t.Helper()
-	if _, err := e.log.l.AppendMarker(local.TxnMarker{ProducerID: pid, Commit: commit}, 0); err != nil {
+	if _, err := e.log.L.AppendMarker(local.TxnMarker{ProducerID: pid, Commit: commit}, 0); err != nil {
 		e.t.Fatalf("marker: %v", err)
 	}
 	e.c.CompleteTxn(0, pid, commit)

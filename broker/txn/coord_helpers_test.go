@@ -2,63 +2,25 @@ package txn
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/strata-broker/strata/broker/coordlog/coordlogtest"
 	"github.com/strata-broker/strata/broker/producerid"
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/metadata/memstore"
-	"github.com/strata-broker/strata/tier/local"
-	"github.com/strata-broker/strata/tier/record"
-	"github.com/strata-broker/strata/tier/segment"
 )
 
-// testLog is a real local.Log behind the Log interface; fail makes
-// appends fail.
-type testLog struct {
-	l    *local.Log
-	mu   sync.Mutex
-	fail bool
-}
+// testLog is the coordinators' shared test log.
+type testLog = coordlogtest.Log
 
-func openTestLog(t testing.TB, dir string) *testLog {
-	t.Helper()
-	l, err := local.Open(dir, local.Config{}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatalf("open log: %v", err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return &testLog{l: l}
-}
-
-var errInjected = errors.New("injected append failure")
-
-func (tl *testLog) Append(batches []record.Batch, now int64) (local.AppendResult, error) {
-	tl.mu.Lock()
-	fail := tl.fail
-	tl.mu.Unlock()
-	if fail {
-		return local.AppendResult{}, errInjected
-	}
-	return tl.l.AppendAsLeader(batches, local.AppendOptions{Now: now})
-}
-
-func (tl *testLog) Read(offset int64, maxBytes int) (segment.Slice, error) {
-	return tl.l.Read(offset, maxBytes, tl.l.LogEndOffset())
-}
-
-func (tl *testLog) LogStartOffset() int64 { return tl.l.LogStartOffset() }
-func (tl *testLog) HighWatermark() int64  { return tl.l.LogEndOffset() }
-
-func (tl *testLog) setFail(v bool) {
-	tl.mu.Lock()
-	tl.fail = v
-	tl.mu.Unlock()
-}
+var (
+	openTestLog = coordlogtest.Open
+	errInjected = coordlogtest.ErrInjected
+)
 
 // markerLog records the marker work handed to it; the test reports it
 // done.

@@ -70,19 +70,19 @@ func TestTransactionWritesAndCompletes(t *testing.T) {
 		ml := &markerLog{}
 		e := newCoordEnv(t, ml, nil)
 		p := e.init("tx")
-		leo := e.log.l.LogEndOffset()
+		leo := e.log.L.LogEndOffset()
 		if err := e.c.AddPartitions("tx", p.ProducerID, p.ProducerEpoch, []TopicPartition{tpB, tpA}, TV2); err != nil {
 			t.Fatalf("AddPartitions: %v", err)
 		}
 		if d := e.describe("tx"); d.State != Ongoing || len(d.Partitions) != 2 || d.StartMs < 0 {
 			t.Fatalf("after AddPartitions: %+v", d)
 		}
-		if e.log.l.LogEndOffset() != leo+1 {
-			t.Fatalf("AddPartitions wrote %d records", e.log.l.LogEndOffset()-leo)
+		if e.log.L.LogEndOffset() != leo+1 {
+			t.Fatalf("AddPartitions wrote %d records", e.log.L.LogEndOffset()-leo)
 		}
 		// Partitions already in the transaction: nothing to write.
-		if err := e.c.AddPartitions("tx", p.ProducerID, p.ProducerEpoch, []TopicPartition{tpA}, TV2); err != nil || e.log.l.LogEndOffset() != leo+1 {
-			t.Fatalf("AddPartitions again: %v, log end %d", err, e.log.l.LogEndOffset())
+		if err := e.c.AddPartitions("tx", p.ProducerID, p.ProducerEpoch, []TopicPartition{tpA}, TV2); err != nil || e.log.L.LogEndOffset() != leo+1 {
+			t.Fatalf("AddPartitions again: %v, log end %d", err, e.log.L.LogEndOffset())
 		}
 		res, err := e.c.EndTxn(context.Background(), "tx", p.ProducerID, p.ProducerEpoch, true, TV2)
 		if err != nil {
@@ -104,8 +104,8 @@ func TestTransactionWritesAndCompletes(t *testing.T) {
 			t.Fatalf("after the markers: %+v", d)
 		}
 		// The client's retry of the commit succeeds and writes nothing.
-		leo = e.log.l.LogEndOffset()
-		if r, err := e.c.EndTxn(context.Background(), "tx", p.ProducerID, p.ProducerEpoch, true, TV2); err != nil || len(r.Markers) != 0 || e.log.l.LogEndOffset() != leo {
+		leo = e.log.L.LogEndOffset()
+		if r, err := e.c.EndTxn(context.Background(), "tx", p.ProducerID, p.ProducerEpoch, true, TV2); err != nil || len(r.Markers) != 0 || e.log.L.LogEndOffset() != leo {
 			t.Fatalf("retried EndTxn: %+v %v", r, err)
 		}
 		// Unknown ids.
@@ -123,7 +123,7 @@ func TestFailedWriteCancels(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newCoordEnv(t, nil, nil)
 		p := e.init("tx")
-		e.log.setFail(true)
+		e.log.SetFail(true)
 		err := e.c.AddPartitions("tx", p.ProducerID, p.ProducerEpoch, []TopicPartition{tpA}, TV2)
 		wantErr(t, err, ErrCoordinatorNotAvailable)
 		if d := e.describe("tx"); d.State != Empty {
@@ -131,7 +131,7 @@ func TestFailedWriteCancels(t *testing.T) {
 		}
 		_, err = e.c.InitProducerID(context.Background(), "tx", 10_000, p.ProducerID, p.ProducerEpoch)
 		wantErr(t, err, ErrCoordinatorNotAvailable)
-		e.log.setFail(false)
+		e.log.SetFail(false)
 		if err := e.c.AddPartitions("tx", p.ProducerID, p.ProducerEpoch, []TopicPartition{tpA}, TV2); err != nil {
 			t.Fatalf("AddPartitions after the failure: %v", err)
 		}
@@ -253,10 +253,10 @@ func TestInitProducerIDFencesOngoing(t *testing.T) {
 				t.Fatal(err)
 			}
 			if failFirst {
-				e.log.setFail(true)
+				e.log.SetFail(true)
 				_, err := e.c.InitProducerID(bg, "tx", 10_000, NoProducerID, NoProducerEpoch)
 				wantErr(t, err, ErrCoordinatorNotAvailable)
-				e.log.setFail(false)
+				e.log.SetFail(false)
 			}
 			_, err := e.c.InitProducerID(bg, "tx", 10_000, NoProducerID, NoProducerEpoch)
 			wantErr(t, err, ErrConcurrentTransactions)
@@ -283,7 +283,7 @@ func TestExpiryWritesTombstone(t *testing.T) {
 		defer cancel()
 		go e.c.Sweep(ctx)
 		e.init("tx")
-		leo := e.log.l.LogEndOffset()
+		leo := e.log.L.LogEndOffset()
 		time.Sleep(55 * time.Minute)
 		synctest.Wait()
 		e.describe("tx") // idle for 50 min at the last check
@@ -291,8 +291,8 @@ func TestExpiryWritesTombstone(t *testing.T) {
 		synctest.Wait()
 		_, err := e.c.Describe("tx")
 		wantErr(t, err, ErrTransactionalIDNotFound)
-		if e.log.l.LogEndOffset() != leo+1 {
-			t.Fatalf("expiry wrote %d records", e.log.l.LogEndOffset()-leo)
+		if e.log.L.LogEndOffset() != leo+1 {
+			t.Fatalf("expiry wrote %d records", e.log.L.LogEndOffset()-leo)
 		}
 		last := []byte("none")
 		if err := coordlog.Replay(TopicName, e.log, func(k, v []byte) { last = v }); err != nil || last != nil {

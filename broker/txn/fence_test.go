@@ -6,10 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/broker/coordlog/coordlogtest"
 	"github.com/strata-broker/strata/broker/producerid"
-	"github.com/strata-broker/strata/config"
-	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/metadata/memstore"
 )
 
@@ -21,34 +19,11 @@ import (
 // once the coordinator follows the metadata and reloads at the new epoch
 // the id is served again.
 func TestEpochChangeIsNotCoordinator(t *testing.T) {
-	cfg, err := config.Parse(map[string]string{"log.dirs": t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cache := metadata.NewCache()
-	parts, err := partition.NewManager(config.NewLive(cfg), cache, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = parts.Close() })
-	id := metadata.NewTopicID()
-	apply := func(rev int64, epoch int32) {
-		cache.Apply(rev, []metadata.Change{
-			{Kind: metadata.ChangeTopic, Topic: TopicName, ID: id},
-			{Kind: metadata.ChangePartition, Topic: TopicName, Partition: 0,
-				State: metadata.PartitionState{Replicas: []int32{1}, Leader: 1, ISR: []int32{1}, LeaderEpoch: epoch}},
-		})
-		if err := parts.Sync(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	apply(1, 1)
-	p, ok := parts.Get(TopicName, 0)
-	if !ok {
-		t.Fatal("partition not opened")
-	}
+	in := coordlogtest.NewInternal(t, TopicName)
+	cache, parts, p := in.Cache, in.Parts, in.Partition()
+	apply := in.SetEpoch
 
-	c := New(ConfigFrom(cfg), producerid.New(memstore.New()), nil, slog.New(slog.DiscardHandler))
+	c := New(ConfigFrom(in.Config), producerid.New(memstore.New()), nil, slog.New(slog.DiscardHandler))
 	t.Cleanup(func() { _ = c.Close() })
 	c.SetPartitionCount(1)
 	c.Elect(0, 1, p)
