@@ -22,10 +22,7 @@ func advance(d time.Duration) {
 // testLog is the coordinators' shared test log.
 type testLog = coordlogtest.Log
 
-var (
-	openTestLog = coordlogtest.Open
-	errInjected = coordlogtest.ErrInjected
-)
+var openTestLog = coordlogtest.Open
 
 // env is a coordinator with one __consumer_offsets partition on a real
 // log. Tests run it in a synctest bubble, whose fake clock drives its

@@ -17,10 +17,7 @@ import (
 // testLog is the coordinators' shared test log.
 type testLog = coordlogtest.Log
 
-var (
-	openTestLog = coordlogtest.Open
-	errInjected = coordlogtest.ErrInjected
-)
+var openTestLog = coordlogtest.Open
 
 // markerLog records the marker work handed to it; the test reports it
 // done.
