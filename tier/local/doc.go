@@ -92,7 +92,7 @@
 // Concurrency: Log.mu (a sync.RWMutex) guards the segment list, the
 // producer state, the recovery point and the roll/flush bookkeeping.
 // Appends, rolls, truncations, DeleteRecordsBefore, Flush, SetConfig,
-// AppendMarker, OnHighWatermarkUpdated, Close and Delete hold it
+// AppendMarker, Close and Delete hold it
 // exclusively; LastStableOffset, FirstUnstableOffset,
 // CollectAbortedTxns (a TxnIndex has its own lock too), Read, OnOlderSegment,
 // OffsetForTimestamp, MaxTimestamp and Segments share it, and Read holds

@@ -39,6 +39,7 @@ type Log struct {
 
 	leo      atomic.Int64 // log end offset, readable without mu
 	logStart atomic.Int64 // log start offset, readable without mu
+	hw       atomic.Int64 // the partition's high watermark as last reported (OnHighWatermarkUpdated), written without mu
 
 	flushReq chan struct{} // wakes the roll flusher (buffered, coalescing)
 	stop     chan struct{}

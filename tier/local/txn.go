@@ -80,6 +80,7 @@ func markerMeta(b record.Batch) (m producer.MarkerMeta, ok bool, err error) {
 // index already holds it (a replay over a segment whose index was kept).
 // A failed index write fails the log. Caller holds mu.
 func (l *Log) applyMarker(state *producer.State, s *segment.Segment, m producer.MarkerMeta) error {
+	state.OnHighWatermarkUpdated(l.hw.Load())
 	c := state.ApplyMarker(m)
 	if c == nil || !c.Aborted || s.TxnIndex().LastOffset() >= c.LastOffset {
 		return nil
@@ -122,19 +123,15 @@ func (l *Log) LastStableOffset(hw int64) int64 {
 func (l *Log) FirstUnstableOffset() (offset int64, ok bool) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	return l.producers.FirstUnstableOffset()
+	return l.producers.FirstUnstableOffsetAt(l.hw.Load())
 }
 
 // OnHighWatermarkUpdated tells the log the partition's high watermark
-// moved to hw, so that the transactions completed below it stop counting
-// as unstable. The partition calls it whenever its high watermark moves.
-func (l *Log) OnHighWatermarkUpdated(hw int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.producers != nil {
-		l.producers.OnHighWatermarkUpdated(hw)
-	}
-}
+// moved to hw. It takes no lock, as the partition calls it whenever its
+// high watermark moves: the transactions completed below it are dropped
+// from the producer state at the next marker, which holds mu anyway
+// (LastStableOffset already ignores them).
+func (l *Log) OnHighWatermarkUpdated(hw int64) { l.hw.Store(hw) }
 
 // CollectAbortedTxns returns the aborted transactions overlapping the
 // offsets [from, upTo), from the transaction indexes of the segment

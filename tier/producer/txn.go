@@ -156,13 +156,23 @@ func (s *State) ApplyMarker(m MarkerMeta) *CompletedTxn {
 // FirstUnstableOffset is the first offset of the oldest transaction that
 // is open, or completed with its marker possibly above the high watermark
 // (Kafka's firstUnstableOffset); ok is false when there is none.
-func (s *State) FirstUnstableOffset() (offset int64, ok bool) {
+func (s *State) FirstUnstableOffset() (offset int64, ok bool) { return s.FirstUnstableOffsetAt(-1) }
+
+// FirstUnstableOffsetAt is FirstUnstableOffset for high watermark hw: a
+// completed transaction whose marker is below hw no longer counts
+// (whether or not OnHighWatermarkUpdated has dropped it yet).
+func (s *State) FirstUnstableOffsetAt(hw int64) (offset int64, ok bool) {
 	offset, ok = -1, false
 	if len(s.ongoing) > 0 {
 		offset, ok = s.ongoing[0].first, true
 	}
-	if len(s.unreplicated) > 0 && (!ok || s.unreplicated[0].first < offset) {
-		offset, ok = s.unreplicated[0].first, true
+	for _, t := range s.unreplicated {
+		if t.last >= hw {
+			if !ok || t.first < offset {
+				offset, ok = t.first, true
+			}
+			break // sorted by first offset: later ones start later
+		}
 	}
 	return offset, ok
 }
