@@ -280,8 +280,11 @@ func loseEtcdQuorum(c *cluster, rng *rand.Rand) string {
 		if strings.Count(log, "broker registered again") > renewed[n.id] {
 			again = append(again, n.id)
 		}
-		if k := strings.Count(log, outageBegins) - outages[n.id]; k != 1 {
-			c.t.Errorf("broker %d logged the etcd outage's beginning %d times, want once", n.id, k)
+		// Once; or twice when the surviving member, still leader for the
+		// election timeout before it notices the lost quorum, renewed the
+		// broker's lease in between (an honest "reachable again").
+		if k := strings.Count(log, outageBegins) - outages[n.id]; k < 1 || k > 2 {
+			c.t.Errorf("broker %d logged the etcd outage's beginning %d times, want once (twice if a lone leader answered before stepping down)", n.id, k)
 		}
 	}
 	return fmt.Sprintf("%s and %s %s for %v; every broker follows the metadata again %v later, none restarted; registered again (lease expired): %v",
