@@ -153,6 +153,9 @@ type Scram struct {
 	// fakeIterations is the iteration count of the last real credential
 	// served, given to unknown users so theirs does not stand out.
 	fakeIterations atomic.Int64
+	// serverNonce draws the server's part of the nonce; tests replace it
+	// to replay RFC 7677's example.
+	serverNonce func() string
 }
 
 // NewScram serves mechanism (SCRAM-SHA-256 or SCRAM-SHA-512) with
@@ -169,6 +172,7 @@ func NewScram(mechanism string, lookup ScramLookup) (*Scram, error) {
 	rand.Read(secret)
 	m := &Scram{name: mechanism, hash: h, lookup: lookup, fakeSecret: secret}
 	m.fakeIterations.Store(ScramMinIterations)
+	m.serverNonce = randomNonce
 	return m, nil
 }
 
@@ -259,9 +263,7 @@ func (s *scramSession) clientFirst(ctx context.Context, msg []byte) ([]byte, err
 		cred = s.mech.fakeCredential(first.user)
 	}
 	s.cred = cred
-	var r [24]byte
-	rand.Read(r[:])
-	s.nonce = first.nonce + base64.RawURLEncoding.EncodeToString(r[:])
+	s.nonce = first.nonce + s.mech.serverNonce()
 	s.serverFirst = "r=" + s.nonce + ",s=" + base64.StdEncoding.EncodeToString(cred.Salt) + ",i=" + strconv.Itoa(cred.Iterations)
 	s.state = scramWantFinal
 	return []byte(s.serverFirst), nil
@@ -303,3 +305,10 @@ func (s *scramSession) Done() bool { return s.state == scramDone }
 func (s *scramSession) Principal() Principal { return UserPrincipal(s.first.user) }
 
 func (s *scramSession) Expiry() time.Time { return time.Time{} }
+
+// randomNonce is 24 random bytes in base64url, 192 bits.
+func randomNonce() string {
+	var r [24]byte
+	rand.Read(r[:])
+	return base64.RawURLEncoding.EncodeToString(r[:])
+}
