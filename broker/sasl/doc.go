@@ -33,8 +33,9 @@
 //
 // SCRAM is written on the standard library (crypto/hmac, crypto/pbkdf2,
 // crypto/sha256, crypto/sha512) rather than taken from a library such as
-// github.com/xdg-go/scram: the server side is some 150 lines, the
-// message parsers are fuzzed here, and Kafka's particular rules (gs2 flag
+// github.com/xdg-go/scram: the server side is a few hundred lines
+// over primitives the standard library already vets, its parsers are
+// fuzzed here, and Kafka's particular rules (gs2 flag
 // n only, tokenauth, the iteration bounds, salted passwords from
 // AlterUserScramCredentials, the unknown-user behaviour) sit more easily
 // in our own code than around a library's. JWT signatures and claims are

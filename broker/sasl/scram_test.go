@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -309,5 +310,27 @@ func TestScramCredentialConstructors(t *testing.T) {
 	}
 	if _, err := NewScram(MechanismScramSHA256, nil); err == nil {
 		t.Error("nil lookup accepted")
+	}
+}
+
+// TestScramConcurrentSessions runs exchanges of several users at once on
+// one mechanism, for the race detector.
+func TestScramConcurrentSessions(t *testing.T) {
+	s, _ := newTestScram(t, MechanismScramSHA512, map[string]string{"alice": "a", "bob": "b"})
+	for i := range 8 {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
+			user, pass := "alice", "a"
+			switch i % 3 {
+			case 1:
+				user, pass = "bob", "b"
+			case 2:
+				user = "mallory"
+			}
+			err := exchange(t, scramClient(MechanismScramSHA512, scram.Auth{User: user, Pass: pass}), s.NewSession())
+			if (err == nil) != (user != "mallory") {
+				t.Errorf("%s: %v", user, err)
+			}
+		})
 	}
 }
