@@ -33,15 +33,15 @@
 //
 // SCRAM is written on the standard library (crypto/hmac, crypto/pbkdf2,
 // crypto/sha256, crypto/sha512) rather than taken from a library such as
-// github.com/xdg-go/scram: the server side is a few hundred lines
-// over primitives the standard library already vets, its parsers are
-// fuzzed here, and Kafka's particular rules (gs2 flag
-// n only, tokenauth, the iteration bounds, salted passwords from
-// AlterUserScramCredentials, the unknown-user behaviour) sit more easily
-// in our own code than around a library's. JWT signatures and claims are
-// checked by github.com/golang-jwt/jwt/v5, a widely used and maintained
-// library, restricted to asymmetric algorithms; the JWKS is parsed here
-// with the standard library.
+// github.com/xdg-go/scram: the server side is a few hundred lines over
+// primitives the standard library already vets, its parsers are fuzzed
+// here, and Kafka's particular rules (gs2 flag n only, tokenauth, the
+// iteration bounds, salted passwords from AlterUserScramCredentials, the
+// unknown-user behaviour) sit more easily in our own code than around a
+// library's. JWT signatures and claims are checked by
+// github.com/golang-jwt/jwt/v5, a widely used and maintained library,
+// restricted to asymmetric algorithms; the JWKS is parsed here with the
+// standard library.
 //
 // Concurrency: a Mechanism is built once per listener and shared, and is
 // immutable but for what is noted; a Session belongs to one connection
