@@ -232,3 +232,39 @@ func TestCleanKeepsProducerLastTxnBatch(t *testing.T) {
 		}
 	})
 }
+
+// TestCleanKeepsProducerLastMarker: an abort that moved its producer to a
+// new epoch, with no batch of that epoch after it, stays after its data
+// and its delete horizon are gone: it holds the epoch that fences the
+// producer's older instances.
+func TestCleanKeepsProducerLastMarker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPart(t, 1<<20, compactCfg("delete.retention.ms", "0"))
+		w := &txnWriter{l: p.l, pid: 6}
+		w.send(t, "k", "aborted")
+		abortAt, err := p.l.AppendMarker(local.TxnMarker{ProducerID: 6, ProducerEpoch: 1}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; len(p.l.Segments()) < 2; i++ {
+			appendKV(t, p.l, record.None, kv{key: []byte("filler"), value: make([]byte, 100), ts: nowMs()})
+			if i > 20000 {
+				t.Fatal("no roll")
+			}
+		}
+		replicated(p.l)
+		c := NewCleaner(settings(), source(p))
+		for range 4 {
+			cleanNow(t, c, p)
+			time.Sleep(time.Millisecond)
+		}
+		if got := markers(t, p.l); !slices.Equal(got, []int64{abortAt}) {
+			t.Fatalf("markers %v, want the producer's last at %d", got, abortAt)
+		}
+		for _, b := range diskBatches(t, p.l) {
+			if b.ProducerID() == 6 && !b.IsControl() {
+				t.Fatalf("aborted batch at %d kept", b.BaseOffset())
+			}
+		}
+	})
+}
