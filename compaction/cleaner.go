@@ -221,7 +221,8 @@ func (c *Cleaner) run(ctx context.Context, th *thread, pl *plan) (Stats, error) 
 	switch {
 	case err == nil:
 		c.log.Info("cleaned log", "partition", st.Partition, "dirty", st.DirtyBytes, "read", st.BytesRead,
-			"written", st.BytesWritten, "removed", st.RecordsRemoved, "tombstones", st.TombstonesRemoved, "took", st.Elapsed)
+			"written", st.BytesWritten, "removed", st.RecordsRemoved, "tombstones", st.TombstonesRemoved, "aborted", st.AbortedRemoved,
+			"markers", st.MarkersRemoved, "took", st.Elapsed)
 	case errors.Is(err, local.ErrSegmentsChanged), errors.Is(err, local.ErrClosed), ctx.Err() != nil:
 		c.log.Debug("cleaning pass abandoned", "partition", st.Partition, "err", err)
 	default:
