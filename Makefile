@@ -43,7 +43,7 @@ build: ## build bin/strata
 run: build ## start one broker on 127.0.0.1:9092 (embedded etcd, data in ./data)
 	./$(BIN) serve --config $(CONFIG)
 
-deps: ## install the test dependencies (kcat, python3-kafka, etcd-server)
+deps: ## install the test dependencies (kcat, python3-kafka, python3-confluent-kafka, etcd-server)
 	bash scripts/install-test-deps.sh
 	bash scripts/install-minio.sh
 
