@@ -93,8 +93,8 @@ lint: ## no binaries or large files in git, gofmt, go vet, staticcheck
 	$(STATICCHECK) ./...
 
 # Size of `make chaos`: records in the stream, nemesis rounds (8 faults
-# each) and seconds each etcd outage lasts; CHAOS_SEED replays a run (its
-# seed is printed).
+# each, 2 in TestNemesisTxn) and seconds each etcd outage lasts; CHAOS_SEED
+# replays a run (its seed is printed).
 CHAOS_RECORDS     ?= 200000
 CHAOS_ROUNDS      ?= 6
 CHAOS_ETCD_OUTAGE ?= 30
