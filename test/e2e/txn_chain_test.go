@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -117,6 +118,11 @@ func runTxnChain(t *testing.T, b *harness.Broker, groupOpts []kgo.Opt) {
 		produceSync(t, out, &kgo.Record{Partition: p, Value: fmt.Appendf(nil, "end-%d", p)})
 	}
 	v.waitFor(n + parts)
+	var aborted int64
+	for _, m := range members {
+		aborted += m.aborted.Load()
+	}
+	t.Logf("%d members moved %d records; %d transactions aborted by rebalances", len(members), n, aborted)
 	for i := range n {
 		want := fmt.Sprintf("r%05d|1|2", i)
 		if c := v.got[want]; c != 1 {
@@ -135,9 +141,10 @@ func runTxnChain(t *testing.T, b *harness.Broker, groupOpts []kgo.Opt) {
 // chainMember is one GroupTransactSession of a stage, moving records in a
 // goroutine until stopped.
 type chainMember struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
+	cancel  context.CancelFunc
+	done    chan struct{}
+	once    sync.Once
+	aborted atomic.Int64 // transactions a rebalance made End abort
 }
 
 // startChainMember starts a member of stage s with transactional ID id.
@@ -190,9 +197,13 @@ func startChainMember(t *testing.T, ctx context.Context, addr string, s chainSta
 					}
 				})
 			}
-			if _, err := sess.End(ctx, kgo.TryCommit); err != nil {
+			committed, err := sess.End(ctx, kgo.TryCommit)
+			if err != nil {
 				report(fmt.Errorf("end transaction: %w", err))
 				return
+			}
+			if !committed {
+				m.aborted.Add(1)
 			}
 		}
 	}()
