@@ -15,7 +15,8 @@
 //
 // TestNemesisTxn runs a transactional producer on the same cluster,
 // committing and aborting transactions while the nemesis kill -9s the
-// transaction coordinator's broker and a partition leader; a
+// transaction coordinator's broker and a partition leader as commits
+// begin; a
 // read_committed consumer must then read every committed transaction's
 // records exactly once and none of an aborted one (a transaction whose
 // commit failed: all or none).

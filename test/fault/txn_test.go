@@ -33,7 +33,8 @@ const (
 // transactions and aborts the third, on the three-broker cluster, while
 // the nemesis kill -9s the broker of the transaction coordinator (the
 // leader of the transactional id's __transaction_state partition) and
-// then a partition leader, STRATA_FAULT_ROUNDS times. Afterwards a
+// then a partition leader, each as a commit begins, STRATA_FAULT_ROUNDS
+// times. Afterwards a
 // read_committed consumer must read every record of every committed
 // transaction exactly once, none of an aborted one, and of a transaction
 // whose commit ended in an error (its outcome unknown to the producer)
@@ -68,10 +69,13 @@ func TestNemesisTxn(t *testing.T) {
 	defer w.stop()
 	w.waitCommitted(txnGrowth)
 	for round := range rounds {
-		for _, f := range []fault{{"kill -9 coordinator", killTxnCoordinator}, {"kill -9 leader", killLeader}} {
+		for _, f := range []struct {
+			name   string
+			inject func(*cluster, *txnWorkload, *rand.Rand) string
+		}{{"kill -9 coordinator", killTxnCoordinator}, {"kill -9 leader", killTxnLeader}} {
 			before := w.counts()
 			start := time.Now()
-			detail := f.inject(c, rng)
+			detail := f.inject(c, w, rng)
 			c.waitFullISR(topic, partitions, settle)
 			c.waitFullISR(txnStateTopic, 3, settle)
 			w.waitCommitted(before.committed + txnGrowth)
@@ -81,10 +85,11 @@ func TestNemesisTxn(t *testing.T) {
 	}
 	w.stop()
 	got := readCommittedToEnd(t, c.seeds())
-	v := w.check(got)
-	t.Logf("nemesis: transactions %+v; read_committed read %d records; %d problems", w.counts(), v.read, len(v.problems))
-	if w.lastErr != nil {
-		t.Logf("nemesis: last transaction error: %v", w.lastErr)
+	v, unknownRead := w.check(got)
+	t.Logf("nemesis: transactions %+v (%d of those whose commit failed were committed all the same); read_committed read %d records; %d problems",
+		w.counts(), unknownRead, v.read, len(v.problems))
+	if err := w.err(); err != nil {
+		t.Logf("nemesis: last transaction error: %v", err)
 	}
 	for i, p := range v.problems {
 		if i == 20 {
@@ -126,14 +131,42 @@ func txnCoordinator(c *cluster) int32 {
 	return id
 }
 
-// killTxnCoordinator kill -9s the broker coordinating txnID, waits until
-// the controller moved its __transaction_state leaderships, and restarts it.
-func killTxnCoordinator(c *cluster, _ *rand.Rand) string {
+// killTxnCoordinator kill -9s the broker coordinating txnID as the
+// workload's next commit begins, waits until the controller moved its
+// __transaction_state leaderships, and restarts it.
+func killTxnCoordinator(c *cluster, w *txnWorkload, _ *rand.Rand) string {
 	id := txnCoordinator(c)
+	moved := killAtCommit(c, w, id, txnStateTopic)
+	return fmt.Sprintf("broker %d (transaction coordinator) killed as a commit began; coordination moved to broker %d after %v",
+		id, txnCoordinator(c), moved.Round(time.Millisecond))
+}
+
+// killTxnLeader kill -9s the leader of a random partition of topic as the
+// workload's next commit begins (its marker is then due there), waits
+// until the controller elected another, and restarts it.
+func killTxnLeader(c *cluster, w *txnWorkload, rng *rand.Rand) string {
+	p := int32(rng.IntN(partitions))
+	id := leaderOf(c, p)
+	moved := killAtCommit(c, w, id, topic)
+	return fmt.Sprintf("broker %d (leader of partition %d) killed as a commit began; leadership moved after %v", id, p, moved.Round(time.Millisecond))
+}
+
+// killAtCommit kill -9s broker id once the workload is about to commit,
+// waits until the controller moved its leaderships of topic, and
+// restarts it.
+func killAtCommit(c *cluster, w *txnWorkload, id int32, topic string) time.Duration {
+	c.t.Helper()
+	select {
+	case <-w.committing:
+	case <-w.done:
+		c.t.Fatalf("the transactional workload ended (last error: %v)", w.err())
+	case <-time.After(settle):
+		c.t.Fatalf("no commit began in %v (last error: %v)", settle, w.err())
+	}
 	c.node(id).proc.Kill9()
-	moved := c.waitGone(id, txnStateTopic, settle)
+	moved := c.waitGone(id, topic, settle)
 	c.node(id).proc.Restart()
-	return fmt.Sprintf("broker %d (transaction coordinator) killed; coordination moved to broker %d after %v", id, txnCoordinator(c), moved.Round(time.Millisecond))
+	return moved
 }
 
 // txnOutcome is what the producer knows of one transaction.
@@ -151,11 +184,14 @@ type txnCounts struct{ committed, aborted, unknown int }
 // txnWorkload runs transactions on topic in a goroutine until stopped,
 // recording each one's outcome under mu.
 type txnWorkload struct {
-	t        *testing.T
-	seeds    []string
-	quit     chan struct{}
-	done     chan struct{}
-	stopOnce sync.Once
+	t     *testing.T
+	seeds []string
+	quit  chan struct{}
+	done  chan struct{}
+	// committing is sent to, when the nemesis waits on it, just before
+	// a commit is asked for.
+	committing chan struct{}
+	stopOnce   sync.Once
 
 	mu      sync.Mutex
 	txns    []txnOutcome // by transaction number
@@ -164,7 +200,7 @@ type txnWorkload struct {
 }
 
 func startTxnWorkload(t *testing.T, seeds []string) *txnWorkload {
-	w := &txnWorkload{t: t, seeds: seeds, quit: make(chan struct{}), done: make(chan struct{})}
+	w := &txnWorkload{t: t, seeds: seeds, quit: make(chan struct{}), done: make(chan struct{}), committing: make(chan struct{})}
 	go w.run()
 	return w
 }
@@ -203,7 +239,7 @@ func (w *txnWorkload) run() {
 		default:
 		}
 		commit := i%3 != 2
-		outcome, err := runTxn(ctx, cl, i, commit)
+		outcome, err := runTxn(ctx, cl, i, commit, w.committing)
 		w.mu.Lock()
 		w.txns = append(w.txns, outcome)
 		switch outcome {
@@ -236,7 +272,8 @@ func (w *txnWorkload) fail(err error) {
 }
 
 // runTxn runs transaction i: txnRecords records, committed or aborted.
-func runTxn(ctx context.Context, cl *kgo.Client, i int, commit bool) (txnOutcome, error) {
+// Before committing it tells committing, if anyone waits there.
+func runTxn(ctx context.Context, cl *kgo.Client, i int, commit bool, committing chan<- struct{}) (txnOutcome, error) {
 	if err := cl.BeginTransaction(); err != nil {
 		return txnAborted, fmt.Errorf("begin %d: %w", i, err)
 	}
@@ -254,6 +291,10 @@ func runTxn(ctx context.Context, cl *kgo.Client, i int, commit bool) (txnOutcome
 		}
 		return txnAborted, nil
 	}
+	select {
+	case committing <- struct{}{}:
+	default:
+	}
 	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		return txnUnknown, fmt.Errorf("commit %d: %w", i, err)
 	}
@@ -266,6 +307,13 @@ func (w *txnWorkload) stop() {
 		close(w.quit)
 		<-w.done
 	})
+}
+
+// err is the last error the workload met.
+func (w *txnWorkload) err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lastErr
 }
 
 func (w *txnWorkload) counts() txnCounts {
@@ -341,11 +389,11 @@ func readCommittedToEnd(t *testing.T, seeds []string) map[int32][]string {
 	return got
 }
 
-// check compares what read_committed read with the outcomes.
-func (w *txnWorkload) check(got map[int32][]string) verdict {
+// check compares what read_committed read with the outcomes; it also
+// counts the transactions whose commit failed that were read.
+func (w *txnWorkload) check(got map[int32][]string) (v verdict, unknownRead int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var v verdict
 	seen := map[int]int{} // transaction -> records read
 	dup := map[string]bool{}
 	for p, keys := range got {
@@ -373,7 +421,9 @@ func (w *txnWorkload) check(got map[int32][]string) verdict {
 			v.problem("committed transaction %d: %d of its %d records read", i, seen[i], txnRecords)
 		case o == txnUnknown && seen[i] != 0 && seen[i] != txnRecords:
 			v.problem("transaction %d (commit failed): %d of its %d records read, want all or none", i, seen[i], txnRecords)
+		case o == txnUnknown && seen[i] == txnRecords:
+			unknownRead++
 		}
 	}
-	return v
+	return v, unknownRead
 }
