@@ -16,10 +16,9 @@
 // TestNemesisTxn runs a transactional producer on the same cluster,
 // committing and aborting transactions while the nemesis kill -9s the
 // transaction coordinator's broker and a partition leader as commits
-// begin; a
-// read_committed consumer must then read every committed transaction's
-// records exactly once and none of an aborted one (a transaction whose
-// commit failed: all or none).
+// begin; a read_committed consumer must then read every committed
+// transaction's records exactly once and none of an aborted one (a
+// transaction whose commit failed: all or none).
 //
 // etcd_test.go runs one broker process through outages of its etcd:
 // paused past the broker's lease, killed and restarted, and not yet
