@@ -47,7 +47,7 @@ build: ## build bin/strata
 run: build ## start one broker on 127.0.0.1:9092 (embedded etcd, data in ./data)
 	./$(BIN) serve --config $(CONFIG)
 
-deps: ## install the test dependencies (kcat, python3-kafka, etcd-server)
+deps: ## install the test dependencies (kcat, python3-kafka, python3-confluent-kafka, etcd-server)
 	bash scripts/install-test-deps.sh
 	bash scripts/install-minio.sh
 
@@ -97,8 +97,8 @@ lint: ## no binaries or large files in git, gofmt, go vet, staticcheck
 	$(STATICCHECK) ./...
 
 # Size of `make chaos`: records in the stream, nemesis rounds (8 faults
-# each) and seconds each etcd outage lasts; CHAOS_SEED replays a run (its
-# seed is printed).
+# each, 2 in TestNemesisTxn) and seconds each etcd outage lasts; CHAOS_SEED
+# replays a run (its seed is printed).
 CHAOS_RECORDS     ?= 200000
 CHAOS_ROUNDS      ?= 6
 CHAOS_ETCD_OUTAGE ?= 30

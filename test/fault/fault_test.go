@@ -38,6 +38,19 @@ func envInt(t *testing.T, name string, def int) int {
 	return n
 }
 
+// nemesisRand is the nemesis's RNG, seeded from STRATA_FAULT_SEED or the
+// clock, and its seed.
+func nemesisRand(t *testing.T) (uint64, *rand.Rand) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("STRATA_FAULT_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("STRATA_FAULT_SEED=%q: %v", s, err)
+		}
+	}
+	return seed, rand.New(rand.NewPCG(seed, seed^0x5eed))
+}
+
 // fault is one kind of nemesis action; inject returns once the fault has
 // had its effect and been healed.
 type fault struct {
@@ -62,15 +75,8 @@ var faults = []fault{
 func TestNemesis(t *testing.T) {
 	total := envInt(t, "STRATA_FAULT_RECORDS", 20000)
 	rounds := envInt(t, "STRATA_FAULT_ROUNDS", 1)
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("STRATA_FAULT_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("STRATA_FAULT_SEED=%q: %v", s, err)
-		}
-	}
+	seed, rng := nemesisRand(t)
 	t.Logf("nemesis: seed %d (STRATA_FAULT_SEED=%d to replay), %d records, %d round(s)", seed, seed, total, rounds)
-	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 
 	c := startCluster(t, 3, map[string]string{
 		"broker.session.timeout.ms":  strconv.Itoa(sessionMs),
