@@ -8,9 +8,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/broker/group"
+	"github.com/strata-broker/strata/broker/txn"
 )
 
-// TxnOffsetCommit: v0-3
+// TxnOffsetCommit: v0-5
 //
 // Behavior:
 // * Offsets committed inside a transaction (Kafka's
@@ -30,14 +31,27 @@ import (
 //   INVALID_PRODUCER_EPOCH; partitions the metadata does not know are
 //   UNKNOWN_TOPIC_OR_PARTITION; metadata longer than
 //   offset.metadata.max.bytes is OFFSET_METADATA_TOO_LARGE.
-// * Kafka also checks with the transaction coordinator that the
-//   partition of the group was added to the transaction
-//   (AddOffsetsToTxn); Strata does not check it.
+// * v5+ (transaction version 2, KIP-890 part 2): the client sends no
+//   AddOffsetsToTxn; the group's partition of __consumer_offsets is added
+//   to the transaction here first (coordinateTxn, the transaction
+//   coordinator's AddPartitionsToTxn v5), as Kafka's group coordinator
+//   does. If the coordinator refuses, every partition answers its code
+//   (INVALID_PRODUCER_ID_MAPPING for an unknown id, INVALID_PRODUCER_EPOCH
+//   for a fenced producer, CONCURRENT_TRANSACTIONS, NOT_COORDINATOR, …)
+//   and nothing is written.
+// * Before v5 Kafka also verifies with the transaction coordinator that
+//   the partition was added (AddOffsetsToTxn) when
+//   transaction.partition.verification.enable is set; Strata does not:
+//   the group's pending offsets need the coordinator's marker to become
+//   visible, so an unadded partition leaves them pending, not a hanging
+//   transaction in a data partition.
 //
 // Version notes:
 // * v2: leader epoch; v3: flexible, generation, member and instance id
+// * v4: TRANSACTION_ABORTABLE may be answered (never here)
+// * v5: the partition is added implicitly (above)
 
-func handleTxnOffsetCommit(_ context.Context, env *Env, req *Request) (Result, error) {
+func handleTxnOffsetCommit(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.TxnOffsetCommitRequest)
 	resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	now := time.Now().UnixMilli()
@@ -72,6 +86,18 @@ func handleTxnOffsetCommit(_ context.Context, env *Env, req *Request) (Result, e
 	if len(tr.Offsets) == 0 {
 		return Result{Resp: resp}, nil
 	}
+	if r.Version >= 5 {
+		if code := env.addOffsetsPartition(ctx, r); code != 0 {
+			for ti := range resp.Topics {
+				for pi := range resp.Topics[ti].Partitions {
+					if sp := &resp.Topics[ti].Partitions[pi]; sp.ErrorCode == 0 {
+						sp.ErrorCode = code
+					}
+				}
+			}
+			return Result{Resp: resp}, nil
+		}
+	}
 	// The offsets went in response order, skipping the partitions already
 	// answered with an error.
 	errs := env.Groups.TxnCommitOffsets(tr)
@@ -84,4 +110,16 @@ func handleTxnOffsetCommit(_ context.Context, env *Env, req *Request) (Result, e
 		}
 	}
 	return Result{Resp: resp}, nil
+}
+
+// addOffsetsPartition adds the group's partition of __consumer_offsets to
+// the transaction of a TxnOffsetCommit v5+ and returns the coordinator's
+// code. Without the topic the group coordinator answers (NOT_COORDINATOR).
+func (e *Env) addOffsetsPartition(ctx context.Context, r *kmsg.TxnOffsetCommitRequest) int16 {
+	t, ok := e.Cache.Topic(group.TopicName)
+	if !ok || len(t.Partitions) == 0 {
+		return 0
+	}
+	tp := txn.TopicPartition{Topic: group.TopicName, Partition: group.PartitionFor(r.Group, int32(len(t.Partitions)))}
+	return e.coordinateTxn(ctx, r.TransactionalID, r.ProducerID, r.ProducerEpoch, []txn.TopicPartition{tp}, opAddPartition)[tp]
 }

@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -104,7 +105,7 @@ func TestTxnOffsetCommit(t *testing.T) {
 		t.Helper()
 		after(groupMarker(true), wantStable(false), wantCommitted(r.Version >= 2, 0, 1))(t, s, r)
 	}
-	runRows(t, tableOpts{groups: true, codes: errorCodes}, []apiRow[*kmsg.TxnOffsetCommitResponse]{
+	rows := []apiRow[*kmsg.TxnOffsetCommitResponse]{
 		{name: "pending offsets are invisible", setup: topic, req: txnCommitAs(-1, nil), codes: both, want: after(wantCommitted(false), wantStable(true))},
 		{name: "commit marker makes them visible", setup: topic, req: txnCommitAs(-1, nil), codes: both, want: visible},
 		{name: "abort marker drops them", setup: topic, req: txnCommitAs(-1, nil), codes: both, want: after(groupMarker(false), wantStable(false), wantCommitted(false))},
@@ -149,7 +150,61 @@ func TestTxnOffsetCommit(t *testing.T) {
 			codes: []int16{codeUnknownTopic, codeUnknownTopic},
 		},
 		{name: "not coordinator", scene: twoBrokers, setup: steps(topic, coordinatedElsewhere), req: txnCommitAs(-1, nil), codes: []int16{codeNotCoordinator, codeNotCoordinator}},
-	})
+	}
+	// The rows above commit for a producer no transaction coordinator
+	// knows: up to v4 nothing asks it. From v5 on the group's partition is
+	// added to the producer's transaction first (txnOffsetCommitV5Rows).
+	for i := range rows {
+		if rows[i].versions == nil {
+			rows[i].versions = slices.Compact([]int16{rows[i].since, 4})
+		}
+	}
+	runRows(t, tableOpts{groups: true, codes: errorCodes}, append(rows, txnOffsetCommitV5Rows()...))
+}
+
+// txnOffsetCommitV5Rows: TxnOffsetCommit v5 (transaction version 2) adds
+// the group's partition of __consumer_offsets to the transaction itself.
+func txnOffsetCommitV5Rows() []apiRow[*kmsg.TxnOffsetCommitResponse] {
+	ready := steps(withPartitions(2), withTxnCoordinator)
+	// commit initialises "tx" unless unknown, and commits t-0 and t-1 in
+	// its transaction with the producer changed by mod.
+	commit := func(unknown bool, mod func(*kmsg.TxnOffsetCommitRequest)) func(*testing.T, *scene) kmsg.Request {
+		return func(t *testing.T, s *scene) kmsg.Request {
+			req := txnCommitReq(s, nil, 0, 1)
+			if !unknown {
+				req.ProducerID, req.ProducerEpoch = initTxn(t, s, "tx")
+			}
+			if mod != nil {
+				mod(req)
+			}
+			return req
+		}
+	}
+	v5 := []int16{5}
+	refused := func(code int16) []int16 { return []int16{code, code} }
+	return []apiRow[*kmsg.TxnOffsetCommitResponse]{
+		{
+			name: "v5 adds the group's partition to the transaction", versions: v5, scene: txnScene, setup: ready,
+			req: commit(false, nil), codes: []int16{0, 0},
+			want: after(wantStable(true), func(t *testing.T, s *scene) {
+				d, err := s.env.Txn.Describe("tx")
+				if err != nil || d.State.String() != "Ongoing" || len(d.Partitions) != 1 || d.Partitions[0].Topic != group.TopicName {
+					t.Fatalf("described %+v, %v; want Ongoing over the group's %s partition", d, err, group.TopicName)
+				}
+			}),
+		},
+		{
+			// Kafka's answer for a transactional id without InitProducerId.
+			name: "v5 of an unknown transactional id", versions: v5, scene: txnScene, setup: ready,
+			req: commit(true, nil), codes: refused(kerr.InvalidProducerIDMapping.Code), want: after(wantStable(false)),
+		},
+		{
+			// AddPartitionsToTxnManager's PRODUCER_FENCED → INVALID_PRODUCER_EPOCH.
+			name: "v5 of a fenced producer", versions: v5, scene: txnScene, setup: ready,
+			req:   commit(false, func(r *kmsg.TxnOffsetCommitRequest) { r.ProducerEpoch-- }),
+			codes: refused(kerr.InvalidProducerEpoch.Code), want: after(wantStable(false)),
+		},
+	}
 }
 
 func TestOffsetFetchRequireStable(t *testing.T) {
