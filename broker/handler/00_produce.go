@@ -38,13 +38,23 @@ import (
 // * A control batch (a transaction marker) from a client is
 //   INVALID_RECORD: only the broker writes them. A transactional batch in
 //   a request without a transactional id is
-//   TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers. Otherwise it
-//   is appended as Kafka 3.x does without
-//   transaction.partition.verification.enable: from any producer, the
-//   log checking only its epoch and sequence; the transaction
-//   coordinator, which writes the markers, is what guards transactions.
-//   Verifying with the coordinator that the partition is in the
-//   producer's ongoing transaction (KIP-890 part 1) is not done.
+//   TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers. Otherwise,
+//   as Kafka 4.x's ReplicaManager (KIP-890), the leader asks the
+//   producer's transaction coordinator first (appendTxn, coordinateTxn),
+//   unless a batch of the producer's epoch was already appended under
+//   its VerificationGuard: from v12 (transaction version 2) it adds the
+//   partition to the transaction; before, with
+//   transaction.partition.verification.enable (default true), it verifies
+//   the partition is in it. A partition not in it is INVALID_TXN_STATE
+//   ("Partition was not added to the transaction"; TRANSACTION_ABORTABLE
+//   for v11), an unknown transactional id or producer
+//   INVALID_PRODUCER_ID_MAPPING, a fenced producer INVALID_PRODUCER_EPOCH,
+//   and the coordinator's retriable errors (CONCURRENT_TRANSACTIONS,
+//   NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
+//   COORDINATOR_NOT_AVAILABLE, unreachable) NOT_ENOUGH_REPLICAS: nothing
+//   is appended, so no hanging transaction forms. A marker written while
+//   the coordinator was asked voids the guard: INVALID_TXN_STATE.
+//   Without verification (v<12) the batch is appended as Kafka 3.x did.
 // * acks=0 sends no response, but when a partition failed the connection
 //   is closed instead, as Kafka does, so the producer notices and
 //   refreshes its metadata; acks other than -1, 0, 1 is
@@ -70,7 +80,8 @@ import (
 // Version notes:
 // * v3: transactional id
 // * v5: LogStartOffset; v8: per-record errors and error message
-// * v9+: flexible; v13: topics by id (KIP-516)
+// * v9+: flexible; v11: TRANSACTION_ABORTABLE; v12: transaction version
+//   2, the partition is added implicitly; v13: topics by id (KIP-516)
 
 func handleProduce(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.ProduceRequest)

@@ -107,7 +107,6 @@ func wantInTxn(in bool) check[*kmsg.ProduceResponse] {
 // coordinator on broker 2 over AddPartitionsToTxn v5, the batched form,
 // as Kafka's AddPartitionsToTxnManager does.
 func TestProduceVerificationRemote(t *testing.T) {
-	var peers *inProcessPeers
 	ready := func(t *testing.T, s *scene) {
 		withAssignedTopic("t", map[int32][]int32{0: {1}}, nil)(t, s)
 		withAssignedTopic(txn.TopicName, map[int32][]int32{0: {2}}, map[string]string{"cleanup.policy": "compact"})(t, s)
@@ -117,7 +116,7 @@ func TestProduceVerificationRemote(t *testing.T) {
 			}
 			waitRound()
 		}
-		peers = &inProcessPeers{brokers: map[int32]*testBroker{1: s.brokers[0], 2: s.brokers[1]}}
+		peers := &inProcessPeers{brokers: map[int32]*testBroker{1: s.brokers[0], 2: s.brokers[1]}}
 		for _, b := range s.brokers {
 			b.env.Peers = peers
 		}
@@ -131,8 +130,8 @@ func TestProduceVerificationRemote(t *testing.T) {
 		req.TransactionID = kmsg.StringPtr("tx")
 		return req
 	}
-	asked := func(t *testing.T, _ *scene, _ *kmsg.ProduceResponse) {
-		if peers.sent.Load() == 0 {
+	asked := func(t *testing.T, s *scene, _ *kmsg.ProduceResponse) {
+		if s.env.Peers.(*inProcessPeers).sent.Load() == 0 {
 			t.Error("broker 1 did not ask broker 2")
 		}
 	}
