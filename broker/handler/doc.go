@@ -36,6 +36,9 @@
 // goroutine of their own, while their response still goes out in request
 // order. Handlers marked ReleasesFrame keep nothing that points into the
 // request's frame once they return, so the connection reads its next
-// request into the same buffer. Everything in Env is safe for concurrent
-// use.
+// request into the same buffer. Produce's call to the transaction
+// coordinator (at most once per partition and transaction) runs on the
+// connection's goroutine before the handler returns, bounded by
+// txnVerifyTimeout, as the records it appends still point into the frame.
+// Everything in Env is safe for concurrent use.
 package handler
