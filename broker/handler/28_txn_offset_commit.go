@@ -31,24 +31,24 @@ import (
 //   INVALID_PRODUCER_EPOCH; partitions the metadata does not know are
 //   UNKNOWN_TOPIC_OR_PARTITION; metadata longer than
 //   offset.metadata.max.bytes is OFFSET_METADATA_TOO_LARGE.
-// * v5+ (transaction version 2, KIP-890 part 2): the client sends no
-//   AddOffsetsToTxn; the group's partition of __consumer_offsets is added
-//   to the transaction here first (coordinateTxn, the transaction
-//   coordinator's AddPartitionsToTxn v5), as Kafka's group coordinator
-//   does. If the coordinator refuses, every partition answers its code
-//   (INVALID_PRODUCER_ID_MAPPING for an unknown id, INVALID_PRODUCER_EPOCH
-//   for a fenced producer, CONCURRENT_TRANSACTIONS, NOT_COORDINATOR, …)
-//   and nothing is written.
-// * Before v5 Kafka also verifies with the transaction coordinator that
-//   the partition was added (AddOffsetsToTxn) when
-//   transaction.partition.verification.enable is set; Strata does not:
-//   the group's pending offsets need the coordinator's marker to become
-//   visible, so an unadded partition leaves them pending, not a hanging
-//   transaction in a data partition.
+// * The group's partition of __consumer_offsets must be in the
+//   producer's transaction: from v5 (transaction version 2, KIP-890 part
+//   2; the client sends no AddOffsetsToTxn) it is added here first, as
+//   Kafka's group coordinator does; before v5, with
+//   transaction.partition.verification.enable (default true), it is
+//   verified (KIP-890 part 1; AddOffsetsToTxn added it). Both ask the
+//   transaction coordinator (coordinateTxn). If it refuses, every
+//   partition answers its code and nothing is written: INVALID_TXN_STATE
+//   for a partition not added (TRANSACTION_ABORTABLE from v4),
+//   INVALID_PRODUCER_ID_MAPPING for an unknown transactional id,
+//   INVALID_PRODUCER_EPOCH for a fenced producer, and the coordinator's
+//   retriable errors (CONCURRENT_TRANSACTIONS, NOT_COORDINATOR, …) as
+//   they are. Unlike produce's, the check and the group's write are not
+//   one critical section with the markers.
 //
 // Version notes:
 // * v2: leader epoch; v3: flexible, generation, member and instance id
-// * v4: TRANSACTION_ABORTABLE may be answered (never here)
+// * v4: TRANSACTION_ABORTABLE
 // * v5: the partition is added implicitly (above)
 
 func handleTxnOffsetCommit(ctx context.Context, env *Env, req *Request) (Result, error) {
@@ -86,8 +86,15 @@ func handleTxnOffsetCommit(ctx context.Context, env *Env, req *Request) (Result,
 	if len(tr.Offsets) == 0 {
 		return Result{Resp: resp}, nil
 	}
-	if r.Version >= 5 {
-		if code := env.addOffsetsPartition(ctx, r); code != 0 {
+	op, check := opAddPartition, true
+	switch {
+	case r.Version == 4:
+		op, check = opGenericError, env.cfg().TransactionPartitionVerificationEnable
+	case r.Version < 4:
+		op, check = opDefaultError, env.cfg().TransactionPartitionVerificationEnable
+	}
+	if check {
+		if code := env.coordinateOffsetsPartition(ctx, r, op); code != 0 {
 			for ti := range resp.Topics {
 				for pi := range resp.Topics[ti].Partitions {
 					if sp := &resp.Topics[ti].Partitions[pi]; sp.ErrorCode == 0 {
@@ -112,14 +119,15 @@ func handleTxnOffsetCommit(ctx context.Context, env *Env, req *Request) (Result,
 	return Result{Resp: resp}, nil
 }
 
-// addOffsetsPartition adds the group's partition of __consumer_offsets to
-// the transaction of a TxnOffsetCommit v5+ and returns the coordinator's
-// code. Without the topic the group coordinator answers (NOT_COORDINATOR).
-func (e *Env) addOffsetsPartition(ctx context.Context, r *kmsg.TxnOffsetCommitRequest) int16 {
+// coordinateOffsetsPartition adds the group's partition of
+// __consumer_offsets to the transaction of a TxnOffsetCommit, or verifies
+// it is in it (op), and returns the coordinator's code. Without the topic
+// the group coordinator answers (NOT_COORDINATOR).
+func (e *Env) coordinateOffsetsPartition(ctx context.Context, r *kmsg.TxnOffsetCommitRequest, op txnOp) int16 {
 	t, ok := e.Cache.Topic(group.TopicName)
 	if !ok || len(t.Partitions) == 0 {
 		return 0
 	}
 	tp := txn.TopicPartition{Topic: group.TopicName, Partition: group.PartitionFor(r.Group, int32(len(t.Partitions)))}
-	return e.coordinateTxn(ctx, r.TransactionalID, r.ProducerID, r.ProducerEpoch, []txn.TopicPartition{tp}, opAddPartition)[tp]
+	return e.coordinateTxn(ctx, r.TransactionalID, r.ProducerID, r.ProducerEpoch, []txn.TopicPartition{tp}, op)[tp]
 }

@@ -25,7 +25,7 @@
 // transaction coordinator (txn_verify.go, in-process or over the batched
 // AddPartitionsToTxn v5 through Env.Peers) before it appends a
 // transactional batch: adds the partition for produce v12+ and
-// TxnOffsetCommit v5+, verifies it for older produces when
+// TxnOffsetCommit v5+, verifies it for older ones when
 // transaction.partition.verification.enable is set. The append happens
 // under the partition's VerificationGuard, so no hanging transaction can
 // form.

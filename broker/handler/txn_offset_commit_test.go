@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -152,19 +153,33 @@ func TestTxnOffsetCommit(t *testing.T) {
 		{name: "not coordinator", scene: twoBrokers, setup: steps(topic, coordinatedElsewhere), req: txnCommitAs(-1, nil), codes: []int16{codeNotCoordinator, codeNotCoordinator}},
 	}
 	// The rows above commit for a producer no transaction coordinator
-	// knows: up to v4 nothing asks it. From v5 on the group's partition is
-	// added to the producer's transaction first (txnOffsetCommitV5Rows).
+	// knows: without verification, up to v4, nothing asks it. From v5 on
+	// the group's partition is added to the producer's transaction first
+	// (txnOffsetCommitCoordinatedRows).
 	for i := range rows {
 		if rows[i].versions == nil {
 			rows[i].versions = slices.Compact([]int16{rows[i].since, 4})
 		}
+		rows[i].scene = unverified(rows[i].scene)
 	}
-	runRows(t, tableOpts{groups: true, codes: errorCodes}, append(rows, txnOffsetCommitV5Rows()...))
+	runRows(t, tableOpts{groups: true, codes: errorCodes}, append(rows, txnOffsetCommitCoordinatedRows()...))
 }
 
-// txnOffsetCommitV5Rows: TxnOffsetCommit v5 (transaction version 2) adds
-// the group's partition of __consumer_offsets to the transaction itself.
-func txnOffsetCommitV5Rows() []apiRow[*kmsg.TxnOffsetCommitResponse] {
+// unverified is o without transaction.partition.verification.enable.
+func unverified(o sceneOpts) sceneOpts {
+	o.config = maps.Clone(o.config)
+	if o.config == nil {
+		o.config = map[string]string{}
+	}
+	o.config["transaction.partition.verification.enable"] = "false"
+	return o
+}
+
+// txnOffsetCommitCoordinatedRows: the transaction coordinator is asked
+// about the group's partition of __consumer_offsets: TxnOffsetCommit v5
+// (transaction version 2) adds it to the transaction itself, older
+// versions verify AddOffsetsToTxn added it (KIP-890 part 1).
+func txnOffsetCommitCoordinatedRows() []apiRow[*kmsg.TxnOffsetCommitResponse] {
 	ready := steps(withPartitions(2), withTxnCoordinator)
 	// commit initialises "tx" unless unknown, and commits t-0 and t-1 in
 	// its transaction with the producer changed by mod.
@@ -180,9 +195,38 @@ func txnOffsetCommitV5Rows() []apiRow[*kmsg.TxnOffsetCommitResponse] {
 			return req
 		}
 	}
+	// withOffsetsAdded adds the group to the transaction
+	// (AddOffsetsToTxn), as a version 0-1 client does before it commits.
+	withOffsetsAdded := func(t *testing.T, s *scene) kmsg.Request {
+		req := commit(false, nil)(t, s).(*kmsg.TxnOffsetCommitRequest)
+		add := kmsg.NewPtrAddOffsetsToTxnRequest()
+		add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = "tx", req.ProducerID, req.ProducerEpoch, s.group
+		if c := s.send(t, add, 3).(*kmsg.AddOffsetsToTxnResponse).ErrorCode; c != 0 {
+			t.Fatalf("add offsets: %v", kerr.ErrorForCode(c))
+		}
+		return req
+	}
 	v5 := []int16{5}
 	refused := func(code int16) []int16 { return []int16{code, code} }
 	return []apiRow[*kmsg.TxnOffsetCommitResponse]{
+		{
+			// KIP-890 part 1: a hanging transaction in the group's
+			// partition is refused; v4 clients know TRANSACTION_ABORTABLE.
+			name: "the group's partition never added", versions: []int16{0, 3}, scene: txnScene, setup: ready,
+			req: commit(false, nil), codes: refused(kerr.InvalidTxnState.Code), want: after(wantStable(false)),
+		},
+		{
+			name: "the group's partition never added", versions: []int16{4}, scene: txnScene, setup: ready,
+			req: commit(false, nil), codes: refused(kerr.TransactionAbortable.Code), want: after(wantStable(false)),
+		},
+		{
+			name: "the group's partition added by AddOffsetsToTxn", versions: []int16{0, 4}, scene: txnScene, setup: ready,
+			req: withOffsetsAdded, codes: []int16{0, 0}, want: after(wantStable(true)),
+		},
+		{
+			name: "verification disabled", versions: []int16{0, 4}, scene: unverified(txnScene), setup: ready,
+			req: commit(false, nil), codes: []int16{0, 0}, want: after(wantStable(true)),
+		},
 		{
 			name: "v5 adds the group's partition to the transaction", versions: v5, scene: txnScene, setup: ready,
 			req: commit(false, nil), codes: []int16{0, 0},
@@ -210,7 +254,7 @@ func txnOffsetCommitV5Rows() []apiRow[*kmsg.TxnOffsetCommitResponse] {
 func TestOffsetFetchRequireStable(t *testing.T) {
 	stableFetch := fetchOf(func(_ *testing.T, _ *scene, r *kmsg.OffsetFetchRequest) { r.RequireStable = true })
 	unstable := kerr.UnstableOffsetCommit.Code
-	runRows(t, tableOpts{groups: true, codes: codesOf(fetchCodes)}, []apiRow[*kmsg.OffsetFetchResponse]{
+	rows := []apiRow[*kmsg.OffsetFetchResponse]{
 		{name: "pending transactional offsets", since: 7, setup: withTxnOffsets, req: stableFetch, codes: []int16{0, unstable, unstable}},
 		{
 			name: "pending over committed offsets", since: 7, setup: steps(withOffsets, withTxnOffsets), req: stableFetch,
@@ -228,5 +272,9 @@ func TestOffsetFetchRequireStable(t *testing.T) {
 		{name: "without RequireStable", setup: steps(withOffsets, withTxnOffsets), req: fetchOf(nil), want: wantOffsetsFetched(map[string]map[int32]int64{"t": {0: 10, 1: 11}})},
 		{name: "after the commit marker", since: 7, setup: steps(withTxnOffsets, groupMarker(true)), req: stableFetch, want: wantOffsetsFetched(map[string]map[int32]int64{"t": {0: 10, 1: 11}})},
 		{name: "after the abort marker", since: 7, setup: steps(withTxnOffsets, groupMarker(false)), req: stableFetch, want: wantOffsetsFetched(map[string]map[int32]int64{"t": {0: -1, 1: -1}})},
-	})
+	}
+	for i := range rows {
+		rows[i].scene = unverified(rows[i].scene) // withTxnOffsets' producer is no coordinator's
+	}
+	runRows(t, tableOpts{groups: true, codes: codesOf(fetchCodes)}, rows)
 }
