@@ -55,6 +55,17 @@ func TestAddPartitionsToTxn(t *testing.T) {
 			codes: []int16{kerr.OperationNotAttempted.Code, kerr.UnknownTopicOrPartition.Code},
 		},
 		{
+			// Kafka's answer; the transaction does not open.
+			name: "a topic that does not exist", versions: v03, scene: txnScene, setup: ready,
+			req:   add("tx", "nope", 0),
+			codes: []int16{kerr.UnknownTopicOrPartition.Code},
+			want: func(t *testing.T, s *scene, _ *kmsg.AddPartitionsToTxnResponse) {
+				if d, err := s.env.Txn.Describe("tx"); err != nil || d.State.String() != "Empty" || len(d.Partitions) != 0 {
+					t.Fatalf("described %+v, %v; want Empty without partitions", d, err)
+				}
+			},
+		},
+		{
 			name: "an unknown transactional id", versions: v03, scene: txnScene, setup: withTopic("t", 2, nil),
 			req:   add("tx", "t", 0),
 			codes: []int16{kerr.NotCoordinator.Code},
