@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -56,19 +58,45 @@ func TestTxnKIP890(t *testing.T) {
 		t.Errorf("transaction %+v: want the epoch bumped by each of the 3 ends", d)
 	}
 
-	hangingTxnRefused(t, b)
+	hangingTxnRefused(t, b, "kip890-hang")
 }
 
-// hangingTxnRefused initialises a transactional producer and sends, as
+// TestTxnKIP890Cluster is the hanging-transaction attempt on three
+// brokers, with a transactional id whose coordinator is not kip890-0's
+// leader: the leader verifies over its peer connection (AddPartitionsToTxn
+// v5, VerifyOnly).
+func TestTxnKIP890Cluster(t *testing.T) {
+	bs := startCluster(t, 3, map[string]string{"transaction.state.log.num.partitions": "3"})
+	ctx := testCtx(t)
+	adm := bs[0].Admin()
+	resp, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, "kip890")
+	if err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	leader := topicDetail(t, adm, "kip890").Partitions[0].Leader
+	id := ""
+	for i := 0; i < 100 && id == ""; i++ {
+		cand := fmt.Sprintf("kip890-hang-%d", i)
+		if c := adm.FindTxnCoordinators(ctx, cand)[cand]; c.Err == nil && c.NodeID != leader {
+			id = cand
+		}
+	}
+	if id == "" {
+		t.Fatalf("no transactional id of 100 is coordinated away from broker %d", leader)
+	}
+	hangingTxnRefused(t, bs[1], id)
+}
+
+// hangingTxnRefused initialises transactional producer id and sends, as
 // an older client (produce v11, transaction version 0), a transactional
 // batch to kip890-0, a partition its transaction never added.
-func hangingTxnRefused(t *testing.T, b *harness.Broker) {
+func hangingTxnRefused(t *testing.T, b *harness.Broker, id string) {
 	ctx := testCtx(t)
 	versions := kversion.Stable()
 	versions.SetMaxKeyVersion(kmsg.Produce.Int16(), 11)
 	cl := b.Client(kgo.MaxVersions(versions))
 	init := kmsg.NewPtrInitProducerIDRequest()
-	init.TransactionalID = kmsg.StringPtr("kip890-hang")
+	init.TransactionalID = kmsg.StringPtr(id)
 	init.TransactionTimeoutMillis = 60000
 	ir, err := init.RequestWith(ctx, cl)
 	if err != nil || ir.ErrorCode != 0 {
@@ -80,7 +108,7 @@ func hangingTxnRefused(t *testing.T, b *harness.Broker) {
 		Records: []harness.RawRecord{{Value: []byte("hanging")}}})
 	transactional(raw)
 	req := kmsg.NewPtrProduceRequest()
-	req.TransactionID, req.Acks, req.TimeoutMillis = kmsg.StringPtr("kip890-hang"), -1, 10000
+	req.TransactionID, req.Acks, req.TimeoutMillis = kmsg.StringPtr(id), -1, 10000
 	rt := kmsg.NewProduceRequestTopic()
 	rt.Topic = "kip890"
 	rp := kmsg.NewProduceRequestTopicPartition()
