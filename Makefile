@@ -22,6 +22,10 @@ FUZZ_TARGETS ?= \
 	./tier/segment:FuzzRecover \
 	./tier/segment:FuzzTxnIndexRecovery \
 	./broker/wire:FuzzDecodeRequest \
+	./broker/sasl:FuzzScramMessages \
+	./broker/sasl:FuzzPlainMessage \
+	./broker/sasl:FuzzJAAS \
+	./broker/sasl:FuzzOAuthInitialResponse \
 	./tier/objstore:FuzzValidateKey \
 	./tier/producer:FuzzDecodeSnapshot \
 	./broker/txn:FuzzDecodeRecord \

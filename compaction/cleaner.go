@@ -8,11 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/strata-broker/strata/tier/local"
 	"github.com/strata-broker/strata/tier/record"
+	"github.com/strata-broker/strata/tier/segment"
 )
 
 // Sentinel errors.
@@ -46,8 +48,10 @@ type Stats struct {
 	Batches                 int64
 	BatchesRewritten        int64
 	Records                 int64 // records decoded in the copy scan
-	RecordsRemoved          int64 // superseded, keyless and expired tombstones
+	RecordsRemoved          int64 // superseded, keyless, aborted and expired tombstones
 	TombstonesRemoved       int64 // tombstones past their delete horizon
+	AbortedRemoved          int64 // records of aborted transactions
+	MarkersRemoved          int64 // transaction markers past their delete horizon
 	Elapsed                 time.Duration
 }
 
@@ -217,7 +221,8 @@ func (c *Cleaner) run(ctx context.Context, th *thread, pl *plan) (Stats, error) 
 	switch {
 	case err == nil:
 		c.log.Info("cleaned log", "partition", st.Partition, "dirty", st.DirtyBytes, "read", st.BytesRead,
-			"written", st.BytesWritten, "removed", st.RecordsRemoved, "tombstones", st.TombstonesRemoved, "took", st.Elapsed)
+			"written", st.BytesWritten, "removed", st.RecordsRemoved, "tombstones", st.TombstonesRemoved, "aborted", st.AbortedRemoved,
+			"markers", st.MarkersRemoved, "took", st.Elapsed)
 	case errors.Is(err, local.ErrSegmentsChanged), errors.Is(err, local.ErrClosed), ctx.Err() != nil:
 		c.log.Debug("cleaning pass abandoned", "partition", st.Partition, "err", err)
 	default:
@@ -239,7 +244,8 @@ func (c *Cleaner) clean(ctx context.Context, th *thread, pl *plan) (Stats, error
 	}
 	st.End, st.MapEntries = end, th.m.used
 	f := &filter{m: th.m, hs: th.hs, end: end, nowMs: nowMs(), deleteRetentionMs: pl.cfg.DeleteRetentionMs,
-		producerLast: pl.log.ProducerLastOffset, maxBatchBytes: int(pl.cfg.MaxMessageBytes), minHorizon: math.MaxInt64, stats: &st}
+		producerLast: pl.log.ProducerLastOffset, producerEpoch: pl.log.ProducerEpoch,
+		maxBatchBytes: int(pl.cfg.MaxMessageBytes), txns: newTxnTracker(), minHorizon: math.MaxInt64, stats: &st}
 	var todo []local.SegmentInfo
 	for _, s := range pl.sealed {
 		if s.BaseOffset < end {
@@ -247,6 +253,7 @@ func (c *Cleaner) clean(ctx context.Context, th *thread, pl *plan) (Stats, error
 		}
 	}
 	for _, g := range groups(todo, pl.cfg.SegmentBytes) {
+		f.txns.add(pl.log.CollectAbortedTxns(g[0].BaseOffset, g[len(g)-1].NextOffset).Aborted)
 		if err := c.cleanGroup(ctx, th, pl.log, g, f, &st); err != nil {
 			return st, err
 		}
@@ -263,6 +270,7 @@ func (c *Cleaner) buildMap(ctx context.Context, th *thread, pl *plan, st *Stats)
 	if pl.dirtyBytes == 0 {
 		return end, nil
 	}
+	txns := newTxnTracker()
 	for _, s := range pl.sealed {
 		if s.NextOffset <= pl.firstDirty {
 			continue
@@ -270,7 +278,8 @@ func (c *Cleaner) buildMap(ctx context.Context, th *thread, pl *plan, st *Stats)
 		if s.BaseOffset >= pl.firstUncleanable {
 			break
 		}
-		stop, segEnd, err := c.mapSegment(ctx, th, pl, s, end, st)
+		txns.add(pl.log.CollectAbortedTxns(s.BaseOffset, s.NextOffset).Aborted)
+		stop, segEnd, err := c.mapSegment(ctx, th, pl, txns, s, end, st)
 		if err != nil {
 			return end, err
 		}
@@ -284,8 +293,10 @@ func (c *Cleaner) buildMap(ctx context.Context, th *thread, pl *plan, st *Stats)
 
 // mapSegment adds the dirty records of segment s to the map and returns
 // the offset up to which the dirty range is now mapped; stop says that
-// the map filled up or the dirty range ended inside the segment.
-func (c *Cleaner) mapSegment(ctx context.Context, th *thread, pl *plan, s local.SegmentInfo, end int64, st *Stats) (stop bool, _ int64, _ error) {
+// the map filled up or the dirty range ended inside the segment. Records
+// of aborted transactions (txns follows them) and markers are not
+// mapped: an aborted record never hides an older one of its key.
+func (c *Cleaner) mapSegment(ctx context.Context, th *thread, pl *plan, txns *txnTracker, s local.SegmentInfo, end int64, st *Stats) (stop bool, _ int64, _ error) {
 	sl, err := pl.log.ReadSegment(s)
 	if err != nil {
 		return false, end, err
@@ -302,12 +313,22 @@ func (c *Cleaner) mapSegment(ctx context.Context, th *thread, pl *plan, s local.
 		if err != nil {
 			return false, end, fmt.Errorf("map segment %d: %w", s.BaseOffset, err)
 		}
+		if b.LastOffset() >= pl.firstUncleanable || b.LastOffset()-pl.firstDirty >= maxSpan {
+			return true, end, nil
+		}
+		skip := false
+		if b.IsControl() {
+			if _, err := txns.onControl(b); err != nil {
+				return false, end, err
+			}
+			skip = true
+		} else {
+			skip = txns.onData(b)
+		}
 		switch {
 		case b.LastOffset() < pl.firstDirty:
 			continue
-		case b.LastOffset() >= pl.firstUncleanable, b.LastOffset()-pl.firstDirty >= maxSpan:
-			return true, end, nil
-		case b.IsTransactional() || b.IsControl():
+		case skip:
 			end = b.LastOffset() + 1
 			continue
 		case !th.m.room(int(b.NumRecords())):
@@ -378,14 +399,22 @@ func groups(segs []local.SegmentInfo, maxBytes int64) [][]local.SegmentInfo {
 	return out
 }
 
-// cleanGroup rewrites the segments of g into one cleaned segment and
-// swaps it in; a single segment that comes out unchanged is left alone.
+// cleanGroup rewrites the segments of g into one cleaned segment, with
+// the transaction index entries of the aborted transactions whose batches
+// stay, and swaps it in; a single segment that comes out unchanged is
+// left alone.
 func (c *Cleaner) cleanGroup(ctx context.Context, th *thread, l *local.Log, g []local.SegmentInfo, f *filter, st *Stats) error {
 	cleaned, err := l.CreateCleaned(g[0].BaseOffset)
 	if err != nil {
 		return err
 	}
+	f.entries = f.entries[:0]
 	changed, err := c.copyGroup(ctx, th, l, g, f, cleaned, st)
+	if err == nil {
+		var indexChanged bool
+		indexChanged, err = writeTxnIndex(l, g, f.entries, cleaned)
+		changed = changed || indexChanged
+	}
 	if err == nil {
 		err = cleaned.Seal()
 	}
@@ -403,7 +432,7 @@ func (c *Cleaner) cleanGroup(ctx context.Context, th *thread, l *local.Log, g []
 	// watermark (data no clean leader change truncates), and the swap is
 	// refused (ErrSegmentsChanged) if a truncation or retention touched
 	// these segments since they were listed.
-	if err := l.ReplaceSegments(g, cleaned); err != nil {
+	if err := l.ReplaceSegmentsIndexed(g, cleaned); err != nil {
 		return err
 	}
 	st.Segments += len(g)
@@ -460,4 +489,21 @@ func copyBatches(rd *batchReader, f *filter, w segmentWriter) (changed bool, err
 // segmentWriter is what copyGroup needs of the cleaned segment.
 type segmentWriter interface {
 	Append(b record.Batch) error
+}
+
+// writeTxnIndex writes the transaction index entries that stay, entries,
+// into cleaned and reports whether they differ from those of the
+// segments g it replaces (Kafka's cleaner, too, drops the entries of
+// aborted transactions whose batches are gone).
+func writeTxnIndex(l *local.Log, g []local.SegmentInfo, entries []segment.AbortedTxn, cleaned *segment.Segment) (changed bool, err error) {
+	var old []segment.AbortedTxn
+	for _, s := range g {
+		old = append(old, l.TxnIndexEntries(s)...)
+	}
+	for _, a := range entries {
+		if err := cleaned.AppendAbortedTxn(a); err != nil {
+			return false, fmt.Errorf("index aborted transaction at %d: %w", a.LastOffset, err)
+		}
+	}
+	return !slices.Equal(old, entries), nil
 }

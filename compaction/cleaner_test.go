@@ -421,45 +421,6 @@ func TestCleanDirtiestPicksDirtiest(t *testing.T) {
 	})
 }
 
-func TestTransactionalBatchesLeftAlone(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		t0 := nowMs()
-		p := newPart(t, 1<<20, compactCfg("delete.retention.ms", "0"))
-		appendKV(t, p.l, record.None, kv{key: []byte("k"), value: []byte("plain-1"), ts: t0})
-		txn := record.NewBatch(record.BuildOptions{FirstTimestamp: t0, Transactional: true, Idempotent: true, ProducerID: 9, BaseSequence: 0},
-			record.Record{Key: []byte("k"), Value: []byte("txn")})
-		if _, err := p.l.AppendAsLeader([]record.Batch{txn}, local.AppendOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		ctrl := record.NewBatch(record.BuildOptions{FirstTimestamp: t0, Transactional: true, Control: true, Idempotent: true, ProducerID: 9, BaseSequence: -1},
-			record.Record{Key: []byte{0, 0, 0, 1}, Value: []byte{0, 0, 0, 0, 0, 0}})
-		if _, err := p.l.AppendAsLeader([]record.Batch{ctrl}, local.AppendOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		appendKV(t, p.l, record.None, kv{key: []byte("k"), ts: t0 + 1}, kv{key: []byte("j"), value: []byte("x"), ts: t0 + 1})
-		appendKV(t, p.l, record.None, kv{key: []byte("j"), value: []byte("y"), ts: t0 + 2})
-		roll(t, p)
-		before := readLog(t, p.l)
-		c := NewCleaner(settings(), source(p))
-		cleanNow(t, c, p)
-		time.Sleep(time.Second)
-		cleanNow(t, c, p)
-		after := readLog(t, p.l)
-		// plain-1 (superseded by the tombstone) and j=x go; the transactional
-		// record, the marker and the tombstone (behind a transaction) stay.
-		var offs []int64
-		for _, r := range after {
-			offs = append(offs, r.offset)
-		}
-		if want := []int64{1, 2, 3, 5, 6}; !slices.Equal(offs, want) {
-			t.Fatalf("offsets after cleaning %v, want %v (before: %d records)", offs, want, len(before))
-		}
-		if !bytes.Equal(after[0].batch, before[1].batch) || !bytes.Equal(after[1].batch, before[2].batch) {
-			t.Fatal("transactional or control batch rewritten")
-		}
-	})
-}
-
 func TestSmallDedupeBufferTakesSeveralPasses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := newPart(t, 4096, compactCfg("min.cleanable.dirty.ratio", "0.01"))

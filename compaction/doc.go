@@ -24,8 +24,9 @@
 // The Cleaner follows Kafka's LogCleaner. Per log, offsets below the
 // cleaner checkpoint (local.CleanerPoint) are clean; the dirty range runs
 // from there to the first uncleanable offset: the active segment's base,
-// the high watermark (when the partition reports one), or the first
-// segment holding a record younger than min.compaction.lag.ms. A log is cleanable when its dirty share of bytes
+// the high watermark (when the partition reports one), the first unstable
+// offset (see Transactions), or the first segment holding a record
+// younger than min.compaction.lag.ms. A log is cleanable when its dirty share of bytes
 // exceeds min.cleanable.dirty.ratio, when its first dirty record is older
 // than max.compaction.lag.ms (such logs go first), or when a kept
 // tombstone's delete horizon has passed; the dirtiest goes next.
@@ -38,7 +39,8 @@
 // segments whose sizes add up to at most segment.bytes, each group into
 // one new segment, and (3) checkpoints the end of the mapped range.
 // Rewriting keeps a record unless a later offset of its key is in the map,
-// its key is null, or it is a tombstone whose delete horizon has passed.
+// its key is null, it belongs to an aborted transaction, or it is a
+// tombstone whose delete horizon has passed.
 // Offsets are never renumbered: a rewritten batch keeps its base and last
 // offset, producer fields, leader epoch, codec (it is recompressed with
 // the same one) and timestamp type; its records keep their timestamps.
@@ -73,16 +75,22 @@
 //
 // # Transactions
 //
-// Rule for the transactions work: transactional batches and control
-// batches (commit/abort markers) are copied unchanged, and their records
-// never enter the offset map, so a transactional record never removes an
-// older record of its key (it might be aborted), and is never removed
-// itself. Once a pass has gone past a transactional batch it keeps every
-// later tombstone, because a committed transactional record of the same
-// key might sit before it. Kafka's full rule (drop aborted data, drop
-// markers after their transaction's data is gone and their delete horizon
-// passed, stop at the last stable offset) replaces this once producers can
-// write transactions.
+// As in Kafka, the dirty range never reaches past the first unstable
+// offset (the log's last stable offset): every transaction below it is
+// complete, and the transaction indexes (local.Log.CollectAbortedTxns)
+// name the aborted ones. A pass follows the transactions of the batches
+// it reads (txnTracker, Kafka's CleanedTransactionMetadata): records of
+// an aborted transaction never enter the offset map and are removed (the
+// batch goes, or stays empty when it is an active producer's newest);
+// records of a committed one are cleaned like any other. A marker stays
+// while any batch of its transaction is still in the log, keeping its
+// transaction index entry when it aborted; once they are all gone, the
+// marker gets a delete horizon (now + delete.retention.ms, as a
+// tombstone) and its index entry goes, and the first pass after the
+// horizon removes it, unless it is the newest marker of an active
+// producer's current epoch, which stays for fencing. The
+// cleaned segment's transaction index holds just the entries kept
+// (local.Log.ReplaceSegmentsIndexed).
 //
 // # Concurrency
 //

@@ -13,9 +13,12 @@ import (
 //
 // As in Kafka, offsets below firstDirty were cleaned by an earlier pass;
 // [firstDirty, firstUncleanable) is the cleanable dirty range. The range
-// ends at the active segment or the high watermark, or earlier at the
-// first segment holding a record younger than min.compaction.lag.ms (by
-// the segment's largest timestamp).
+// ends at the active segment, the high watermark or the first unstable
+// offset (the first offset of a transaction still open, or whose marker
+// is not yet below the high watermark: the cleaner never goes past the
+// last stable offset), or earlier at the first segment holding a record
+// younger than min.compaction.lag.ms (by the segment's largest
+// timestamp).
 type plan struct {
 	p   Partition
 	log *local.Log
@@ -57,6 +60,9 @@ func makePlan(p Partition, nowMs int64) (pl plan, ok bool) {
 		pl.firstDirty = start
 	}
 	pl.firstUncleanable = min(activeBase, highWatermark(p))
+	if fu, ok := l.FirstUnstableOffset(); ok {
+		pl.firstUncleanable = min(pl.firstUncleanable, fu)
+	}
 	if lag := cfg.MinCompactionLagMs; lag > 0 {
 		for _, s := range pl.sealed {
 			if s.NextOffset > pl.firstDirty && s.MaxTimestamp > nowMs-lag {
@@ -84,7 +90,9 @@ func makePlan(p Partition, nowMs int64) (pl plan, ok bool) {
 			pl.overdue = true
 		}
 	}
-	pl.horizonDue = pl.cleanBytes > 0 && nowMs >= pl.cp.DeleteHorizonMs
+	// A clean part, where a kept horizon lies, may end inside a segment
+	// (a dirty range cut at the first unstable offset).
+	pl.horizonDue = len(pl.sealed) > 0 && pl.sealed[0].BaseOffset < pl.firstDirty && nowMs >= pl.cp.DeleteHorizonMs
 	return pl, true
 }
 

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/strata-broker/strata/tier/record"
+	"github.com/strata-broker/strata/tier/segment"
 )
 
 // Header fields the cleaner sets after record.Build, which has no option
@@ -23,28 +24,31 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // filter decides, batch by batch, what a cleaning pass keeps. It holds
 // the pass's state: the offset map of the dirty range, the end of that
-// range, the time, and what it learned so far (a transactional batch
-// seen, the earliest delete horizon kept).
+// range, the time, the transactions seen and the earliest delete horizon
+// kept.
 type filter struct {
 	m     *offsetMap
 	hs    []keyHash // scratch: the key hashes of one batch
 	end   int64     // records at or after end are not in the map: kept as they are
 	nowMs int64
 	// deleteRetentionMs is the topic's delete.retention.ms: a tombstone's
-	// delete horizon is set this far after the pass that first keeps it.
+	// or marker's delete horizon is set this far after the pass that
+	// first finds it removable.
 	deleteRetentionMs int64
-	// producerLast says which batch is an active producer's newest.
-	producerLast func(pid int64) (int64, bool)
+	// producerLast and producerEpoch say which batch is an active
+	// producer's newest, and its epoch.
+	producerLast  func(pid int64) (int64, bool)
+	producerEpoch func(pid int64) (int16, bool)
 	// maxBatchBytes is the topic's max.message.bytes, which bounds what
 	// a batch may decompress to, as on produce.
 	maxBatchBytes int
 
-	// txnSeen: a transactional batch lies before the current one; later
-	// tombstones are kept (they might hide a transactional record of the
-	// same key, which the cleaner does not remove).
-	txnSeen bool
-	// minHorizon is the earliest delete horizon of a kept tombstone batch
-	// that a later pass could act on (math.MaxInt64: none).
+	// txns follows the transactions of the whole pass; entries collects
+	// the transaction index entries of the group being cleaned that stay.
+	txns    *txnTracker
+	entries []segment.AbortedTxn
+	// minHorizon is the earliest delete horizon of a kept tombstone or
+	// marker batch that a later pass could act on (math.MaxInt64: none).
 	minHorizon int64
 	stats      *Stats
 }
@@ -55,13 +59,18 @@ type filter struct {
 // RETAIN_EMPTY). b aliases the reader's buffer; a rebuilt batch does not.
 func (f *filter) apply(b record.Batch) (record.Batch, error) {
 	f.stats.Batches++
-	if b.IsTransactional() || b.IsControl() {
-		// Left alone: see "Transactions" in the package doc.
-		f.txnSeen = true
-		return b, nil
+	if b.IsControl() {
+		return f.applyMarker(b)
 	}
+	aborted := f.txns.onData(b)
 	if b.BaseOffset() >= f.end {
 		return b, nil
+	}
+	if aborted {
+		n := int64(b.NumRecords())
+		f.stats.RecordsRemoved += n
+		f.stats.AbortedRemoved += n
+		return f.dropBatch(b)
 	}
 	recs, err := b.RecordsWithin(f.maxBatchBytes)
 	if err != nil {
@@ -89,7 +98,7 @@ func (f *filter) apply(b record.Batch) (record.Batch, error) {
 			}
 		}
 		if r.Value == nil {
-			if !f.txnSeen && horizonSet && f.nowMs >= horizon {
+			if horizonSet && f.nowMs >= horizon {
 				f.stats.TombstonesRemoved++
 				continue
 			}
@@ -103,37 +112,93 @@ func (f *filter) apply(b record.Batch) (record.Batch, error) {
 		if needHorizon {
 			horizon = f.nowMs + f.deleteRetentionMs
 		}
-		if !f.txnSeen {
-			f.minHorizon = min(f.minHorizon, horizon)
-		}
+		f.minHorizon = min(f.minHorizon, horizon)
 	}
 	switch {
 	case len(kept) == len(recs) && !needHorizon:
 		return b, nil
 	case len(kept) == 0:
-		if !f.isProducerLast(b) {
-			return nil, nil
-		}
-		f.stats.BatchesRewritten++
-		return emptyBatch(b)
+		return f.dropBatch(b)
 	}
 	f.stats.BatchesRewritten++
 	return rebuild(b, kept, tombstones > 0, horizon)
 }
 
-// isProducerLast reports whether b is the newest batch of an active
-// idempotent producer, which Kafka keeps (empty if need be) so that the
-// producer's sequence numbers survive in the log.
+// applyMarker is apply for a control batch (a transaction marker), as
+// Kafka's cleaner treats markers: one whose transaction still has a batch
+// in the log stays, with its index entry if it aborted; one whose
+// transaction's batches are all gone gets a delete horizon (now +
+// delete.retention.ms), like a tombstone, and a later pass past the
+// horizon drops it, so a consumer has that long to read the marker after
+// the last of the data.
+func (f *filter) applyMarker(b record.Batch) (record.Batch, error) {
+	ms, err := f.txns.onControl(b)
+	if err != nil {
+		return nil, err
+	}
+	if b.BaseOffset() >= f.end || !ms.discardable {
+		if ms.indexed {
+			f.entries = append(f.entries, ms.entry)
+		}
+		return b, nil
+	}
+	horizon := b.FirstTimestamp()
+	switch {
+	case b.NumRecords() == 0 || (b.HasDeleteHorizon() && f.nowMs >= horizon):
+		out, err := f.dropBatch(b)
+		if out == nil && err == nil {
+			f.stats.MarkersRemoved++
+		}
+		return out, err
+	case b.HasDeleteHorizon():
+		f.minHorizon = min(f.minHorizon, horizon)
+		return b, nil
+	}
+	recs, err := b.Records()
+	if err != nil {
+		return nil, fmt.Errorf("decode control batch at offset %d: %w", b.BaseOffset(), err)
+	}
+	horizon = f.nowMs + f.deleteRetentionMs
+	f.minHorizon = min(f.minHorizon, horizon)
+	f.stats.BatchesRewritten++
+	return rebuild(b, recs, true, horizon)
+}
+
+// dropBatch is what stays of a batch whose records all go: nothing, or,
+// for an active producer's newest data batch, the batch emptied (b itself
+// if it already is), and for its newest marker the marker whole, so that
+// a replay of the log still learns the producer's epoch from it.
+func (f *filter) dropBatch(b record.Batch) (record.Batch, error) {
+	switch {
+	case !f.isProducerLast(b):
+		return nil, nil
+	case b.NumRecords() == 0 || b.IsControl():
+		return b, nil
+	}
+	f.stats.BatchesRewritten++
+	return emptyBatch(b)
+}
+
+// isProducerLast reports whether b is what Kafka keeps (empty if need
+// be) of an active idempotent producer: its newest data batch, so that
+// its sequence numbers survive in the log, or, when no data batch of its
+// current epoch follows, a marker of that epoch, so that the epoch that
+// fences older producers survives.
 func (f *filter) isProducerLast(b record.Batch) bool {
 	if b.ProducerID() < 0 || f.producerLast == nil {
 		return false
 	}
 	last, ok := f.producerLast(b.ProducerID())
-	return ok && last == b.LastOffset()
+	if !b.IsControl() || f.producerEpoch == nil {
+		return ok && last == b.LastOffset()
+	}
+	epoch, active := f.producerEpoch(b.ProducerID())
+	return !ok && active && epoch == b.ProducerEpoch()
 }
 
 // options is the header of b for record.Build: same offsets, epoch,
-// codec, timestamp type and producer fields.
+// codec, timestamp type, producer fields and transactional and control
+// flags.
 func options(b record.Batch) record.BuildOptions {
 	return record.BuildOptions{
 		BaseOffset:           b.BaseOffset(),
@@ -146,6 +211,8 @@ func options(b record.Batch) record.BuildOptions {
 		ProducerID:           b.ProducerID(),
 		ProducerEpoch:        b.ProducerEpoch(),
 		BaseSequence:         b.BaseSequence(),
+		Transactional:        b.IsTransactional(),
+		Control:              b.IsControl(),
 	}
 }
 

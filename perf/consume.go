@@ -35,6 +35,9 @@ func Consume(ctx context.Context, opts ConsumeOptions) (Result, error) {
 		kgo.ConsumeTopics(o.Topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 	}
+	if o.ReadCommitted {
+		kopts = append(kopts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
 	if o.FetchMaxBytes > 0 {
 		kopts = append(kopts, kgo.FetchMaxBytes(o.FetchMaxBytes))
 	}

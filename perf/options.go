@@ -16,6 +16,7 @@ const (
 	DefaultPartitions      = 1
 	DefaultLinger          = 10 * time.Millisecond
 	DefaultDeliveryTimeout = 30 * time.Second
+	DefaultCommitEvery     = 10_000
 )
 
 // ErrOptions reports invalid options.
@@ -48,6 +49,11 @@ type ProduceOptions struct {
 	// not repeat within a batch's compression window; without one they
 	// are random.
 	Compression string
+	// TransactionalID makes each client a transactional producer (client
+	// i of several takes the id with "-i" appended) that commits every
+	// CommitEvery records it issued, and once more at the end.
+	TransactionalID string
+	CommitEvery     int64 // records per transaction and client; 0 = DefaultCommitEvery
 }
 
 // codecs are the producer codecs by ProduceOptions.Compression name.
@@ -75,6 +81,7 @@ type ConsumeOptions struct {
 	Duration          time.Duration // give up after this long; 0 = no time bound
 	FetchMaxBytes     int32         // per fetch response; 0 = franz-go default (50 MB)
 	FetchMaxPartBytes int32         // per partition in a fetch; 0 = franz-go default (1 MB)
+	ReadCommitted     bool          // read_committed isolation: stop at the last stable offset, skip aborted records
 }
 
 func (o ProduceOptions) withDefaults() (ProduceOptions, error) {
@@ -102,6 +109,9 @@ func (o ProduceOptions) withDefaults() (ProduceOptions, error) {
 	if o.DeliveryTimeout == 0 {
 		o.DeliveryTimeout = DefaultDeliveryTimeout
 	}
+	if o.CommitEvery == 0 {
+		o.CommitEvery = DefaultCommitEvery
+	}
 	switch {
 	case o.RecordSize < 0:
 		return o, fmt.Errorf("%w: record size %d", ErrOptions, o.RecordSize)
@@ -113,8 +123,10 @@ func (o ProduceOptions) withDefaults() (ProduceOptions, error) {
 		return o, fmt.Errorf("%w: replication factor %d", ErrOptions, o.ReplicationFactor)
 	case o.Concurrency < 0 || o.Concurrency > 1024:
 		return o, fmt.Errorf("%w: concurrency %d", ErrOptions, o.Concurrency)
-	case o.Throughput < 0 || o.BatchMaxBytes < 0 || o.MaxBufferedRecords < 0 || o.DeliveryTimeout < 0:
-		return o, fmt.Errorf("%w: negative throughput, batch size, buffer or delivery timeout", ErrOptions)
+	case o.Throughput < 0 || o.BatchMaxBytes < 0 || o.MaxBufferedRecords < 0 || o.DeliveryTimeout < 0 || o.CommitEvery < 0:
+		return o, fmt.Errorf("%w: negative throughput, batch size, buffer, delivery timeout or commit interval", ErrOptions)
+	case o.TransactionalID != "" && o.DisableIdempotence:
+		return o, fmt.Errorf("%w: a transactional producer is idempotent", ErrOptions)
 	case !knownCodec(o.Compression):
 		return o, fmt.Errorf("%w: compression %q (want none, gzip, snappy, lz4 or zstd)", ErrOptions, o.Compression)
 	}

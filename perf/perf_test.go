@@ -219,3 +219,23 @@ func TestSplitBrokers(t *testing.T) {
 		t.Fatalf("splitBrokers = %q", got)
 	}
 }
+
+func TestProduceTransactional(t *testing.T) {
+	brokers := newCluster(t)
+	ctx := testContext(t)
+	res, err := Produce(ctx, ProduceOptions{Brokers: brokers, Topic: "tx", RecordSize: 64, Records: 1000, Partitions: 2,
+		Concurrency: 2, TransactionalID: "perf-test", CommitEvery: 100})
+	if err != nil || res.Records != 1000 {
+		t.Fatalf("produce: %+v, %v", res, err)
+	}
+	// Each client commits every 100 records it issued, and its tail.
+	if res.Txns < 10 || res.Txns > 12 || res.EndTxnP99 <= 0 || !strings.Contains(res.String(), "transactions") {
+		t.Fatalf("transactions: %d, p99 %v, %s", res.Txns, res.EndTxnP99, res)
+	}
+	if c, err := Consume(ctx, ConsumeOptions{Brokers: brokers, Topic: "tx", Records: 1000, ReadCommitted: true}); err != nil || c.Records != 1000 {
+		t.Fatalf("read_committed consume: %+v, %v", c, err)
+	}
+	if _, err := Produce(ctx, ProduceOptions{Brokers: brokers, TransactionalID: "x", DisableIdempotence: true}); !errors.Is(err, ErrOptions) {
+		t.Fatalf("transactional without idempotence: %v", err)
+	}
+}

@@ -32,8 +32,8 @@ func Produce(ctx context.Context, opts ProduceOptions) (Result, error) {
 			p.cl.Close()
 		}
 	}()
-	for range o.Concurrency {
-		cl, err := kgo.NewClient(o.clientOpts()...)
+	for i := range o.Concurrency {
+		cl, err := kgo.NewClient(o.clientOpts(i)...)
 		if err != nil {
 			return res, fmt.Errorf("perf: producer client: %w", err)
 		}
@@ -51,12 +51,16 @@ func Produce(ctx context.Context, opts ProduceOptions) (Result, error) {
 	wg.Wait()
 	res.Elapsed = time.Since(run.start)
 
-	var hist Histogram
+	var hist, commits Histogram
 	for _, p := range producers {
 		p.mu.Lock()
 		hist.Merge(&p.hist)
 		p.mu.Unlock()
+		commits.Merge(&p.commits)
 	}
+	res.Txns = int64(commits.Count())
+	res.EndTxnP50 = commits.Quantile(0.50)
+	res.EndTxnP99 = commits.Quantile(0.99)
 	res.Records = int64(hist.Count())
 	res.Bytes = res.Records * int64(o.RecordSize)
 	res.LatencyP50 = hist.Quantile(0.50)
@@ -94,8 +98,8 @@ func recordValues(size int, codec string) [][]byte {
 	return values
 }
 
-// clientOpts are the franz-go options of one producer client.
-func (o ProduceOptions) clientOpts() []kgo.Opt {
+// clientOpts are the franz-go options of producer client i.
+func (o ProduceOptions) clientOpts(i int) []kgo.Opt {
 	linger := max(o.Linger, 0)
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(o.Brokers...),
@@ -114,6 +118,12 @@ func (o ProduceOptions) clientOpts() []kgo.Opt {
 	if o.DisableIdempotence {
 		opts = append(opts, kgo.DisableIdempotentWrite())
 	}
+	if id := o.TransactionalID; id != "" {
+		if o.Concurrency > 1 {
+			id = fmt.Sprintf("%s-%d", id, i)
+		}
+		opts = append(opts, kgo.TransactionalID(id))
+	}
 	return opts
 }
 
@@ -130,11 +140,13 @@ type produceRun struct {
 	firstErr error // guarded by mu
 }
 
-// producer is one client and the latencies of its acknowledged records.
+// producer is one client and the latencies of its acknowledged records
+// and of its commits.
 type producer struct {
-	cl   *kgo.Client
-	mu   sync.Mutex
-	hist Histogram // guarded by mu; written from franz-go's promise goroutines
+	cl      *kgo.Client
+	mu      sync.Mutex
+	hist    Histogram // guarded by mu; written from franz-go's promise goroutines
+	commits Histogram // written by the client's loop goroutine only
 }
 
 // fail records err if it is the run's first error and stops every loop.
@@ -153,9 +165,15 @@ func (r *produceRun) err() error {
 	return r.firstErr
 }
 
-// loop issues records on p until a bound is hit, then flushes.
+// loop issues records on p until a bound is hit, then flushes. A
+// transactional client begins a transaction first and ends it with a
+// commit every CommitEvery records and after the last.
 func (r *produceRun) loop(ctx context.Context, p *producer) {
 	o := r.opts
+	txn := o.TransactionalID != ""
+	if txn && !r.begin(p) {
+		return
+	}
 	rate := o.Throughput / float64(o.Concurrency) // records/s of this client
 	var sent int64
 	for !r.failed.Load() && ctx.Err() == nil {
@@ -169,6 +187,9 @@ func (r *produceRun) loop(ctx context.Context, p *producer) {
 		if !r.deadline.IsZero() && !now.Before(r.deadline) {
 			break
 		}
+		if txn && sent > 0 && sent%o.CommitEvery == 0 && !(r.commit(ctx, p) && r.begin(p)) {
+			return
+		}
 		sent++
 		p.cl.Produce(ctx, &kgo.Record{Value: r.values[sent%int64(len(r.values))]}, func(_ *kgo.Record, err error) {
 			if err != nil {
@@ -181,9 +202,42 @@ func (r *produceRun) loop(ctx context.Context, p *producer) {
 			p.mu.Unlock()
 		})
 	}
+	if txn {
+		r.commit(ctx, p)
+		return
+	}
 	if err := p.cl.Flush(ctx); err != nil {
 		r.fail(fmt.Errorf("perf: flush to %q: %w", o.Topic, err))
 	}
+}
+
+// begin starts a transaction on p; false (the run failed) if it cannot.
+func (r *produceRun) begin(p *producer) bool {
+	if err := p.cl.BeginTransaction(); err != nil {
+		r.fail(fmt.Errorf("perf: begin transaction: %w", err))
+		return false
+	}
+	return true
+}
+
+// commit flushes p's records and commits its transaction, timing the
+// EndTxn alone; false (the run failed) if either fails.
+func (r *produceRun) commit(ctx context.Context, p *producer) bool {
+	if err := p.cl.Flush(ctx); err != nil {
+		r.fail(fmt.Errorf("perf: flush to %q: %w", r.opts.Topic, err))
+		return false
+	}
+	commit := kgo.TryCommit
+	if r.failed.Load() {
+		commit = kgo.TryAbort
+	}
+	start := time.Now()
+	if err := p.cl.EndTransaction(ctx, commit); err != nil {
+		r.fail(fmt.Errorf("perf: end transaction: %w", err))
+		return false
+	}
+	p.commits.Record(time.Since(start))
+	return !r.failed.Load()
 }
 
 // pace waits until record number sent of a client producing rate records/s

@@ -19,6 +19,11 @@ type Result struct {
 	LatencyP99 time.Duration
 	LatencyAvg time.Duration
 	LatencyMax time.Duration
+	// Transactions a transactional Produce committed, and the p50 and p99
+	// of their EndTxn (commit) calls, after the flush that precedes each.
+	Txns      int64
+	EndTxnP50 time.Duration
+	EndTxnP99 time.Duration
 }
 
 // MBPerSec is the throughput in MB (2^20 bytes) per second.
@@ -44,6 +49,9 @@ func (r Result) String() string {
 	if r.Op == opProduce {
 		s += fmt.Sprintf(", latency avg %s, p50 %s, p99 %s, max %s",
 			fmtMs(r.LatencyAvg), fmtMs(r.LatencyP50), fmtMs(r.LatencyP99), fmtMs(r.LatencyMax))
+	}
+	if r.Txns > 0 {
+		s += fmt.Sprintf(", %d transactions, commit p50 %s, p99 %s", r.Txns, fmtMs(r.EndTxnP50), fmtMs(r.EndTxnP99))
 	}
 	return s
 }

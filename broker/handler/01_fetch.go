@@ -310,15 +310,19 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 					region.Release()
 					n = 0
 				}
+				if err == nil && f.committed {
+					// Before the records go in: without their aborted
+					// transactions they must not go out.
+					if sp.AbortedTransactions, err = abortedTxns(ctx, p, loc, rp.FetchOffset, n); err != nil && n > 0 {
+						region.Release()
+					}
+				}
 				if err == nil && n > 0 {
 					sp.RecordBatches = f.marker.Bytes(len(f.regions))
 					f.regions = append(f.regions, region)
 					f.topicOf = append(f.topicOf, t.Name)
 					f.bytes += n
 					remaining -= n
-				}
-				if err == nil && f.committed {
-					sp.AbortedTransactions = abortedTxns(p, loc, rp.FetchOffset, n)
 				}
 			}
 			if err != nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/strata-broker/strata/tier/remote"
+	"github.com/strata-broker/strata/tier/segment"
 )
 
 // SetTier connects the partitions to the cold tier's reader (nil: no
@@ -52,6 +54,35 @@ func (p *Partition) ReadCold(ctx context.Context, loc Location, offset int64, ma
 		return remote.Slice{}, ErrOffsetOutOfRange
 	}
 	return p.tier.ReadSegment(ctx, loc.seg, offset, maxBytes)
+}
+
+// ColdAbortedTxns returns the aborted transactions a read_committed
+// fetch sends along with a cold read from offset in the copy loc names:
+// those overlapping [offset, end of that copy], from the transaction
+// indexes of the remote copies and, when their search does not complete,
+// of the local segments (Kafka's RemoteLogManager.addAbortedTransactions).
+// Like Kafka's upper bound, the range may name a transaction past the
+// last batch read, which clients ignore.
+func (p *Partition) ColdAbortedTxns(ctx context.Context, loc Location, offset int64) ([]segment.AbortedTxn, error) {
+	if p.tier == nil || !loc.cold {
+		return nil, nil
+	}
+	upTo := loc.seg.EndOffset + 1
+	res, err := p.tier.CollectAbortedTxns(ctx, loc.seg, offset, upTo)
+	if err != nil {
+		return nil, fmt.Errorf("%s-%d: aborted transactions from %d: %w", p.Topic, p.Index, offset, err)
+	}
+	if res.Complete {
+		return res.Aborted, nil
+	}
+	out := res.Aborted
+	for _, a := range p.log.CollectAbortedTxns(offset, upTo).Aborted {
+		// A local segment may still be held remotely too.
+		if !slices.ContainsFunc(res.Aborted, func(b segment.AbortedTxn) bool { return b.LastOffset == a.LastOffset }) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }
 
 // LocalLogStartOffset is the first offset on local disk (ListOffsets -4).

@@ -100,3 +100,22 @@ func TestPrintCompressedTable(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintTxnTable(t *testing.T) {
+	mb := func(v float64) perf.Result {
+		return perf.Result{Records: 1, Bytes: int64(v * (1 << 20)), Elapsed: time.Second, EndTxnP50: time.Millisecond, EndTxnP99: 3 * time.Millisecond}
+	}
+	runs := []txnRun{
+		{system: "strata", idem: mb(100), txn: mb(90), ru: mb(200), rc: mb(150)},
+		{system: "kfake", txn: mb(30)},
+		{system: "strata", err: errors.New("boom"), txn: mb(1)},
+	}
+	var out bytes.Buffer
+	printTxnTable(&out, runs)
+	s := out.String()
+	for _, want := range []string{"0.90x", "0.75x", "below", "3.00x", "meets", "p50 1.00 ms, p99 3.00 ms"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("table lacks %q:\n%s", want, s)
+		}
+	}
+}

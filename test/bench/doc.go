@@ -23,6 +23,14 @@
 // validated/unchecked produce throughput against a 0.85x target. Values
 // then compress about 2:1 each (see perf.ProduceOptions.Compression).
 //
+// A third table (-txn, on by default) runs transactions each round on a
+// fresh strata and a fresh kfake: transactional produce (a commit every
+// 10,000 records) against idempotent produce on strata (target 0.8x),
+// the transactional topic read read_committed against read_uncommitted
+// (0.9x), strata's transactional produce against kfake's (1.5x), and
+// strata's EndTxn p50 and p99 on one broker (test/bench/cluster has them
+// on three).
+//
 // The bench never asserts timings: it prints, and exits non-zero only when a
 // run fails (an error, or fewer records acknowledged or read than asked).
 //

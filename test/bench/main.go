@@ -27,6 +27,7 @@ type benchOptions struct {
 	phaseTimeout time.Duration
 	systems      []string
 	codecs       []string // compressed produce runs, validated against unchecked
+	txn          bool     // run the transactions workload
 	cpuprofile   string
 	dir          string
 	keep         bool
@@ -90,6 +91,15 @@ func main() {
 			failed = failed || r.err != nil
 		}
 	}
+	if opts.txn && ctx.Err() == nil {
+		fmt.Println()
+		runs := runTxnRounds(ctx, opts)
+		fmt.Println()
+		printTxnTable(os.Stdout, runs)
+		for _, r := range runs {
+			failed = failed || r.err != nil
+		}
+	}
 	if failed {
 		os.Exit(1)
 	}
@@ -129,6 +139,7 @@ func parseFlags(args []string) (benchOptions, error) {
 	fs.DurationVar(&o.phaseTimeout, "phase-timeout", 90*time.Second, "bound on each produce or consume phase")
 	systems := fs.String("systems", "strata,kfake", "comma-separated systems to run (strata, kfake)")
 	codecs := fs.String("codecs", "lz4,zstd", "codecs whose compressed produce strata runs validated and unchecked (empty: none)")
+	fs.BoolVar(&o.txn, "txn", true, "also run the transactions workload: transactional against idempotent produce, read_committed against read_uncommitted, strata against kfake transactions")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write CPU profiles of round 1's strata phases to FILE-produce.EXT, FILE-consume.EXT and FILE-produce-CODEC-MODE.EXT")
 	fs.StringVar(&o.dir, "dir", "", "parent of strata's temporary data directory (default: the system temp dir)")
 	fs.BoolVar(&o.keep, "keep", false, "keep strata's data directory")

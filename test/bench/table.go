@@ -35,6 +35,11 @@ func median(runs []runResult, m metric) (v float64, ok bool) {
 			vals = append(vals, m.value(r))
 		}
 	}
+	return medianOf(vals)
+}
+
+// medianOf is the median of vals; ok is false when there are none.
+func medianOf(vals []float64) (v float64, ok bool) {
 	if len(vals) == 0 {
 		return 0, false
 	}

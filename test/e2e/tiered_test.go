@@ -44,7 +44,7 @@ var fastTiering = map[string]string{
 var tieredProducer = []kgo.Opt{kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression())}
 
 // objectKey is the layout of a tiered segment's objects.
-var objectKey = regexp.MustCompile(`^[a-z0-9.-]+-[0-9a-f]{32}/\d+/(\d{20}-[0-9a-f]{16}\.(log|index|timeindex|epochs|producers)|manifest\.json)$`)
+var objectKey = regexp.MustCompile(`^[a-z0-9.-]+-[0-9a-f]{32}/\d+/(\d{20}-[0-9a-f]{16}\.(log|index|timeindex|txnindex|epochs|producers)|manifest\.json)$`)
 
 // produceTiered produces n records of about 200 bytes to each partition
 // and returns them by partition, as acknowledged; cl must use the manual

@@ -95,6 +95,19 @@ func (l *Log) ProducerLastOffset(pid int64) (int64, bool) {
 	return m.LastOffset, ok
 }
 
+// ProducerEpoch is the current epoch of producer pid, if the producer is
+// still active. The cleaner keeps a producer's newest marker when no
+// batch of that epoch follows it, as Kafka does, so that the epoch that
+// fences older producers survives in the log.
+func (l *Log) ProducerEpoch(pid int64) (int16, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.producers == nil {
+		return 0, false
+	}
+	return l.producers.Epoch(pid)
+}
+
 // ProducerLastBatch is the newest batch of producer pid in the producer
 // state, if the producer is still active: a coordinator writing
 // transactional batches of a producer itself (transactional offset

@@ -15,9 +15,11 @@
 // that aborts a non-empty transaction adds its entry to the transaction
 // index (.txnindex) of the segment holding it; the segment owns that file
 // (tier/segment), so rolls, retention, truncation and the cleaner's swap
-// keep it with its segment, and ReplaceSegments copies the replaced
-// segments' entries into the cleaned one (the cleaner keeps aborted
-// records). The log answers LastStableOffset, FirstUnstableOffset and
+// keep it with its segment. ReplaceSegments copies the replaced
+// segments' entries into the cleaned one; the compaction cleaner, which
+// removes aborted records, writes the cleaned segment's index itself
+// (the entries whose records it kept) and swaps with
+// ReplaceSegmentsIndexed, which copies none. The log answers LastStableOffset, FirstUnstableOffset and
 // CollectAbortedTxns for read_committed fetches; the partition reports its
 // high watermark with OnHighWatermarkUpdated.
 //

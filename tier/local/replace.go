@@ -106,9 +106,26 @@ func (l *Log) ReplaceSegments(old []SegmentInfo, cleaned *segment.Segment) error
 	if cleaned == nil {
 		return errors.New("local: replace segments: no cleaned segment")
 	}
+	return l.replace(old, cleaned, true)
+}
+
+// ReplaceSegmentsIndexed is ReplaceSegments for a cleaned segment whose
+// transaction index the caller wrote itself: the log cleaner keeps only
+// the entries of aborted transactions whose records it kept, so the old
+// segments' entries are not carried over.
+func (l *Log) ReplaceSegmentsIndexed(old []SegmentInfo, cleaned *segment.Segment) error {
+	if cleaned == nil {
+		return errors.New("local: replace segments: no cleaned segment")
+	}
+	return l.replace(old, cleaned, false)
+}
+
+// replace implements ReplaceSegments; carry says whether the old
+// segments' transaction index entries go into cleaned.
+func (l *Log) replace(old []SegmentInfo, cleaned *segment.Segment, carry bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	committed, err := l.replaceLocked(old, cleaned)
+	committed, err := l.replaceLocked(old, cleaned, carry)
 	if err != nil && !committed {
 		if derr := cleaned.Delete(); derr != nil {
 			l.logger.Warn("cannot delete an unused cleaned segment", "base", cleaned.BaseOffset(), "err", derr)
@@ -117,10 +134,10 @@ func (l *Log) ReplaceSegments(old []SegmentInfo, cleaned *segment.Segment) error
 	return err
 }
 
-// replaceLocked implements ReplaceSegments; committed reports whether the
+// replaceLocked implements replace; committed reports whether the
 // swap passed its commit point (cleaned then belongs to the log). Caller
 // holds mu.
-func (l *Log) replaceLocked(old []SegmentInfo, cleaned *segment.Segment) (committed bool, err error) {
+func (l *Log) replaceLocked(old []SegmentInfo, cleaned *segment.Segment, carry bool) (committed bool, err error) {
 	if len(old) == 0 {
 		return false, errors.New("local: replace segments: nothing to replace")
 	}
@@ -144,8 +161,10 @@ func (l *Log) replaceLocked(old []SegmentInfo, cleaned *segment.Segment) (commit
 		return false, fmt.Errorf("local: replace segments [%d, %d) with a segment covering [%d, %d)",
 			old[0].BaseOffset, last.NextOffset, cleaned.BaseOffset(), cleaned.NextOffset())
 	}
-	if err := carryTxnIndex(l.segs[i:i+len(old)], cleaned); err != nil {
-		return false, fmt.Errorf("replace segments from %d: %w", old[0].BaseOffset, err)
+	if carry {
+		if err := carryTxnIndex(l.segs[i:i+len(old)], cleaned); err != nil {
+			return false, fmt.Errorf("replace segments from %d: %w", old[0].BaseOffset, err)
+		}
 	}
 	// The range must take in the last old segment's base even when that
 	// segment is empty (its next offset is its base); the segment after it

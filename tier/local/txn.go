@@ -155,6 +155,15 @@ func (l *Log) CollectAbortedTxns(from, upTo int64) segment.TxnIndexSearchResult 
 	return segment.CollectAbortedTxns(iter.Seq[*segment.TxnIndex](indexes), from, upTo)
 }
 
+// TxnIndexEntries returns the transaction index entries of the segment
+// info (from Segments) describes, for the log cleaner.
+func (l *Log) TxnIndexEntries(info SegmentInfo) []segment.AbortedTxn {
+	if info.seg == nil {
+		return nil
+	}
+	return info.seg.TxnIndex().All()
+}
+
 // carryTxnIndex copies the transaction index entries of the segments old
 // into cleaned, which replaces them, and syncs them: the cleaner keeps
 // aborted records, so their entries are still needed. A cleaned segment

@@ -200,6 +200,15 @@ func (s *State) Last(pid int64) (BatchMeta, bool) {
 	return e.last()
 }
 
+// Epoch returns producer pid's current epoch, if it is tracked.
+func (s *State) Epoch(pid int64) (int16, bool) {
+	e := s.producers[pid]
+	if e == nil {
+		return 0, false
+	}
+	return e.epoch, true
+}
+
 // ExpireBefore forgets producers whose last batch or marker has a
 // timestamp before ts (Kafka's producer.id.expiration.ms) and returns how
 // many were removed; a producer with an ongoing transaction is kept, as

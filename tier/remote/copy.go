@@ -20,7 +20,10 @@ import (
 )
 
 // copySegments copies, in offset order, every sealed local segment past
-// what is already copied whose last offset is below the high watermark.
+// what is already copied whose last offset is below the last stable
+// offset (copyBound), as Kafka's RemoteLogManager does: a copied segment
+// holds no record of an open transaction, so its transaction index is
+// final.
 func (m *Manager) copySegments(ctx context.Context, pi PartitionInfo) error {
 	if err := m.claim(ctx, pi); err != nil {
 		return err
@@ -32,8 +35,8 @@ func (m *Manager) copySegments(ctx context.Context, pi PartitionInfo) error {
 		if !ls.Sealed || ls.NextOffset <= ls.BaseOffset || last <= done {
 			continue
 		}
-		if ls.NextOffset > pi.HighWatermark {
-			break // never uncommitted data; later segments are newer still
+		if ls.NextOffset > copyBound(pi) {
+			break // never unstable data; later segments are newer still
 		}
 		if err := m.copyOne(ctx, pi, ls); err != nil {
 			return err
@@ -55,12 +58,16 @@ func (m *Manager) copyOne(ctx context.Context, pi PartitionInfo, ls local.Segmen
 	if err := m.putRecord(ctx, pi.TopicID, &s, pi.LeaderEpoch); err != nil {
 		return err
 	}
+	var err error
 	stem := dir(pi.Topic, pi.TopicID, pi.Partition) + s.Name()
 	files := []string{ls.LogPath, ls.IndexPath, ls.TimeIndexPath}
 	for i, path := range files {
 		if err := putFile(ctx, m.store, stem+objectSuffixes[i], path, ls.Size, i == 0); err != nil {
 			return fmt.Errorf("remote: copy %s: %w", s.Name(), err)
 		}
+	}
+	if s.TxnIndex, err = putTxnIndex(ctx, m.store, stem+txnIndexSuffix, ls.TxnIndexPath); err != nil {
+		return fmt.Errorf("remote: copy %s: %w", s.Name(), err)
 	}
 	ep := encodeEpochs(s.Epochs)
 	if err := m.store.Put(ctx, stem+".epochs", bytes.NewReader(ep), int64(len(ep))); err != nil {
@@ -84,6 +91,31 @@ func (m *Manager) copyOne(ctx context.Context, pi PartitionInfo, ls local.Segmen
 		return err
 	}
 	return m.writeManifest(ctx, pi, segs)
+}
+
+// copyBound is where copying stops: the partition's last stable offset
+// for its high watermark (the high watermark without transactions).
+func copyBound(pi PartitionInfo) int64 {
+	if pi.Log == nil {
+		return pi.HighWatermark
+	}
+	return pi.Log.LastStableOffset(pi.HighWatermark)
+}
+
+// putTxnIndex uploads the segment's transaction index at path to key when
+// it holds an entry, and reports whether it did; a segment without an
+// aborted transaction has no file (or an empty one) and gets no object.
+func putTxnIndex(ctx context.Context, store objstore.ObjectStore, key, path string) (bool, error) {
+	st, err := os.Stat(path)
+	switch {
+	case os.IsNotExist(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("stat %s: %w", path, err)
+	case st.Size() == 0:
+		return false, nil
+	}
+	return true, putFile(ctx, store, key, path, 0, false)
 }
 
 // putFile uploads path; the .log object takes exactly size bytes (the
@@ -177,7 +209,7 @@ func (m *Manager) writeManifest(ctx context.Context, pi PartitionInfo, segs []Se
 func (m *Manager) deleteObjects(ctx context.Context, pi PartitionInfo, s Segment) error {
 	stem := dir(pi.Topic, pi.TopicID, pi.Partition) + s.Name()
 	var errs []error
-	for _, suf := range objectSuffixes {
+	for _, suf := range append(objectSuffixes[:len(objectSuffixes):len(objectSuffixes)], txnIndexSuffix) {
 		if err := m.store.Delete(ctx, stem+suf); err != nil && !errors.Is(err, objstore.ErrNotExist) {
 			errs = append(errs, err)
 		}

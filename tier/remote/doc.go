@@ -1,6 +1,7 @@
 // Package remote is the cold tier of a partition log: the remote log
-// manager copies sealed, committed segments to an object store and expires
-// them, and the reader serves cold offsets from the bucket through an
+// manager copies sealed segments below the last stable offset (so no
+// copy holds a record of an open transaction, as in Kafka) to an object
+// store and expires them, and the reader serves cold offsets from the bucket through an
 // on-disk chunk cache.
 //
 // # Object keys
@@ -13,6 +14,7 @@
 //	<topic>-<topicID hex>/<partition>/<base:020>-<copyID>.timeindex  time index (segment layout)
 //	<topic>-<topicID hex>/<partition>/<base:020>-<copyID>.epochs     "<epoch> <start offset>\n" lines
 //	<topic>-<topicID hex>/<partition>/<base:020>-<copyID>.producers  producer snapshot (may be empty)
+//	<topic>-<topicID hex>/<partition>/<base:020>-<copyID>.txnindex   transaction index (segment layout; only with aborted transactions)
 //	<topic>-<topicID hex>/<partition>/manifest.json                  finished segments (disaster recovery)
 //
 // The object store's own prefix (remote.log.storage.s3.prefix) comes
@@ -76,6 +78,13 @@
 // AWS recommends for S3 throughput: smaller chunks cost the store more CPU
 // per byte and slowed cold reads against MinIO, and larger ones cut the
 // read-ahead window to one chunk and did worse too (doc/perf.md).
+//
+// A read_committed cold fetch also needs the aborted transactions of its
+// range: Reader.CollectAbortedTxns reads them from the .txnindex objects
+// of the copy read and the following ones until the search is complete
+// (kept in memory like offset indexes); a copy whose record has no
+// TxnIndex (nothing aborted, or copied before indexes were uploaded)
+// holds none.
 //
 // # Concurrency
 //

@@ -233,11 +233,11 @@ func (m *Manager) copyPending(ctx context.Context) {
 	}
 }
 
-// uncopied reports whether pi has a sealed, committed, non-empty segment
+// uncopied reports whether pi has a sealed, stable, non-empty segment
 // ending past done, the copied end: what copySegments would copy.
 func uncopied(pi PartitionInfo, done int64) bool {
 	for _, ls := range pi.Log.Segments() {
-		if !ls.Sealed || ls.NextOffset > pi.HighWatermark {
+		if !ls.Sealed || ls.NextOffset > copyBound(pi) {
 			return false
 		}
 		if ls.NextOffset > ls.BaseOffset && ls.NextOffset-1 > done {
@@ -448,8 +448,12 @@ func dir(topic string, id metadata.TopicID, p int32) string {
 	return fmt.Sprintf("%s-%s/%d/", topic, hex.EncodeToString(id[:]), p)
 }
 
-// objectSuffixes are the objects of one copy.
+// objectSuffixes are the objects every copy has.
 var objectSuffixes = []string{".log", ".index", ".timeindex", ".epochs", ".producers"}
+
+// txnIndexSuffix names a copy's transaction index object, which only
+// copies with Segment.TxnIndex have.
+const txnIndexSuffix = ".txnindex"
 
 // MayDeleteLocal reports whether a local segment ending before nextOffset
 // of a tiered partition may be deleted: its offsets are in a finished

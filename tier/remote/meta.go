@@ -35,6 +35,11 @@ type Segment struct {
 	// states); an interrupted copy never has it.
 	Copied    bool  `json:"copied"`
 	UpdatedMs int64 `json:"updated_ms"`
+	// TxnIndex: the copy has a .txnindex object (the segment's
+	// transaction index held an aborted transaction). Copies made
+	// without one, or before transaction indexes were uploaded, hold no
+	// aborted transaction as far as reads go.
+	TxnIndex bool `json:"txn_index,omitempty"`
 }
 
 // Name is the segment's record name and object key stem.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/tier/record"
+	"github.com/strata-broker/strata/tier/segment"
 )
 
 // ErrNotTiered means no finished remote copy holds the offset.
@@ -410,8 +411,8 @@ func (r *Reader) index(ctx context.Context, seg Segment) ([]byte, error) {
 	return r.indexFile(ctx, seg, ".index")
 }
 
-// indexFile returns a copy's small object (.index, .timeindex or
-// .producers), kept in memory after the first fetch.
+// indexFile returns a copy's small object (.index, .timeindex,
+// .txnindex or .producers), kept in memory after the first fetch.
 func (r *Reader) indexFile(ctx context.Context, seg Segment, suffix string) ([]byte, error) {
 	ck := seg.CopyID + suffix
 	r.idxMu.Lock()
@@ -469,4 +470,39 @@ func topicID(s Segment) metadata.TopicID {
 		copy(id[:], b)
 	}
 	return id
+}
+
+// CollectAbortedTxns returns the aborted transactions overlapping the
+// offsets [from, upTo) from the transaction indexes of the finished
+// copies, starting with seg (the copy holding from, from Locate) and going
+// on through the later ones, as Kafka's
+// RemoteLogManager.collectAbortedTransactions: the search stops at the
+// first index whose search is complete (segment.CollectAbortedTxns).
+// Complete is false when the copies ran out first; the caller goes on in
+// the local log. A copy without a .txnindex object (no aborted
+// transaction, or copied before transaction indexes were uploaded) holds
+// none. Indexes are fetched once and kept in memory like offset indexes.
+func (r *Reader) CollectAbortedTxns(ctx context.Context, seg Segment, from, upTo int64) (segment.TxnIndexSearchResult, error) {
+	segs, _ := r.m.segments(topicID(seg), seg.Partition)
+	var all segment.TxnIndexSearchResult
+	for _, s := range finished(segs) {
+		if s.EndOffset < seg.BaseOffset || !s.TxnIndex {
+			continue
+		}
+		b, err := r.indexFile(ctx, s, txnIndexSuffix)
+		if err != nil {
+			return all, err
+		}
+		x, err := segment.DecodeTxnIndex(b, s.BaseOffset)
+		if err != nil {
+			return all, fmt.Errorf("%w: %s: %w", ErrCorrupt, s.Name(), err)
+		}
+		res := x.CollectAbortedTxns(from, upTo)
+		all.Aborted = append(all.Aborted, res.Aborted...)
+		if res.Complete {
+			all.Complete = true
+			return all, nil
+		}
+	}
+	return all, nil
 }

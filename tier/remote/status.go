@@ -60,9 +60,9 @@ func (m *Manager) backlog(pi PartitionInfo) (n int, bytes int64) {
 		return 0, 0
 	}
 	segs, _ := m.segments(pi.TopicID, pi.Partition)
-	done := copiedEnd(segs)
+	done, bound := copiedEnd(segs), copyBound(pi)
 	for _, ls := range pi.Log.Segments() {
-		if ls.Sealed && ls.NextOffset-1 > done && ls.NextOffset <= pi.HighWatermark {
+		if ls.Sealed && ls.NextOffset-1 > done && ls.NextOffset <= bound {
 			n++
 			bytes += ls.Size
 		}

@@ -112,6 +112,18 @@ func OpenTxnIndex(path string, base int64) (x *TxnIndex, cut int64, err error) {
 	return x, int64(len(buf)) - kept, nil
 }
 
+// DecodeTxnIndex reads the bytes of a transaction index file of the
+// segment at base (a remote copy's .txnindex object) into a read-only
+// index held in memory; an error wraps ErrBadAbortedTxn when b is not
+// whole, valid entries.
+func DecodeTxnIndex(b []byte, base int64) (*TxnIndex, error) {
+	x := &TxnIndex{base: base, entries: validTxnPrefix(b, base)}
+	if n := len(x.entries) * AbortedTxnSize; n != len(b) {
+		return nil, fmt.Errorf("transaction index of segment %d: %d of %d bytes are valid entries: %w", base, n, len(b), ErrBadAbortedTxn)
+	}
+	return x, nil
+}
+
 // validTxnPrefix decodes the longest prefix of whole, valid entries of buf.
 func validTxnPrefix(buf []byte, base int64) []AbortedTxn {
 	var out []AbortedTxn

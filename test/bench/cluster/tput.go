@@ -65,6 +65,19 @@ func throughput(ctx context.Context, c *cluster, o options) ([]string, error) {
 	if err := deleteTopic(ctx, c.addrs, paced.Topic); err != nil {
 		return nil, err
 	}
+	// Commit latency, at the same fixed rate: EndTxn waits for
+	// __transaction_state's RF=3 write, then markers go to every
+	// partition's leader.
+	txn := paced
+	txn.Topic, txn.TransactionalID, txn.CommitEvery = "txn-rf3", "bench-cluster", 1000
+	tr, err := perf.Produce(ctx, txn)
+	if err != nil {
+		return nil, fmt.Errorf("transactional run: %w", err)
+	}
+	fmt.Printf("RF=3 transactional at %.0f MB/s: %s\n", o.rateMB, tr)
+	if err := deleteTopic(ctx, c.addrs, txn.Topic); err != nil {
+		return nil, err
+	}
 	totals := map[int]*rfTotal{1: {}, 3: {}}
 	for i, rf := range throughputOrder {
 		opts := base
@@ -106,6 +119,8 @@ func throughput(ctx context.Context, c *cluster, o options) ([]string, error) {
 		"  RF=3 " + totals[3].cpu(),
 		fmt.Sprintf("produce latency RF=3 acks=all at %.0f MB/s (achieved %.1f MB/s): p50 %.2f ms, p99 %.2f ms",
 			o.rateMB, r.MBPerSec(), float64(r.LatencyP50)/float64(time.Millisecond), float64(r.LatencyP99)/float64(time.Millisecond)),
+		fmt.Sprintf("EndTxn (commit) on 3 brokers, RF=3, a commit every %d records at %.0f MB/s: %d commits, p50 %.2f ms, p99 %.2f ms",
+			txn.CommitEvery, o.rateMB, tr.Txns, float64(tr.EndTxnP50)/float64(time.Millisecond), float64(tr.EndTxnP99)/float64(time.Millisecond)),
 	}, nil
 }
 

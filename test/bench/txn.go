@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"text/tabwriter"
+	"time"
+
+	"github.com/strata-broker/strata/perf"
+)
+
+// Targets of the transactions table.
+const (
+	txnProduceTarget   = 0.8 // transactional / idempotent produce MB/s, strata
+	readCommitedTarget = 0.9 // read_committed / read_uncommitted consume MB/s, strata
+	txnVsKfakeTarget   = 1.5 // strata / kfake transactional produce MB/s
+)
+
+// txnRun is one round of the transactions workload on one system: an
+// idempotent produce and a transactional one (commit every
+// perf.DefaultCommitEvery records) to their own topics, then the
+// transactional topic consumed read_uncommitted and read_committed, in
+// alternating order. kfake runs the transactional produce only.
+type txnRun struct {
+	system    string
+	idem, txn perf.Result
+	ru, rc    perf.Result
+	err       error
+}
+
+// runTxn starts a fresh system and runs the transactions workload on it.
+func runTxn(ctx context.Context, name string, round int, o benchOptions) (r txnRun) {
+	r.system = name
+	sys, err := starters[name](ctx, o)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	defer func() {
+		r.err = errors.Join(r.err, sys.stop())
+		runtime.GC()
+	}()
+	pctx, cancel := context.WithTimeout(ctx, 4*o.phaseTimeout+30*time.Second)
+	defer cancel()
+	produce := func(topic, txnID string) (perf.Result, error) {
+		res, err := perf.Produce(pctx, perf.ProduceOptions{
+			Brokers: sys.brokers, Topic: topic, RecordSize: o.recordSize, Records: o.records,
+			Duration: o.phaseTimeout, Partitions: o.partitions, ReplicationFactor: 1, Linger: o.linger,
+			TransactionalID: txnID,
+		})
+		fmt.Printf("round %d %-6s %-13s %s\n", round+1, name, modeName(txnID != ""), res)
+		if err == nil && res.Records < o.records {
+			err = fmt.Errorf("bench: produce acknowledged %d of %d records within %s", res.Records, o.records, o.phaseTimeout)
+		}
+		return res, err
+	}
+	if r.txn, r.err = produce("bench-txn", fmt.Sprintf("bench-%d", round)); r.err != nil || name != "strata" {
+		return r
+	}
+	if r.idem, r.err = produce("bench-idem", ""); r.err != nil {
+		return r
+	}
+	for i := range 2 {
+		committed := (round+i)%2 == 1
+		res, err := perf.Consume(pctx, perf.ConsumeOptions{
+			Brokers: sys.brokers, Topic: "bench-txn", Records: r.txn.Records, Duration: o.phaseTimeout,
+			ReadCommitted: committed,
+		})
+		fmt.Printf("round %d %-6s %-16s %s\n", round+1, name, isolationName(committed), res)
+		if err == nil && res.Records < r.txn.Records {
+			err = fmt.Errorf("bench: consume read %d of %d records within %s", res.Records, r.txn.Records, o.phaseTimeout)
+		}
+		if err != nil {
+			r.err = err
+			return r
+		}
+		if committed {
+			r.rc = res
+		} else {
+			r.ru = res
+		}
+	}
+	return r
+}
+
+func modeName(txn bool) string {
+	if txn {
+		return "transactional"
+	}
+	return "idempotent"
+}
+
+func isolationName(committed bool) string {
+	if committed {
+		return "read_committed"
+	}
+	return "read_uncommitted"
+}
+
+// runTxnRounds runs the transactions workload on strata and kfake every
+// round, in alternating order.
+func runTxnRounds(ctx context.Context, o benchOptions) []txnRun {
+	var runs []txnRun
+	for round := range o.rounds {
+		order := []string{"strata", "kfake"}
+		if round%2 == 1 {
+			order[0], order[1] = order[1], order[0]
+		}
+		for _, name := range order {
+			r := runTxn(ctx, name, round, o)
+			if r.err != nil {
+				fmt.Printf("round %d %s transactions ERROR: %v\n", round+1, name, r.err)
+			}
+			runs = append(runs, r)
+			if ctx.Err() != nil {
+				return runs
+			}
+		}
+	}
+	return runs
+}
+
+// txnMedian is the median of v over the successful runs of system.
+func txnMedian(runs []txnRun, system string, v func(txnRun) float64) (float64, bool) {
+	var vals []float64
+	for _, r := range runs {
+		if r.system == system && r.err == nil {
+			vals = append(vals, v(r))
+		}
+	}
+	return medianOf(vals)
+}
+
+// printTxnTable writes the transactions table: three ratios against
+// their targets, and the commit (EndTxn) latency on one broker.
+func printTxnTable(w io.Writer, runs []txnRun) {
+	mb := func(f func(txnRun) perf.Result) func(txnRun) float64 {
+		return func(r txnRun) float64 { return f(r).MBPerSec() }
+	}
+	idem, _ := txnMedian(runs, "strata", mb(func(r txnRun) perf.Result { return r.idem }))
+	txn, tok := txnMedian(runs, "strata", mb(func(r txnRun) perf.Result { return r.txn }))
+	ru, _ := txnMedian(runs, "strata", mb(func(r txnRun) perf.Result { return r.ru }))
+	rc, _ := txnMedian(runs, "strata", mb(func(r txnRun) perf.Result { return r.rc }))
+	kf, kok := txnMedian(runs, "kfake", mb(func(r txnRun) perf.Result { return r.txn }))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "transactions MB/s\tmeasured\tpeer\tratio\ttarget\t\t")
+	row := func(name string, v, peer float64, ok bool, target float64) {
+		cells := []string{name, "error", "error", "-", fmt.Sprintf("≥ %.1fx", target), ""}
+		if ok && peer > 0 {
+			cells[1], cells[2] = fmt.Sprintf("%.2f", v), fmt.Sprintf("%.2f", peer)
+			cells[3] = fmt.Sprintf("%.2fx", v/peer)
+			cells[5] = "below"
+			if v/peer >= target {
+				cells[5] = "meets"
+			}
+		}
+		for _, c := range cells {
+			fmt.Fprintf(tw, "%s\t", c)
+		}
+		fmt.Fprintln(tw)
+	}
+	row("strata txn produce / idempotent", txn, idem, tok, txnProduceTarget)
+	row("strata read_committed / read_uncommitted", rc, ru, tok, readCommitedTarget)
+	row("txn produce strata / kfake", txn, kf, tok && kok, txnVsKfakeTarget)
+	_ = tw.Flush()
+	p50, _ := txnMedian(runs, "strata", func(r txnRun) float64 { return ms(r.txn.EndTxnP50) })
+	p99, _ := txnMedian(runs, "strata", func(r txnRun) float64 { return ms(r.txn.EndTxnP99) })
+	fmt.Fprintf(w, "strata EndTxn (commit every %d records, after the flush) on one broker: p50 %.2f ms, p99 %.2f ms; medians over rounds\n",
+		perf.DefaultCommitEvery, p50, p99)
+}
