@@ -77,7 +77,16 @@ func TestEndTxn(t *testing.T) {
 				if c := s.send(t, req, 5).(*kmsg.EndTxnResponse).ErrorCode; c != 0 {
 					t.Fatalf("first commit: %v", kerr.ErrorForCode(c))
 				}
-				wantMarker(t, s, nil)
+				// Until the commit completes, a retry is CONCURRENT_TRANSACTIONS.
+				for i := 0; ; i++ {
+					if d, err := s.env.Txn.Describe("tx"); err == nil && d.State.String() == "CompleteCommit" {
+						break
+					}
+					if i == 1000 {
+						t.Fatal("the commit did not complete within 1000 rounds")
+					}
+					waitRound()
+				}
 				return req
 			},
 			want: checks(wantBumped(1), func(t *testing.T, s *scene, _ *kmsg.EndTxnResponse) {
