@@ -23,8 +23,7 @@ import (
 // finds unwired while their wiring is being built elsewhere, each with the
 // reason. Keep it short: drop a key as soon as its code reads it.
 var knownUnwired = map[string]string{
-	"broker producer.id.expiration.ms":                 txnPending,
-	"broker transaction.partition.verification.enable": txnPending,
+	"broker producer.id.expiration.ms": txnPending,
 }
 
 // txnPending is why the transaction keys are not read yet: the

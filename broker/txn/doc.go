@@ -37,7 +37,12 @@
 // bumps the epoch (or fences an ongoing transaction's producer, or moves
 // to a new producer id once the epoch is exhausted); a version 2 client's
 // (KIP-890 part 2) every commit and abort bumps it too, and its retried
-// EndTxn is recognised by the bumped epoch.
+// EndTxn is recognised by the bumped epoch. Such a client (EndTxn v5,
+// produce v12, TxnOffsetCommit v5) does not add partitions itself: their
+// leaders do, with AddPartitionsToTxn v5 (AddPartitions at version 2).
+// Leaders of older clients' partitions ask VerifyPartitions (VerifyOnly,
+// KIP-890 part 1), which changes nothing and answers
+// ErrTransactionAbortable for a partition not in the transaction.
 //
 // # The coordinator (coordinator.go, load.go, handle.go, markers.go, sweep.go)
 //
