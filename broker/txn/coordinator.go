@@ -67,6 +67,7 @@ type Coordinator struct {
 	log     *slog.Logger
 	pids    ProducerIDs
 	markers MarkerWriter
+	counts  stats
 }
 
 // shard is one led __transaction_state partition and its transactional
@@ -223,7 +224,9 @@ func (c *Coordinator) write(e *entry, tx Txn, fence bool, now time.Time) error {
 		err = c.current(e.sh)
 	}
 	if err == nil {
+		from := e.md.State
 		if err = e.md.CompleteTransition(tx); err == nil {
+			c.applied(e, from, tx.State)
 			return nil
 		}
 	}

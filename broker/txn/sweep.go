@@ -114,5 +114,6 @@ func (c *Coordinator) expire(e *entry, now time.Time) error {
 		return err
 	}
 	c.forget(e)
+	c.applied(e, e.md.State, Dead)
 	return nil
 }

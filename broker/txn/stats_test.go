@@ -1,0 +1,72 @@
+package txn
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+)
+
+// lockedBuffer is a bytes.Buffer safe for the coordinator's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestStatsAndStateChangeLog: an open transaction counts as ongoing, a
+// commit and an abort are counted once they complete, and each state
+// change is logged at debug with the id, producer and both states.
+func TestStatsAndStateChangeLog(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newCoordEnv(t, nil, nil)
+		var buf lockedBuffer
+		e.c.log = slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		p := e.init("tx")
+		if err := e.c.AddPartitions("tx", p.ProducerID, p.ProducerEpoch, []TopicPartition{tpA}, TV2); err != nil {
+			t.Fatalf("AddPartitions: %v", err)
+		}
+		if s := e.c.Stats(); s.Ongoing != 1 || s.Committed != 0 || s.Aborted != 0 || s.Loads.Count != 1 {
+			t.Fatalf("open: %+v", s)
+		}
+		res, err := e.c.EndTxn(context.Background(), "tx", p.ProducerID, p.ProducerEpoch, true, TV2)
+		if err != nil {
+			t.Fatalf("commit: %v", err)
+		}
+		synctest.Wait()
+		if err := e.c.AddPartitions("tx", res.ProducerID, res.ProducerEpoch, []TopicPartition{tpA}, TV2); err != nil {
+			t.Fatalf("AddPartitions: %v", err)
+		}
+		if _, err := e.c.EndTxn(context.Background(), "tx", res.ProducerID, res.ProducerEpoch, false, TV2); err != nil {
+			t.Fatalf("abort: %v", err)
+		}
+		synctest.Wait()
+		if s := e.c.Stats(); s.Ongoing != 0 || s.Committed != 1 || s.Aborted != 1 {
+			t.Fatalf("after a commit and an abort: %+v", s)
+		}
+		for _, want := range []string{
+			"transactional_id=tx producer_id=" + strconv.FormatInt(p.ProducerID, 10) + " producer_epoch=0 from=Empty to=Ongoing",
+			"from=Ongoing to=PrepareCommit", "from=PrepareCommit to=CompleteCommit",
+			"from=CompleteCommit to=Ongoing", "from=Ongoing to=PrepareAbort", "from=PrepareAbort to=CompleteAbort",
+		} {
+			if !strings.Contains(buf.String(), want) {
+				t.Errorf("log lacks %q:\n%s", want, buf.String())
+			}
+		}
+	})
+}
