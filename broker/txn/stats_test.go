@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // lockedBuffer is a bytes.Buffer safe for the coordinator's goroutines.
@@ -67,6 +68,29 @@ func TestStatsAndStateChangeLog(t *testing.T) {
 			if !strings.Contains(buf.String(), want) {
 				t.Errorf("log lacks %q:\n%s", want, buf.String())
 			}
+		}
+	})
+}
+
+// TestExpiryKeepsProducerInUse: transactional.id.expiration.ms removes an
+// idle id but never one whose producer id is in use by an open
+// transaction, however long it has been idle.
+func TestExpiryKeepsProducerInUse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newCoordEnv(t, nil, func(cfg *Config) { cfg.IDExpiration = time.Hour })
+		p := e.init("open")
+		if err := e.c.AddPartitions("open", p.ProducerID, p.ProducerEpoch, []TopicPartition{tpA}, TV2); err != nil {
+			t.Fatalf("AddPartitions: %v", err)
+		}
+		e.init("idle")
+		time.Sleep(2 * time.Hour) // no sweep runs: the open transaction is not timed out
+		if n := e.c.ExpireIDs(); n != 1 {
+			t.Fatalf("expired %d ids, want only the idle one", n)
+		}
+		_, err := e.c.Describe("idle")
+		wantErr(t, err, ErrTransactionalIDNotFound)
+		if d := e.describe("open"); d.State != Ongoing || d.ProducerID != p.ProducerID {
+			t.Fatalf("open id after expiry: %+v", d)
 		}
 	})
 }
