@@ -32,6 +32,7 @@ var commands = []command{
 	{"serve", "run a broker: strata serve --config server.properties [--set key=value]...", runServe},
 	{"perf", "load generator: strata perf produce|consume --brokers host:port [flags]", runPerf},
 	{"tier", "tiered storage: strata tier status|restore [--admin host:port] [flags]", runTier},
+	{"txn", "transactions: strata txn list|describe <id> [--brokers host:port] [flags]", runTxn},
 	{"config", "print the effective configuration as a properties file", runConfig},
 	{"version", "print the version", runVersion},
 }
