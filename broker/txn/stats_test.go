@@ -1,34 +1,16 @@
 package txn
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/strata-broker/strata/internal/logbuf"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the coordinator's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestStatsAndStateChangeLog: an open transaction counts as ongoing, a
 // commit and an abort are counted once they complete, and each state
@@ -36,7 +18,7 @@ func (l *lockedBuffer) String() string {
 func TestStatsAndStateChangeLog(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newCoordEnv(t, nil, nil)
-		var buf lockedBuffer
+		var buf logbuf.Buffer
 		e.c.log = slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		p := e.init("tx")
 		if err := e.c.AddPartitions("tx", p.ProducerID, p.ProducerEpoch, []TopicPartition{tpA}, TV2); err != nil {

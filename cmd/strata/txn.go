@@ -37,20 +37,7 @@ describe  prints one transactional id as list does, and for each of its
 
 // runTxn is `strata txn list|describe [flags]`.
 func runTxn(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, txnUsage)
-		return errors.New("missing txn command (list or describe)")
-	}
-	switch args[0] {
-	case "list":
-		return runTxnList(ctx, args[1:], stdout, stderr)
-	case "describe":
-		return runTxnDescribe(ctx, args[1:], stdout, stderr)
-	case "help", "-h", "-help", "--help":
-		fmt.Fprintln(stdout, txnUsage)
-		return flag.ErrHelp
-	}
-	return fmt.Errorf("unknown txn command %q (want list or describe)", args[0])
+	return runSubcommand(ctx, "txn", txnUsage, []subcommand{{"list", runTxnList}, {"describe", runTxnDescribe}}, args, stdout, stderr)
 }
 
 // txnFlags are the flags both txn commands take.
