@@ -59,7 +59,11 @@
 // MarkerWriter; when it reports them written the coordinator logs
 // Complete*. A load resumes the transactions it finds ending. Sweep aborts
 // timed-out transactions, fencing their producer, and writes the
-// tombstones of expired ids.
+// tombstones of expired ids (only of ids with no transaction open, so a
+// producer id in use never loses its transactional id). Every transition
+// that takes effect is logged at debug (transactional id, producer id and
+// epoch, from and to state); Stats counts the open transactions and the
+// completed commits and aborts for the broker's metrics.
 //
 // # Concurrency
 //
