@@ -65,6 +65,7 @@ func init() {
 		{Key: kmsg.ListPartitionReassignments, Min: 0, Max: 0, Fn: handleListPartitionReassignments},
 		{Key: kmsg.OffsetDelete, Min: 0, Max: 0, Fn: handleOffsetDelete},
 		{Key: kmsg.DescribeCluster, Min: 0, Max: 1, Fn: handleDescribeCluster},
+		{Key: kmsg.DescribeProducers, Min: 0, Max: 0, Fn: handleDescribeProducers},
 		{Key: kmsg.DescribeTransactions, Min: 0, Max: 0, Fn: handleDescribeTransactions},
 		{Key: kmsg.ListTransactions, Min: 0, Max: 2, Fn: handleListTransactions},
 		{Key: kmsg.ConsumerGroupHeartbeat, Min: 0, Max: 1, Fn: handleConsumerGroupHeartbeat},

@@ -258,5 +258,6 @@ func logConfig(b *config.Broker, t *config.Topic, space func(n int64) error) loc
 		IndexIntervalBytes:      int(t.IndexIntervalBytes),
 		FlushIntervalMessages:   t.FlushMessages,
 		FlushIntervalMs:         t.FlushMs,
+		ProducerIDExpirationMs:  b.ProducerIDExpirationMs,
 	}
 }

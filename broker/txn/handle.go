@@ -186,18 +186,7 @@ type ListFilter struct {
 // pass f. loading reports a led partition still loading (Kafka answers
 // COORDINATOR_LOAD_IN_PROGRESS then).
 func (c *Coordinator) List(f ListFilter) (out []Description, loading bool) {
-	var entries []*entry
-	c.mu.RLock()
-	for _, sh := range c.shards {
-		if !sh.loaded {
-			loading = true
-			continue
-		}
-		for _, e := range sh.txns {
-			entries = append(entries, e)
-		}
-	}
-	c.mu.RUnlock()
+	entries, loading := c.entries()
 	now := time.Now().UnixMilli()
 	for _, e := range entries {
 		e.mu.Lock()
