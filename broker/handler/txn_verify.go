@@ -54,8 +54,30 @@ const txnVerifyTimeout = 30 * time.Second
 // unless op is opGenericError. The coordinator is called in-process when
 // this broker is it, else over AddPartitionsToTxn v5, one transaction of
 // the batched form.
+//
+// Adding (opAddPartition) is retried while the coordinator answers
+// CONCURRENT_TRANSACTIONS, every add.partitions.to.txn.retry.backoff.ms
+// for up to add.partitions.to.txn.retry.backoff.max.ms, as Kafka does: a
+// version 2 client's first batch of its next transaction usually arrives
+// while the coordinator still completes the previous one.
 func (e *Env) coordinateTxn(ctx context.Context, id string, pid int64, epoch int16, tps []txn.TopicPartition, op txnOp) map[txn.TopicPartition]int16 {
-	codes := e.askTxnCoordinator(ctx, id, pid, epoch, tps, op == opAddPartition)
+	add := op == opAddPartition
+	codes := e.askTxnCoordinator(ctx, id, pid, epoch, tps, add)
+	if add {
+		cfg := e.cfg()
+		backoff := time.Duration(cfg.AddPartitionsToTxnRetryBackoffMs) * time.Millisecond
+		deadline := time.Now().Add(time.Duration(cfg.AddPartitionsToTxnRetryBackoffMaxMs) * time.Millisecond)
+		for concurrent(codes) && time.Now().Add(backoff).Before(deadline) {
+			t := time.NewTimer(backoff)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return codes
+			case <-t.C:
+			}
+			codes = e.askTxnCoordinator(ctx, id, pid, epoch, tps, add)
+		}
+	}
 	for tp, c := range codes {
 		switch {
 		case c == 0:
@@ -67,6 +89,17 @@ func (e *Env) coordinateTxn(ctx context.Context, id string, pid int64, epoch int
 		}
 	}
 	return codes
+}
+
+// concurrent reports whether the coordinator answered
+// CONCURRENT_TRANSACTIONS for any partition.
+func concurrent(codes map[txn.TopicPartition]int16) bool {
+	for _, c := range codes {
+		if c == kerr.ConcurrentTransactions.Code {
+			return true
+		}
+	}
+	return false
 }
 
 // askTxnCoordinator returns every partition's code from the coordinator.
