@@ -42,17 +42,6 @@ func TestTxnChain(t *testing.T) {
 	}
 }
 
-// chainStage is one transform stage of the pipeline: a group reading from
-// and writing to (appending tag to each value).
-type chainStage struct {
-	group, from, to, tag string
-}
-
-var chainStages = []chainStage{
-	{"chain-1", "chain-in", "chain-mid", "|1"},
-	{"chain-2", "chain-mid", "chain-out", "|2"},
-}
-
 func runTxnChain(t *testing.T, b *harness.Broker, groupOpts []kgo.Opt) {
 	const n, parts = 3000, 4
 	for _, topic := range []string{txnchain.In, txnchain.Mid, txnchain.Out} {

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -233,6 +234,9 @@ func (m *Member) LastErr() error {
 
 // Verifier reads Out with read_committed, counting values.
 type Verifier struct {
+	// Timeout, when set, bounds each WaitFor (and Check).
+	Timeout time.Duration
+
 	ctx   context.Context
 	cl    *kgo.Client
 	got   map[string]int
@@ -251,13 +255,19 @@ func NewVerifier(ctx context.Context, newClient func(...kgo.Opt) *kgo.Client) *V
 func (v *Verifier) Total() int { return v.total }
 
 // WaitFor reads until k records in all were read, failing on a member's
-// error (which cancels ctx), a duplicate or ctx's deadline.
+// error (which cancels ctx), a duplicate, ctx's deadline or Timeout.
 func (v *Verifier) WaitFor(t testing.TB, k int) {
 	t.Helper()
+	ctx := v.ctx
+	if v.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, v.Timeout, fmt.Errorf("no more after %v", v.Timeout))
+		defer cancel()
+	}
 	for v.total < k {
-		fs := v.cl.PollFetches(v.ctx)
-		if v.ctx.Err() != nil {
-			t.Fatalf("read %d of %d records of %s: %v", v.total, k, Out, context.Cause(v.ctx))
+		fs := v.cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of %d records of %s: %v", v.total, k, Out, context.Cause(ctx))
 		}
 		for _, e := range fs.Errors() {
 			t.Fatalf("poll %s: %v", Out, e.Err)
