@@ -53,7 +53,7 @@ func runTxnChain(t *testing.T, b *harness.Broker, groupOpts []kgo.Opt) {
 	defer fail(nil)
 	var members []*txnchain.Member
 	start := func(s txnchain.Stage, i int) *txnchain.Member {
-		m := txnchain.StartMember(t, ctx, s, fmt.Sprintf("%s-m%d", s.Group, i), txnchain.Options{
+		m := txnchain.StartMember(ctx, s, fmt.Sprintf("%s-m%d", s.Group, i), txnchain.Options{
 			Client: append([]kgo.Opt{kgo.SeedBrokers(b.Addr())}, groupOpts...),
 			Fail:   fail,
 		})

@@ -137,7 +137,7 @@ func runNemesisTxnChain(t *testing.T, proto chainProtocol) {
 	for _, s := range txnchain.Stages {
 		for i := range 2 {
 			id := chainMemberID(s, i)
-			members[id] = txnchain.StartMember(t, ctx, s, id, txnchain.Options{
+			members[id] = txnchain.StartMember(ctx, s, id, txnchain.Options{
 				Client:    append(chainClientOpts(seeds), proto.opts...),
 				MaxErrors: chainMaxErrors,
 				Fail:      fail,

@@ -112,8 +112,7 @@ type Member struct {
 // StartMember starts a member of stage s with transactional ID id. ctx
 // bounds every call but the poll, which Stop cancels (between
 // transactions, so none is left open).
-func StartMember(t testing.TB, ctx context.Context, s Stage, id string, o Options) *Member {
-	t.Helper()
+func StartMember(ctx context.Context, s Stage, id string, o Options) *Member {
 	pollCtx, cancel := context.WithCancel(ctx)
 	m := &Member{Committing: make(chan struct{}), id: id, stage: s, opts: o, cancel: cancel, done: make(chan struct{})}
 	go m.run(ctx, pollCtx)
