@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -53,17 +52,7 @@ func TestNemesisTxn(t *testing.T) {
 		"transaction.state.log.replication.factor": "3",
 		"transaction.state.log.min.isr":            "2",
 	})
-	adm := kadm.NewClient(c.client)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	resp, err := adm.CreateTopic(ctx, partitions, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, topic)
-	cancel()
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		t.Fatalf("create topic: %v", err)
-	}
-	c.waitFullISR(topic, partitions, settle)
+	c.createTopic(topic)
 
 	w := startTxnWorkload(t, c.seeds())
 	defer w.stop()
@@ -104,16 +93,26 @@ func TestNemesisTxn(t *testing.T) {
 const txnStateTopic = "__transaction_state"
 
 // txnCoordinator asks the cluster which broker coordinates txnID.
-func txnCoordinator(c *cluster) int32 {
+func txnCoordinator(c *cluster) int32 { return coordinator(c, coordinatorTxn, txnID) }
+
+// FindCoordinator key types.
+const (
+	coordinatorGroup int8 = 0
+	coordinatorTxn   int8 = 1
+)
+
+// coordinator asks the cluster which broker coordinates key, a group or a
+// transactional id by typ.
+func coordinator(c *cluster, typ int8, key string) int32 {
 	c.t.Helper()
 	var id int32
-	c.waitFor("the transaction coordinator", settle, func() (bool, string) {
+	c.waitFor(fmt.Sprintf("the coordinator of %s", key), settle, func() (bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
 		req := kmsg.NewPtrFindCoordinatorRequest()
-		req.CoordinatorType = 1
-		req.CoordinatorKey = txnID
-		req.CoordinatorKeys = []string{txnID}
+		req.CoordinatorType = typ
+		req.CoordinatorKey = key
+		req.CoordinatorKeys = []string{key}
 		resp, err := req.RequestWith(ctx, c.client)
 		if err != nil {
 			return false, err.Error()
@@ -146,7 +145,7 @@ func killTxnCoordinator(c *cluster, w *txnWorkload, _ *rand.Rand) string {
 // until the controller elected another, and restarts it.
 func killTxnLeader(c *cluster, w *txnWorkload, rng *rand.Rand) string {
 	p := int32(rng.IntN(partitions))
-	id := leaderOf(c, p)
+	id := leaderOf(c, topic, p)
 	moved := killAtCommit(c, w, id, topic)
 	return fmt.Sprintf("broker %d (leader of partition %d) killed as a commit began; leadership moved after %v", id, p, moved.Round(time.Millisecond))
 }
