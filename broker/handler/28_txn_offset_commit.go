@@ -129,5 +129,5 @@ func (e *Env) coordinateOffsetsPartition(ctx context.Context, r *kmsg.TxnOffsetC
 		return 0
 	}
 	tp := txn.TopicPartition{Topic: group.TopicName, Partition: group.PartitionFor(r.Group, int32(len(t.Partitions)))}
-	return e.coordinateTxn(ctx, r.TransactionalID, r.ProducerID, r.ProducerEpoch, []txn.TopicPartition{tp}, op)[tp]
+	return e.coordinateTxn(ctx, r.TransactionalID, r.ProducerID, r.ProducerEpoch, []txn.TopicPartition{tp}, op, nil)[tp]
 }

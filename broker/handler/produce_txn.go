@@ -52,7 +52,16 @@ func (env *Env) appendTxn(ctx context.Context, resp *kmsg.ProduceResponse, id st
 	}
 	codes := map[producerKey]map[txn.TopicPartition]int16{}
 	for k, tps := range ask {
-		codes[k] = env.coordinateTxn(ctx, id, k.id, k.epoch, tps, op)
+		// A retried add starts the producer's guards again: the markers of
+		// its previous transaction, still completing, may have dropped them.
+		restart := func() {
+			for i, a := range txns {
+				if (producerKey{a.batch.ProducerID(), a.batch.ProducerEpoch()}) == k {
+					guards[i], _ = a.p.StartTxnVerification(k.id, k.epoch)
+				}
+			}
+		}
+		codes[k] = env.coordinateTxn(ctx, id, k.id, k.epoch, tps, op, restart)
 	}
 	var waits []ackWait
 	for i, a := range txns {

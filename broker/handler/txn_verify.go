@@ -59,8 +59,11 @@ const txnVerifyTimeout = 30 * time.Second
 // CONCURRENT_TRANSACTIONS, every add.partitions.to.txn.retry.backoff.ms
 // for up to add.partitions.to.txn.retry.backoff.max.ms, as Kafka does: a
 // version 2 client's first batch of its next transaction usually arrives
-// while the coordinator still completes the previous one.
-func (e *Env) coordinateTxn(ctx context.Context, id string, pid int64, epoch int16, tps []txn.TopicPartition, op txnOp) map[txn.TopicPartition]int16 {
+// while the coordinator still completes the previous one, whose markers
+// may meanwhile drop the guards the caller started: restart, when not
+// nil, runs before each retry to start them again (as each of Kafka's
+// retries re-enters the verification).
+func (e *Env) coordinateTxn(ctx context.Context, id string, pid int64, epoch int16, tps []txn.TopicPartition, op txnOp, restart func()) map[txn.TopicPartition]int16 {
 	add := op == opAddPartition
 	codes := e.askTxnCoordinator(ctx, id, pid, epoch, tps, add)
 	if add {
@@ -74,6 +77,9 @@ func (e *Env) coordinateTxn(ctx context.Context, id string, pid int64, epoch int
 				t.Stop()
 				return codes
 			case <-t.C:
+			}
+			if restart != nil {
+				restart()
 			}
 			codes = e.askTxnCoordinator(ctx, id, pid, epoch, tps, add)
 		}
