@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"text/tabwriter"
 	"time"
 
@@ -34,30 +32,30 @@ func runCompressed(ctx context.Context, codec string, validated bool, round int,
 	r.codec, r.validated = codec, validated
 	benchhook.SkipCompressedRecords.Store(!validated)
 	defer benchhook.SkipCompressedRecords.Store(false)
-	sys, err := startStrata(ctx, o)
-	if err != nil {
-		r.err = err
-		return r
-	}
-	defer func() {
-		r.err = errors.Join(r.err, sys.stop())
-		runtime.GC()
-	}()
+	r.err = onFresh(ctx, startStrata, o, func(sys *system) error {
+		r.produce, r.err = produceCompressed(ctx, sys, codec, validated, round, o)
+		return r.err
+	})
+	return r
+}
+
+// produceCompressed produces the workload compressed with codec to sys.
+func produceCompressed(ctx context.Context, sys *system, codec string, validated bool, round int, o benchOptions) (res perf.Result, err error) {
 	pctx, cancel := context.WithTimeout(ctx, o.phaseTimeout+30*time.Second)
 	defer cancel()
 	profile := o.cpuprofile != "" && round == 0
-	r.produce, r.err = profiled(profile, o.cpuprofile, "produce-"+codec+"-"+mode(validated), func() (perf.Result, error) {
+	res, err = profiled(profile, o.cpuprofile, "produce-"+codec+"-"+mode(validated), func() (perf.Result, error) {
 		return perf.Produce(pctx, perf.ProduceOptions{
 			Brokers: sys.brokers, Topic: topic, RecordSize: o.recordSize, Records: o.records,
 			Duration: o.phaseTimeout, Partitions: o.partitions, ReplicationFactor: 1, Linger: o.linger,
 			Compression: codec,
 		})
 	})
-	fmt.Printf("round %d strata %s %-9s %s\n", round+1, codec, mode(validated), r.produce)
-	if r.err == nil && r.produce.Records < o.records {
-		r.err = fmt.Errorf("bench: produce acknowledged %d of %d records within %s", r.produce.Records, o.records, o.phaseTimeout)
+	fmt.Printf("round %d strata %s %-9s %s\n", round+1, codec, mode(validated), res)
+	if err == nil && res.Records < o.records {
+		err = fmt.Errorf("bench: produce acknowledged %d of %d records within %s", res.Records, o.records, o.phaseTimeout)
 	}
-	return r
+	return res, err
 }
 
 func mode(validated bool) string {
@@ -87,24 +85,7 @@ func printCompressedTable(w io.Writer, codecs []string, runs []compressedRun) {
 	for _, c := range codecs {
 		u, uok := compressedMedian(runs, c, false)
 		v, vok := compressedMedian(runs, c, true)
-		row := []string{c, "error", "error", "-", fmt.Sprintf("≥ %.2fx", validationTarget), ""}
-		if uok {
-			row[1] = fmt.Sprintf("%.2f", u)
-		}
-		if vok {
-			row[2] = fmt.Sprintf("%.2f", v)
-		}
-		if uok && vok && u > 0 {
-			row[3] = fmt.Sprintf("%.2fx", v/u)
-			row[5] = "below"
-			if v/u >= validationTarget {
-				row[5] = "meets"
-			}
-		}
-		for _, cell := range row {
-			fmt.Fprintf(tw, "%s\t", cell)
-		}
-		fmt.Fprintln(tw)
+		ratioRow(tw, c, u, uok, v, vok, validationTarget)
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w, "strata only, medians over rounds; unchecked = the broker does not look inside compressed batches (bench-only switch)")

@@ -184,15 +184,30 @@ func parseFlags(args []string) (benchOptions, error) {
 // the workload, and stops it again.
 func runOnce(ctx context.Context, name string, round int, o benchOptions) (r runResult) {
 	r.round = round
-	sys, err := starters[name](ctx, o)
+	r.err = onFresh(ctx, starters[name], o, func(sys *system) error {
+		r = produceConsume(ctx, sys, name, round, o)
+		return r.err
+	})
+	return r
+}
+
+// onFresh starts a fresh system with start, runs fn on it and stops it
+// again, freeing the finished run's memory before the next one.
+func onFresh(ctx context.Context, start starter, o benchOptions, fn func(*system) error) (err error) {
+	sys, err := start(ctx, o)
 	if err != nil {
-		r.err = err
-		return r
+		return err
 	}
 	defer func() {
-		r.err = errors.Join(r.err, sys.stop())
-		runtime.GC() // free the finished run's memory before the next one
+		err = errors.Join(err, sys.stop())
+		runtime.GC()
 	}()
+	return fn(sys)
+}
+
+// produceConsume produces then consumes the workload on sys.
+func produceConsume(ctx context.Context, sys *system, name string, round int, o benchOptions) (r runResult) {
+	r.round = round
 	profile := o.cpuprofile != "" && name == "strata" && round == 0
 	// A phase gets its own bound plus slack to flush and shut down.
 	pctx, cancel := context.WithTimeout(ctx, o.phaseTimeout+30*time.Second)

@@ -106,3 +106,27 @@ func ok(runs []runResult) int {
 	}
 	return n
 }
+
+// ratioRow writes one row of a ratio table: name, the peer's value, the
+// measured value, measured/peer, the target and whether it is met; a
+// value that did not succeed prints "error".
+func ratioRow(w io.Writer, name string, peer float64, peerOK bool, v float64, vOK bool, target float64) {
+	row := []string{name, "error", "error", "-", fmt.Sprintf("≥ %.2fx", target), ""}
+	if peerOK {
+		row[1] = fmt.Sprintf("%.2f", peer)
+	}
+	if vOK {
+		row[2] = fmt.Sprintf("%.2f", v)
+	}
+	if peerOK && vOK && peer > 0 {
+		row[3] = fmt.Sprintf("%.2fx", v/peer)
+		row[5] = "below"
+		if v/peer >= target {
+			row[5] = "meets"
+		}
+	}
+	for _, cell := range row {
+		fmt.Fprintf(w, "%s\t", cell)
+	}
+	fmt.Fprintln(w)
+}

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"text/tabwriter"
 	"time"
 
@@ -34,15 +32,16 @@ type txnRun struct {
 // runTxn starts a fresh system and runs the transactions workload on it.
 func runTxn(ctx context.Context, name string, round int, o benchOptions) (r txnRun) {
 	r.system = name
-	sys, err := starters[name](ctx, o)
-	if err != nil {
-		r.err = err
-		return r
-	}
-	defer func() {
-		r.err = errors.Join(r.err, sys.stop())
-		runtime.GC()
-	}()
+	r.err = onFresh(ctx, starters[name], o, func(sys *system) error {
+		r = txnWorkload(ctx, sys, name, round, o)
+		return r.err
+	})
+	return r
+}
+
+// txnWorkload runs the transactions workload on sys.
+func txnWorkload(ctx context.Context, sys *system, name string, round int, o benchOptions) (r txnRun) {
+	r.system = name
 	pctx, cancel := context.WithTimeout(ctx, 4*o.phaseTimeout+30*time.Second)
 	defer cancel()
 	produce := func(topic, txnID string) (perf.Result, error) {
@@ -140,31 +139,16 @@ func printTxnTable(w io.Writer, runs []txnRun) {
 	mb := func(f func(txnRun) perf.Result) func(txnRun) float64 {
 		return func(r txnRun) float64 { return f(r).MBPerSec() }
 	}
-	idem, _ := txnMedian(runs, "strata", mb(func(r txnRun) perf.Result { return r.idem }))
+	idem, iok := txnMedian(runs, "strata", mb(func(r txnRun) perf.Result { return r.idem }))
 	txn, tok := txnMedian(runs, "strata", mb(func(r txnRun) perf.Result { return r.txn }))
-	ru, _ := txnMedian(runs, "strata", mb(func(r txnRun) perf.Result { return r.ru }))
-	rc, _ := txnMedian(runs, "strata", mb(func(r txnRun) perf.Result { return r.rc }))
+	ru, uok := txnMedian(runs, "strata", mb(func(r txnRun) perf.Result { return r.ru }))
+	rc, cok := txnMedian(runs, "strata", mb(func(r txnRun) perf.Result { return r.rc }))
 	kf, kok := txnMedian(runs, "kfake", mb(func(r txnRun) perf.Result { return r.txn }))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "transactions MB/s\tmeasured\tpeer\tratio\ttarget\t\t")
-	row := func(name string, v, peer float64, ok bool, target float64) {
-		cells := []string{name, "error", "error", "-", fmt.Sprintf("≥ %.1fx", target), ""}
-		if ok && peer > 0 {
-			cells[1], cells[2] = fmt.Sprintf("%.2f", v), fmt.Sprintf("%.2f", peer)
-			cells[3] = fmt.Sprintf("%.2fx", v/peer)
-			cells[5] = "below"
-			if v/peer >= target {
-				cells[5] = "meets"
-			}
-		}
-		for _, c := range cells {
-			fmt.Fprintf(tw, "%s\t", c)
-		}
-		fmt.Fprintln(tw)
-	}
-	row("strata txn produce / idempotent", txn, idem, tok, txnProduceTarget)
-	row("strata read_committed / read_uncommitted", rc, ru, tok, readCommitedTarget)
-	row("txn produce strata / kfake", txn, kf, tok && kok, txnVsKfakeTarget)
+	fmt.Fprintln(tw, "transactions MB/s\tpeer\tmeasured\tratio\ttarget\t\t")
+	ratioRow(tw, "strata txn produce / idempotent", idem, iok, txn, tok, txnProduceTarget)
+	ratioRow(tw, "strata read_committed / read_uncommitted", ru, uok, rc, cok, readCommitedTarget)
+	ratioRow(tw, "txn produce strata / kfake", kf, kok, txn, tok, txnVsKfakeTarget)
 	_ = tw.Flush()
 	p50, _ := txnMedian(runs, "strata", func(r txnRun) float64 { return ms(r.txn.EndTxnP50) })
 	p99, _ := txnMedian(runs, "strata", func(r txnRun) float64 { return ms(r.txn.EndTxnP99) })
