@@ -115,10 +115,13 @@ func hangingTxnRefused(t *testing.T, b *harness.Broker, id string) {
 	rp.Partition, rp.Records = 0, raw
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	pr, err := req.RequestWith(ctx, cl)
+	// To the partition's leader: a client's Request goes to any broker.
+	leader := topicDetail(t, b.Admin(), "kip890").Partitions[0].Leader
+	kr, err := cl.Broker(int(leader)).Request(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	pr := kr.(*kmsg.ProduceResponse)
 	// Kafka's answer to a produce v11: TRANSACTION_ABORTABLE (older
 	// versions get INVALID_TXN_STATE).
 	if pr.Version != 11 || len(pr.Topics) != 1 || len(pr.Topics[0].Partitions) != 1 || pr.Topics[0].Partitions[0].ErrorCode != kerr.TransactionAbortable.Code {
