@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/strata-broker/strata/broker/security"
 	"github.com/strata-broker/strata/config"
 )
 
@@ -101,4 +102,20 @@ func passingAcceptError(err error) bool {
 		}
 	}
 	return false
+}
+
+// kafkaListener is one bound listener of the Kafka protocol.
+type kafkaListener struct {
+	cfg config.Listener
+	ln  net.Listener
+	tls *security.Server // the SSL side; nil: plaintext
+}
+
+// boundAddrs are the listeners' bound addresses by name.
+func (n *node) boundAddrs() map[string]string {
+	out := make(map[string]string, len(n.kafkaLns))
+	for _, kl := range n.kafkaLns {
+		out[kl.cfg.Name] = kl.ln.Addr().String()
+	}
+	return out
 }

@@ -322,7 +322,7 @@ func build(static, dynDefault, dynBroker map[string]string) (*Broker, error) {
 // in that order of precedence), SourceDefault when none did, and
 // SourceUnknown for a key that is not a broker key.
 func (b *Broker) Source(key string) int8 {
-	if _, ok := brokerIndex[key]; !ok {
+	if _, ok := brokerIndex[key]; !ok && !isListenerKey(key) {
 		return SourceUnknown
 	}
 	for _, l := range b.layers() {

@@ -54,9 +54,9 @@ var brokerKeys = []keyDef{
 	{name: "listeners", typ: TypeString, def: "PLAINTEXT://127.0.0.1:9092", doc: "Comma-separated NAME://host:port listeners (empty host: all interfaces; port 0: any free port), each name unique and mapped to a security protocol by listener.security.protocol.map. A bare host:port is the PLAINTEXT listener.",
 		f: listField(func(b *Broker) *[]string { return &b.Listeners }, listenerItem, nil)},
 	{name: "advertised.listeners", typ: TypeString, kind: keyDerived, synonyms: []string{"listeners"}, doc: "NAME://host:port addresses published for each listener (in Metadata, to the clients of that listener, and to other brokers); defaults to listeners. A listener left out is not published.",
-		f: listField(func(b *Broker) *[]string { return &b.AdvertisedListeners }, listenerItem, nil)},
+		f: alsoTargets(listField(func(b *Broker) *[]string { return &b.AdvertisedListeners }, listenerItem, nil), kafkaListeners)},
 	{name: "listener.security.protocol.map", typ: TypeString, def: defaultProtocolMap, doc: "Map between listener names and security protocols (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), as NAME:PROTOCOL pairs. Each listener needs an entry. SASL_PLAINTEXT and SASL_SSL listeners are refused at start for now.",
-		f: protocolMapField(func(b *Broker) *map[string]string { return &b.ListenerSecurityProtocolMap })},
+		f: alsoTargets(protocolMapField(func(b *Broker) *map[string]string { return &b.ListenerSecurityProtocolMap }), kafkaListeners)},
 	{name: "inter.broker.listener.name", typ: TypeString, kind: keyDerived, synonyms: []string{"security.inter.broker.protocol"}, doc: "Name of the listener brokers use between themselves (replication, forwarded requests, transaction markers): its advertised address and its TLS settings. It must be in advertised.listeners. Defaults to the listener named after security.inter.broker.protocol; only one of the two may be set.",
 		f: strField(func(b *Broker) *string { return &b.InterBrokerListenerName }, nil)},
 	{name: "security.inter.broker.protocol", typ: TypeString, def: ProtocolPlaintext, doc: "Security protocol between brokers: the inter-broker listener is the one of that name. Only one of this and inter.broker.listener.name may be set.",
@@ -327,6 +327,10 @@ var brokerKeys = []keyDef{
 	{name: "transaction.partition.verification.enable", typ: TypeBoolean, def: "true", doc: "Enable verification that checks that the partition has been added to the transaction before writing transactional records to the partition.",
 		f: boolField(func(b *Broker) *bool { return &b.TransactionPartitionVerificationEnable })},
 }
+
+// kafkaListeners is the field derived from listeners,
+// advertised.listeners and listener.security.protocol.map.
+func kafkaListeners(b *Broker) []any { return []any{&b.KafkaListeners} }
 
 // brokerIndex and brokerNames are derived from brokerKeys.
 var (

@@ -65,6 +65,14 @@ func listenerItem(v string) (string, error) {
 	return name + "://" + hp, nil
 }
 
+// alsoTargets adds to f's targets the fields derived from its key (a key
+// is wired when code outside config reads one of them).
+func alsoTargets[S any](f field[S], derived func(*S) []any) field[S] {
+	targets := f.targets
+	f.targets = func(s *S) []any { return append(targets(s), derived(s)...) }
+	return f
+}
+
 // splitListener splits a canonical listenerItem.
 func splitListener(v string) (name, addr string) {
 	name, addr, _ = strings.Cut(v, "://")
@@ -153,9 +161,12 @@ func (b *Broker) deriveListeners() error {
 		b.KafkaListeners[i].Advertised = addr
 	}
 	switch {
-	case b.isSet("inter.broker.listener.name") && b.isSet("security.inter.broker.protocol"):
+	case b.isSet("inter.broker.listener.name") && b.isSet("security.inter.broker.protocol") &&
+		!strings.EqualFold(b.InterBrokerListenerName, b.securityInterBrokerProtocol):
+		// Kafka refuses both set; the same value twice (a configuration
+		// written from Raw) is let through.
 		return invalid("inter.broker.listener.name", fmt.Errorf("only one of inter.broker.listener.name and security.inter.broker.protocol should be set"))
-	case b.isSet("inter.broker.listener.name"):
+	case b.isSet("inter.broker.listener.name") && b.InterBrokerListenerName != "":
 		b.InterBrokerListenerName = strings.ToUpper(b.InterBrokerListenerName)
 	default:
 		b.InterBrokerListenerName = b.securityInterBrokerProtocol
