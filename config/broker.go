@@ -168,7 +168,8 @@ type Broker struct {
 
 	// Raw holds every effective key's value in canonical text form,
 	// defaults included (keys whose Kafka default is null and that are
-	// not derived, such as log.retention.minutes, appear only when set).
+	// not derived, such as log.retention.minutes, appear only when set),
+	// and the listener.name.<name>.ssl.* keys set, as written.
 	// Sensitive values are present; redact them before printing.
 	Raw map[string]string
 
@@ -314,6 +315,7 @@ func build(static, dynDefault, dynBroker map[string]string) (*Broker, error) {
 			b.Raw[d.name] = d.f.get(b)
 		}
 	}
+	maps.Copy(b.Raw, b.ListenerOverrides())
 	return b, nil
 }
 
