@@ -77,11 +77,12 @@ func CreateTopic(t testing.TB, adm *kadm.Client, topic string, partitions int32,
 // ReadAll consumes topic from each partition's log start offset up to its
 // high watermark at the time of the call and returns the records by
 // partition, failing the test if they cannot all be read within OpTimeout.
-func ReadAll(t testing.TB, addr, topic string) map[int32][]*kgo.Record {
+// opts go to its clients (kgo.DialTLSConfig for an SSL listener).
+func ReadAll(t testing.TB, addr, topic string, opts ...kgo.Opt) map[int32][]*kgo.Record {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), OpTimeout)
 	defer cancel()
-	adm := NewAdmin(t, addr)
+	adm := kadm.NewClient(NewClient(t, addr, opts...))
 	starts, err := adm.ListStartOffsets(ctx, topic)
 	if err == nil {
 		err = starts.Error()
@@ -110,7 +111,7 @@ func ReadAll(t testing.TB, addr, topic string) map[int32][]*kgo.Record {
 	if len(offsets) == 0 {
 		return out
 	}
-	cl := NewClient(t, addr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}))
+	cl := NewClient(t, addr, append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}))...)
 	for len(want) > 0 {
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
