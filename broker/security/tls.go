@@ -260,4 +260,3 @@ func Check(ls []config.Listener) error {
 	}
 	return nil
 }
-
