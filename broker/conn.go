@@ -59,8 +59,14 @@ func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients, kl 
 		tc, principal, err := handshake(serving, c, kl.tls, cl.idle)
 		if err != nil {
 			// As Kafka logs a failed SSL handshake: the client's address
-			// and why; the connection is closed.
-			cl.log.Info("closing connection: TLS handshake failed", "listener", kl.cfg.Name, "remote", c.RemoteAddr().String(), "err", err)
+			// and why (a warning, so that the shared rate limit bounds
+			// what hostile clients can log); a client that closed
+			// without a byte (a port probe) only at debug level.
+			lvl := slog.LevelWarn
+			if errors.Is(err, io.EOF) {
+				lvl = slog.LevelDebug
+			}
+			cl.log.Log(serving, lvl, "closing connection: TLS handshake failed", "listener", kl.cfg.Name, "remote", c.RemoteAddr().String(), "err", err)
 			_ = c.Close()
 			return
 		}
