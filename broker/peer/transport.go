@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
 
 	"github.com/strata-broker/strata/metadata"
 )
@@ -42,24 +43,8 @@ func (t Transport) Dial(ctx context.Context, b metadata.Broker, clientID string)
 	}
 	var cfg *tls.Config
 	if t.TLS != nil {
-		host := addr[:len(addr)-len(portOf(addr))-1]
-		cfg = t.TLS(trimBrackets(host))
+		host, _, _ := net.SplitHostPort(addr)
+		cfg = t.TLS(host)
 	}
 	return dial(ctx, addr, clientID, cfg)
-}
-
-func portOf(addr string) string {
-	for i := len(addr) - 1; i >= 0; i-- {
-		if addr[i] == ':' {
-			return addr[i+1:]
-		}
-	}
-	return ""
-}
-
-func trimBrackets(h string) string {
-	if len(h) >= 2 && h[0] == '[' && h[len(h)-1] == ']' {
-		return h[1 : len(h)-1]
-	}
-	return h
 }

@@ -303,3 +303,28 @@ func TestSubjectDN(t *testing.T) {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }
+
+// TestInlinePEMPropertiesFile: a key store written inline in a properties
+// file with backslash continuations, as Kafka's docs show it, loads.
+func TestInlinePEMPropertiesFile(t *testing.T) {
+	ca := newCA(t)
+	p := issue(t, ca, testcerts.Options{Subject: pkix.Name{CommonName: "b"}, Hosts: []string{"localhost"}})
+	continued := func(s string) string {
+		return strings.ReplaceAll(strings.TrimSpace(s), "\n", " \\\n  ")
+	}
+	props := "listeners=SSL://127.0.0.1:0\nsecurity.inter.broker.protocol=SSL\nssl.keystore.type=PEM\n" +
+		"ssl.keystore.certificate.chain=" + continued(p.CertPEM) + "\n" +
+		"ssl.keystore.key=" + continued(p.KeyPEM) + "\n"
+	path := write(t, t.TempDir(), "server.properties", props)
+	cfg, err := config.Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer("SSL", cfg.SSLFor("SSL"), quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := handshake(t, srv, &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost"}); err != nil {
+		t.Fatal(err)
+	}
+}
