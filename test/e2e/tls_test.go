@@ -7,6 +7,7 @@ import (
 	"crypto/x509/pkix"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -315,4 +316,31 @@ func TestTLSInterBrokerReplication(t *testing.T) {
 			t.Fatalf("a broker refused a TLS handshake:\n%s", b.Log())
 		}
 	}
+}
+
+// TestTLSCertificateReload: replacing the key store file makes new
+// handshakes use the new certificate, without a restart.
+func TestTLSCertificateReload(t *testing.T) {
+	f := newTLSFixture(t)
+	first := f.issue(t, testcerts.Options{Subject: pkix.Name{CommonName: "first"}, Hosts: []string{"127.0.0.1"}})
+	path := f.write(t, "rotating.pem", first.Keystore())
+	b := harness.Start(t, f.sslKeys(map[string]string{"ssl.keystore.location": path}))
+	served := func() string {
+		c, err := tls.Dial("tcp", b.Addr(), &tls.Config{RootCAs: f.ca.Pool()})
+		if err != nil {
+			t.Fatalf("TLS dial: %v", err)
+		}
+		defer c.Close()
+		return c.ConnectionState().PeerCertificates[0].Subject.CommonName
+	}
+	if cn := served(); cn != "first" {
+		t.Fatalf("serves %q, want first", cn)
+	}
+	second := f.issue(t, testcerts.Options{Subject: pkix.Name{CommonName: "second"}, Hosts: []string{"127.0.0.1"}})
+	tmp := f.write(t, "rotating.pem.new", second.Keystore())
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the new certificate served", 20*time.Second, func() bool { return served() == "second" })
+	produceSync(t, f.client(t, b.Addr(), nil, kgo.DefaultProduceTopic("rotated"), kgo.AllowAutoTopicCreation()), &kgo.Record{Value: []byte("v")})
 }
