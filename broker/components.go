@@ -460,7 +460,7 @@ func (s *Server) serveKafka(ctx context.Context, fail func(error), n *node) {
 	for _, kl := range n.kafkaLns {
 		accepting.Go(func() {
 			for {
-				c, err := n.clients.accept(ctx, kl.ln)
+				c, err := n.clients.accept(ctx, kl.ln, n.protected(kl, s.cfg.InterBrokerListenerName))
 				if err != nil {
 					if ctx.Err() == nil {
 						fail(fmt.Errorf("accept on listener %s: %w", kl.cfg.Name, err))

@@ -173,8 +173,10 @@
 //
 // No client can stop the broker by what it sends or by how many connect
 // (accept.go, connquota.go, reqmem.go, connlog.go). Run raises the soft
-// limit of open files to the hard limit. The accept loop waits while
-// max.connections are open, closes a connection from an address that has
+// limit of open files to the hard limit. The accept loops wait while
+// max.connections are open (counted over all listeners; with several,
+// the inter-broker listener's connections count but do not wait, as in
+// Kafka), close a connection from an address that has
 // max.connections.per.ip open, and retries accept failures that pass
 // (EMFILE and its kin) after a pause of 5 ms doubling to 1 s. A
 // connection idle for connections.max.idle.ms is closed; a request must
