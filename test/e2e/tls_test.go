@@ -167,8 +167,8 @@ func TestTLSExpiredServerCertificate(t *testing.T) {
 
 // TestTLSClientAuthRequired: with ssl.client.auth=required, a client
 // without a certificate, with one of another CA, or with an expired one
-// is refused in the handshake (logged with its address); one with a
-// certificate of the trusted CA is served.
+// is refused in the handshake (logged with its address); franz-go and
+// kcat with a certificate of the trusted CA are served.
 func TestTLSClientAuthRequired(t *testing.T) {
 	f := newTLSFixture(t)
 	b := harness.Start(t, f.sslKeys(map[string]string{"ssl.client.auth": "required"}))
@@ -194,7 +194,17 @@ func TestTLSClientAuthRequired(t *testing.T) {
 
 	alice := f.issue(t, testcerts.Options{Subject: pkix.Name{CommonName: "alice", Organization: []string{"Acme"}}})
 	cl := f.client(t, b.Addr(), alice, kgo.DefaultProduceTopic("mtls"), kgo.AllowAutoTopicCreation())
-	produceSync(t, cl, &kgo.Record{Value: []byte("v")})
+	produceSync(t, cl, &kgo.Record{Value: []byte("from franz-go")})
+
+	// kcat (librdkafka) with a client certificate.
+	ssl := []string{"-X", "security.protocol=ssl", "-X", "ssl.ca.location=" + f.caFile,
+		"-X", "ssl.certificate.location=" + f.write(t, "alice.crt", alice.CertPEM),
+		"-X", "ssl.key.location=" + f.write(t, "alice.key", alice.KeyPEM)}
+	harness.KcatStdin(t, "from kcat\n", append([]string{"-P", "-b", b.Addr(), "-t", "mtls"}, ssl...)...)
+	out := harness.Kcat(t, append([]string{"-C", "-b", b.Addr(), "-t", "mtls", "-o", "beginning", "-e", "-q"}, ssl...)...)
+	if out != "from franz-go\nfrom kcat\n" {
+		t.Fatalf("kcat with a client certificate read %q", out)
+	}
 }
 
 // TestTLSPortRefusesPlaintext: Kafka bytes sent in plaintext to an SSL
