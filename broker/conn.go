@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -60,10 +61,11 @@ func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients, kl 
 		if err != nil {
 			// As Kafka logs a failed SSL handshake: the client's address
 			// and why (a warning, so that the shared rate limit bounds
-			// what hostile clients can log); a client that closed
-			// without a byte (a port probe) only at debug level.
+			// what hostile clients can log). A client that went away
+			// (a port probe, a stopping broker's fetcher) or a broker
+			// that stops serving is no failure: debug level.
 			lvl := slog.LevelWarn
-			if errors.Is(err, io.EOF) {
+			if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || serving.Err() != nil {
 				lvl = slog.LevelDebug
 			}
 			cl.log.Log(serving, lvl, "closing connection: TLS handshake failed", "listener", kl.cfg.Name, "remote", c.RemoteAddr().String(), "err", err)

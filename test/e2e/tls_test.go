@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -295,7 +296,9 @@ func TestTwoListenersMetadata(t *testing.T) {
 
 // TestTLSInterBrokerReplication: three brokers whose inter-broker
 // listener is SSL with client certificates required replicate: acks=all
-// with min.insync.replicas=3 succeeds and the replicas end identical.
+// with min.insync.replicas=3 succeeds and the replicas end identical; a
+// broker that stops leaves the ISRs, acks=all goes on, and once restarted
+// it catches up and rejoins them.
 func TestTLSInterBrokerReplication(t *testing.T) {
 	f := newTLSFixture(t)
 	bs := startClusterWith(t, 3, func(int) map[string]string {
@@ -321,6 +324,46 @@ func TestTLSInterBrokerReplication(t *testing.T) {
 		produceSync(t, cl, &kgo.Record{Key: []byte(strconv.Itoa(i)), Value: fmt.Appendf(nil, "value-%d", i)})
 	}
 	waitUntil(t, "three identical replicas", 20*time.Second, func() bool { return replicasIdentical(t, bs, topic, 2) })
+
+	// Failover: broker 3 stops (its leaderships move), acks=all goes on
+	// with two replicas; restarted on new ports, it catches up over TLS.
+	const failover = "tls-failover"
+	resp, err = bs[0].Admin().CreateTopic(ctx, 3, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, failover)
+	if err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	fcl := bs[0].Client(kgo.DefaultProduceTopic(failover), kgo.RequiredAcks(kgo.AllISRAcks()))
+	produceN := func(from, to int) {
+		t.Helper()
+		for i := from; i < to; i++ {
+			produceSync(t, fcl, &kgo.Record{Key: []byte(strconv.Itoa(i)), Value: fmt.Appendf(nil, "value-%d", i)})
+		}
+	}
+	produceN(0, 60)
+	adm := bs[0].Admin()
+	bs[2].Stop()
+	waitUntil(t, "ISR without broker 3", 20*time.Second, func() bool {
+		for _, s := range isr(t, adm, failover) {
+			if slices.Contains(s, 3) {
+				return false
+			}
+		}
+		return true
+	})
+	produceN(60, 120)
+	bs[2].Restart()
+	waitUntil(t, "broker 3 back in every ISR", 30*time.Second, func() bool {
+		for _, s := range isr(t, adm, failover) {
+			if !slices.Contains(s, 3) {
+				return false
+			}
+		}
+		return true
+	})
+	waitUntil(t, "identical replicas after catch-up", 20*time.Second, func() bool { return replicasIdentical(t, bs, failover, 3) })
+	if got := countRecords(harness.ReadAll(t, bs[0].Addr(), failover)); got != 120 {
+		t.Fatalf("read %d records, want 120", got)
+	}
 	for _, b := range bs {
 		if strings.Contains(b.Log(), "TLS handshake failed") {
 			t.Fatalf("a broker refused a TLS handshake:\n%s", b.Log())
