@@ -47,7 +47,7 @@ build: ## build bin/strata
 run: build ## start one broker on 127.0.0.1:9092 (embedded etcd, data in ./data)
 	./$(BIN) serve --config $(CONFIG)
 
-deps: ## install the test dependencies (kcat, python3-kafka, etcd-server)
+deps: ## install the test dependencies (kcat, python3-kafka, python3-confluent-kafka, etcd-server)
 	bash scripts/install-test-deps.sh
 	bash scripts/install-minio.sh
 
@@ -97,16 +97,18 @@ lint: ## no binaries or large files in git, gofmt, go vet, staticcheck
 	$(STATICCHECK) ./...
 
 # Size of `make chaos`: records in the stream, nemesis rounds (8 faults
-# each) and seconds each etcd outage lasts; CHAOS_SEED replays a run (its
-# seed is printed).
-CHAOS_RECORDS     ?= 200000
-CHAOS_ROUNDS      ?= 6
-CHAOS_ETCD_OUTAGE ?= 30
-CHAOS_SEED        ?=
+# each, 2 in TestNemesisTxn, 3 in TestNemesisTxnChain), seconds each etcd
+# outage lasts and the group protocols TestNemesisTxnChain runs with;
+# CHAOS_SEED replays a run (its seed is printed).
+CHAOS_RECORDS         ?= 200000
+CHAOS_ROUNDS          ?= 6
+CHAOS_ETCD_OUTAGE     ?= 30
+CHAOS_GROUP_PROTOCOLS ?= eager,cooperative,kip848
+CHAOS_SEED            ?=
 
 chaos: deps ## fault-injection tests against a 3-broker cluster, and the hostile-input suite with more kills and connections (longer than in `make test`)
 	STRATA_FAULT_RECORDS=$(CHAOS_RECORDS) STRATA_FAULT_ROUNDS=$(CHAOS_ROUNDS) STRATA_FAULT_SEED=$(CHAOS_SEED) \
-		STRATA_FAULT_ETCD_OUTAGE=$(CHAOS_ETCD_OUTAGE) \
+		STRATA_FAULT_ETCD_OUTAGE=$(CHAOS_ETCD_OUTAGE) STRATA_FAULT_GROUP_PROTOCOLS=$(CHAOS_GROUP_PROTOCOLS) \
 		$(GO) test -race -count=1 -v -timeout $(TEST_TIMEOUT) -run TestNemesis ./test/fault/
 	STRATA_HOSTILE_LONG=1 $(GO) test -race -count=1 -v -timeout $(TEST_TIMEOUT) ./test/hostile/
 

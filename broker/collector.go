@@ -20,6 +20,7 @@ type partitionCollector struct {
 	nodeID            int32
 	partDesc, segDesc *prometheus.Desc
 	sizeDesc, leoDesc *prometheus.Desc
+	lsoLag            *prometheus.Desc
 	offline           *prometheus.Desc
 	limit, files      *prometheus.Desc
 	filesMax          *prometheus.Desc
@@ -35,6 +36,8 @@ func newPartitionCollector(parts *partition.Manager, cache *metadata.Cache, node
 		segDesc:  prometheus.NewDesc("strata_log_segments", "Local log segments, by topic.", []string{"topic"}, nil),
 		sizeDesc: prometheus.NewDesc("strata_log_size_bytes", "Local log bytes, by topic.", []string{"topic"}, nil),
 		leoDesc:  prometheus.NewDesc("strata_log_end_offset", "Log end offset, by topic and partition.", []string{"topic", "partition"}, nil),
+		lsoLag: prometheus.NewDesc("strata_last_stable_offset_lag", "High watermark minus last stable offset: the offsets open transactions hold back from read_committed consumers (Kafka's LastStableOffsetLag), by topic and partition.",
+			[]string{"topic", "partition"}, nil),
 		limit:    prometheus.NewDesc("strata_partitions_max", "Most partition replicas this broker hosts (max.broker.partitions, capped by the open-file limit).", nil, nil),
 		files:    prometheus.NewDesc("strata_segment_open_files", "Sealed segments' .log files open now (each partition's active segment holds one more).", nil, nil),
 		filesMax: prometheus.NewDesc("strata_segment_open_files_max", "Most sealed segments' .log files kept open (log.segment.open.files.max).", nil, nil),
@@ -47,6 +50,7 @@ func (c *partitionCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.segDesc
 	ch <- c.sizeDesc
 	ch <- c.leoDesc
+	ch <- c.lsoLag
 	ch <- c.offline
 	ch <- c.limit
 	ch <- c.files
@@ -63,7 +67,9 @@ func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
 			segs[p.Topic]++
 			size[p.Topic] += s.Size
 		}
-		ch <- prometheus.MustNewConstMetric(c.leoDesc, prometheus.GaugeValue, float64(p.Log().LogEndOffset()), p.Topic, strconv.Itoa(int(p.Index)))
+		idx := strconv.Itoa(int(p.Index))
+		ch <- prometheus.MustNewConstMetric(c.leoDesc, prometheus.GaugeValue, float64(p.Log().LogEndOffset()), p.Topic, idx)
+		ch <- prometheus.MustNewConstMetric(c.lsoLag, prometheus.GaugeValue, float64(p.HighWatermark()-p.LastStableOffset()), p.Topic, idx)
 	}
 	for t, n := range segs {
 		ch <- prometheus.MustNewConstMetric(c.segDesc, prometheus.GaugeValue, float64(n), t)

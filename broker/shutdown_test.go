@@ -1,38 +1,18 @@
 package broker
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/strata-broker/strata/internal/logbuf"
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/metadata/controller"
 	"github.com/strata-broker/strata/metadata/memstore"
 )
-
-// syncBuffer is a log sink safe for the controller's and the test's
-// goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestControlledShutdownWaitsForController: the stopping broker writes
 // nothing itself; it flags its registration, the controller (here on
@@ -75,7 +55,7 @@ func TestControlledShutdownWaitsForController(t *testing.T) {
 		}
 	}
 
-	var logged syncBuffer
+	var logged logbuf.Buffer
 	start := time.Now()
 	controlledShutdown(regs[1], brokers.Cache(), 1, slog.New(slog.NewTextHandler(&logged, nil)))
 	if took := time.Since(start); took >= controlledShutdownTimeout {

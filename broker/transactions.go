@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/broker/coordshard"
 	"github.com/strata-broker/strata/broker/handler"
 	"github.com/strata-broker/strata/broker/producerid"
 	"github.com/strata-broker/strata/broker/txn"
@@ -26,6 +27,12 @@ func (s *Server) startTxn(n *node) {
 	})
 	coord = txn.New(txn.ConfigFrom(s.cfg), n.pids, n.markers, s.log)
 	n.txn = coord
+	n.metrics.MustRegister(newCoordinatorCollector(coord.Stats, func() coordshard.LoadStats {
+		if n.groups == nil {
+			return coordshard.LoadStats{}
+		}
+		return n.groups.Loads()
+	}))
 }
 
 // errNotServing answers a request sent in process before the Kafka

@@ -165,6 +165,8 @@ type Broker struct {
 	TransactionalIDExpirationMs                          int64 // transactional.id.expiration.ms (604800000)
 	ProducerIDExpirationMs                               int64 // producer.id.expiration.ms (86400000)
 	TransactionPartitionVerificationEnable               bool  // transaction.partition.verification.enable (true)
+	AddPartitionsToTxnRetryBackoffMs                     int64 // add.partitions.to.txn.retry.backoff.ms (20)
+	AddPartitionsToTxnRetryBackoffMaxMs                  int64 // add.partitions.to.txn.retry.backoff.max.ms (100)
 
 	// Raw holds every effective key's value in canonical text form,
 	// defaults included (keys whose Kafka default is null and that are

@@ -324,6 +324,10 @@ var brokerKeys = []keyDef{
 		f: intRange(1, math.MaxInt32, func(b *Broker) *int64 { return &b.TransactionalIDExpirationMs })},
 	{name: "producer.id.expiration.ms", typ: TypeInt, def: "86400000", doc: "The time in ms that a topic partition leader will wait before expiring producer IDs. Producer IDs will not expire while a transaction associated to them is still ongoing. Note that producer IDs may expire sooner if the last write from the producer ID is deleted due to the topic's retention settings. Setting this value the same or higher than delivery.timeout.ms can help prevent expiration during retries and protect against message duplication, but the default should be reasonable for most use cases.",
 		f: intRange(1, math.MaxInt32, func(b *Broker) *int64 { return &b.ProducerIDExpirationMs })},
+	{name: "add.partitions.to.txn.retry.backoff.ms", typ: TypeInt, def: "20", doc: "The server-side retry backoff when the server attempts to add the partition to the transaction.",
+		f: intRange(1, math.MaxInt32, func(b *Broker) *int64 { return &b.AddPartitionsToTxnRetryBackoffMs })},
+	{name: "add.partitions.to.txn.retry.backoff.max.ms", typ: TypeInt, def: "100", doc: "The maximum allowed timeout for adding partitions to transactions on the server side. It only applies to the actual add partition operations, not the verification. It should not exceed the produce request timeout.",
+		f: intRange(0, math.MaxInt32, func(b *Broker) *int64 { return &b.AddPartitionsToTxnRetryBackoffMaxMs })},
 	{name: "transaction.partition.verification.enable", typ: TypeBoolean, def: "true", doc: "Enable verification that checks that the partition has been added to the transaction before writing transactional records to the partition.",
 		f: boolField(func(b *Broker) *bool { return &b.TransactionPartitionVerificationEnable })},
 }

@@ -22,15 +22,7 @@ import (
 // knownUnwired lists keys ("broker <name>" or "topic <name>") the walk
 // finds unwired while their wiring is being built elsewhere, each with the
 // reason. Keep it short: drop a key as soon as its code reads it.
-var knownUnwired = map[string]string{
-	"broker producer.id.expiration.ms":                 txnPending,
-	"broker transaction.partition.verification.enable": txnPending,
-}
-
-// txnPending is why the transaction keys are not read yet: the
-// transaction coordinator (broker/txn) is being built and is not wired
-// into the broker.
-const txnPending = "transaction coordinator not wired yet"
+var knownUnwired = map[string]string{}
 
 // TestEveryKeyIsWired walks both key tables. Every key stores into a field
 // of Broker or Topic (or of S3Config), and is wired when code outside this

@@ -2,6 +2,8 @@
 # Installs what Strata's tests need from Debian's packages, when missing:
 #   kcat          - librdkafka's command-line client (e2e smoke tests)
 #   python3-kafka - kafka-python for /usr/bin/python3 (e2e smoke tests)
+#   python3-confluent-kafka - confluent-kafka-python (librdkafka) for
+#                   /usr/bin/python3 (e2e transaction tests)
 #   etcd-server   - a real etcd for the multi-broker tests
 # Idempotent and quick when everything is present: it only runs apt-get when
 # a check fails, and then runs `apt-get update` once. Works as root, or via
@@ -21,12 +23,15 @@ fi
 if ! [ -x "$PY" ] || ! "$PY" -c 'import kafka' >/dev/null 2>&1; then
 	missing+=(python3-kafka)
 fi
+if ! [ -x "$PY" ] || ! "$PY" -c 'import confluent_kafka' >/dev/null 2>&1; then
+	missing+=(python3-confluent-kafka)
+fi
 if ! have_pkg etcd-server || ! command -v etcd >/dev/null 2>&1; then
 	missing+=(etcd-server)
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then
-	echo "install-test-deps: kcat, python3-kafka and etcd-server already installed"
+	echo "install-test-deps: kcat, python3-kafka, python3-confluent-kafka and etcd-server already installed"
 else
 	if ! command -v apt-get >/dev/null 2>&1; then
 		echo "install-test-deps: missing ${missing[*]} and apt-get is not available; install them by hand" >&2
@@ -49,9 +54,11 @@ else
 	# another interpreter); fail here rather than in the middle of the tests.
 	command -v kcat >/dev/null || { echo "install-test-deps: kcat still missing" >&2; exit 1; }
 	"$PY" -c 'import kafka' || { echo "install-test-deps: $PY cannot import kafka" >&2; exit 1; }
+	"$PY" -c 'import confluent_kafka' || { echo "install-test-deps: $PY cannot import confluent_kafka" >&2; exit 1; }
 	command -v etcd >/dev/null || { echo "install-test-deps: etcd still missing" >&2; exit 1; }
 fi
 
 echo "install-test-deps: kcat $(dpkg-query -W -f='${Version}' kcat 2>/dev/null || echo '?')," \
 	"kafka-python $("$PY" -c 'import kafka; print(kafka.__version__)')," \
+	"confluent-kafka $("$PY" -c 'import confluent_kafka; print(confluent_kafka.version()[0], "librdkafka", confluent_kafka.libversion()[0])')," \
 	"etcd $(etcd --version 2>/dev/null | awk '/etcd Version/ {print $3}')"

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/tier/local"
 	"github.com/strata-broker/strata/tier/record"
 	"github.com/strata-broker/strata/tier/segment"
@@ -66,6 +67,13 @@ type leaderLog interface {
 	AppendAsLeader(leaderEpoch int32, batches []record.Batch, now int64) (local.AppendResult, error)
 }
 
+// isrLog is a partition whose appends need min.insync.replicas in its
+// ISR, as acks=all produces do.
+type isrLog interface {
+	ISR() []int32
+	Config() *config.Topic
+}
+
 // replicaLog is what a replicated partition offers beyond Log: reads up
 // to its log end.
 type replicaLog interface {
@@ -77,6 +85,7 @@ var (
 	_ Log        = (*partition.Partition)(nil)
 	_ replicated = (*partition.Partition)(nil)
 	_ leaderLog  = (*partition.Partition)(nil)
+	_ isrLog     = (*partition.Partition)(nil)
 	_ replicaLog = (*partition.Partition)(nil)
 )
 
@@ -99,7 +108,10 @@ type Partition struct {
 
 // Append writes recs as one batch and returns once the batch is
 // committed, as Kafka's coordinators append with acks=all: the high
-// watermark passed it (at once on a single broker). The append carries
+// watermark passed it (at once on a single broker), with the topic's
+// min.insync.replicas in the ISR before and after (ErrNotCommitted
+// otherwise, which Kafka's coordinators answer as
+// COORDINATOR_NOT_AVAILABLE). The append carries
 // the partition's Epoch, so a coordinator whose partition changed leader
 // or epoch since it was elected writes nothing (ErrNotLeader); a batch
 // not written or not committed within Timeout is ErrNotCommitted.
@@ -118,6 +130,9 @@ func (p *Partition) append(recs []record.Record, now time.Time, opts record.Buil
 		return fmt.Errorf("build %s-%d batch: %w", p.Topic, p.Index, err)
 	}
 	*buf = b // the log copies the batch, so the buffer is reused
+	if err := p.checkISR("before"); err != nil {
+		return err
+	}
 	var res local.AppendResult
 	if ll, ok := p.Log.(leaderLog); ok {
 		res, err = ll.AppendAsLeader(p.Epoch, []record.Batch{b}, ms)
@@ -130,7 +145,25 @@ func (p *Partition) append(recs []record.Record, now time.Time, opts record.Buil
 	case err != nil:
 		return fmt.Errorf("append to %s-%d: %w: %w", p.Topic, p.Index, ErrNotCommitted, err)
 	}
-	return p.awaitCommitted(res.LastOffset + 1)
+	if err := p.awaitCommitted(res.LastOffset + 1); err != nil {
+		return err
+	}
+	return p.checkISR("after")
+}
+
+// checkISR fails with ErrNotCommitted when the partition's ISR is smaller
+// than its min.insync.replicas (Kafka's NOT_ENOUGH_REPLICAS, or
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND when "after" the append).
+func (p *Partition) checkISR(when string) error {
+	il, ok := p.Log.(isrLog)
+	if !ok {
+		return nil
+	}
+	isr, need := len(il.ISR()), il.Config().MinInsyncReplicas
+	if int32(isr) >= need {
+		return nil
+	}
+	return fmt.Errorf("append to %s-%d: %d in-sync replicas %s the append, min.insync.replicas %d: %w", p.Topic, p.Index, isr, when, need, ErrNotCommitted)
 }
 
 // maxPooledBuf bounds the batch buffers the pool keeps.

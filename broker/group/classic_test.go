@@ -413,13 +413,13 @@ func TestNotCoordinatorAndLoading(t *testing.T) {
 		e.c.SetPartitionCount(0)
 		wantErr(t, "no topic", e.c.Heartbeat(HeartbeatRequest{Group: "g"}), ErrNotCoordinator)
 		e.c.SetPartitionCount(1)
-		e.c.mu.Lock()
-		e.c.shards[0].loaded = false
-		e.c.mu.Unlock()
+		e.log.SetFail(true) // a reload at a new epoch cannot read the log
+		e.c.Elect(0, 1, e.log)
 		wantErr(t, "loading", e.c.Heartbeat(HeartbeatRequest{Group: "g"}), ErrLoadInProgress)
 		if _, err := e.c.List(nil, nil); !errors.Is(err, ErrLoadInProgress) {
 			t.Fatalf("list while loading: %v", err)
 		}
+		e.log.SetFail(false)
 	})
 }
 

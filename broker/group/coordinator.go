@@ -3,11 +3,11 @@ package group
 import (
 	"errors"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/strata-broker/strata/broker/coordlog"
+	"github.com/strata-broker/strata/broker/coordshard"
 	"github.com/strata-broker/strata/config"
 )
 
@@ -58,29 +58,22 @@ func ConfigFrom(b *config.Broker) Config {
 type Log = coordlog.Log
 
 // Coordinator is the group coordinator of one broker: it owns the groups
-// of the __consumer_offsets partitions this broker leads.
+// of the __consumer_offsets partitions this broker leads. Its shard table
+// (Elect, Resign, Led, Loaded, Close, SetPartitionCount) is coordshard's.
 type Coordinator struct {
+	*coordshard.Table[*shard]
+
 	cfg Config
 	log *slog.Logger
 
 	topics atomic.Pointer[func() []TopicInfo] // topic metadata for KIP-848 assignors
-
-	mu            sync.RWMutex
-	closed        bool
-	numPartitions int32 // partitions of __consumer_offsets; 0 while it does not exist
-	shards        map[int32]*shard
 }
 
 // shard is one led __consumer_offsets partition and its groups.
 type shard struct {
-	index int32
-	epoch int32
-	log   Log
-	stop  chan struct{}      // closed when the shard is resigned
-	part  coordlog.Partition // appends, at epoch, until stop
+	coordshard.Shard
 
-	// Guarded by Coordinator.mu.
-	loaded bool
+	// Guarded by the table's lock.
 	groups map[string]group
 	// txnGroups are the groups with pending offsets of each producer id
 	// (Kafka's openGroupsForProducer).
@@ -93,15 +86,15 @@ func New(cfg Config, log *slog.Logger) *Coordinator {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Coordinator{cfg: cfg, log: log, shards: map[int32]*shard{}}
-}
-
-// SetPartitionCount records how many partitions __consumer_offsets has
-// (0: it does not exist), which decides every group's partition.
-func (c *Coordinator) SetPartitionCount(n int32) {
-	c.mu.Lock()
-	c.numPartitions = n
-	c.mu.Unlock()
+	c := &Coordinator{cfg: cfg, log: log}
+	c.Table = coordshard.New(coordshard.Config[*shard]{
+		Topic: TopicName, Name: "group", Timeout: cfg.CommitTimeout, Log: log,
+		Errors: coordshard.Errors{NotAvailable: ErrCoordinatorNotAvailable, NotCoordinator: ErrNotCoordinator, LoadInProgress: ErrLoadInProgress},
+		New:    func() *shard { return &shard{groups: map[string]group{}} },
+		Load:   c.load,
+		Unload: c.unload,
+	})
+	return c
 }
 
 // SetTopics gives the coordinator the topic metadata the server-side
@@ -119,85 +112,13 @@ func (c *Coordinator) topicsByName() map[string]TopicInfo {
 	return out
 }
 
-// Elect makes this broker the coordinator of partition index at leader
-// epoch epoch: the partition is loaded in the background, and its groups
-// answer ErrLoadInProgress until that is done. Electing the same epoch and
-// log again does nothing; a new epoch or log reloads.
-func (c *Coordinator) Elect(index, epoch int32, l Log) {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return
-	}
-	old := c.shards[index]
-	if old != nil && old.epoch == epoch && old.log == l {
-		c.mu.Unlock()
-		return
-	}
-	sh := &shard{index: index, epoch: epoch, log: l, stop: make(chan struct{}), groups: map[string]group{}}
-	sh.part = coordlog.Partition{Topic: TopicName, Index: index, Epoch: epoch, Log: l, Timeout: c.cfg.CommitTimeout, Stop: sh.stop}
-	c.shards[index] = sh
-	c.mu.Unlock()
-	if old != nil {
-		c.unload(old)
-	}
-	c.log.Debug("loading group coordinator partition", "partition", index, "epoch", epoch)
-	go c.load(sh)
-}
-
-// Resign gives up partition index: its groups are dropped from memory and
-// their waiting requests answered with ErrNotCoordinator.
-func (c *Coordinator) Resign(index int32) {
-	c.mu.Lock()
-	sh := c.shards[index]
-	delete(c.shards, index)
-	c.mu.Unlock()
-	if sh != nil {
-		c.log.Info("resigned group coordinator partition", "partition", index)
-		c.unload(sh)
-	}
-}
-
-// Led returns the partitions this broker coordinates and their epochs.
-func (c *Coordinator) Led() map[int32]int32 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make(map[int32]int32, len(c.shards))
-	for i, sh := range c.shards {
-		out[i] = sh.epoch
-	}
-	return out
-}
-
-// Loaded reports whether partition index is led here and fully loaded.
-func (c *Coordinator) Loaded(index int32) bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	sh := c.shards[index]
-	return sh != nil && sh.loaded
-}
-
-// Close resigns every partition and refuses further requests with
-// ErrCoordinatorNotAvailable. Call it before the partitions' logs close.
-func (c *Coordinator) Close() error {
-	c.mu.Lock()
-	c.closed = true
-	shards := c.shards
-	c.shards = map[int32]*shard{}
-	c.mu.Unlock()
-	for _, sh := range shards {
-		c.unload(sh)
-	}
-	return nil
-}
-
-// unload stops a detached shard's groups.
+// unload stops a resigned shard's groups.
 func (c *Coordinator) unload(sh *shard) {
-	close(sh.stop)
-	c.mu.Lock()
-	groups := sh.groups
-	sh.groups = map[string]group{}
-	c.mu.Unlock()
+	var groups map[string]group
+	c.Update(func(coordshard.Locked[*shard]) {
+		groups = sh.groups
+		sh.groups = map[string]group{}
+	})
 	for _, g := range groups {
 		gc := g.core()
 		gc.mu.Lock()
@@ -209,42 +130,32 @@ func (c *Coordinator) unload(sh *shard) {
 // lookup finds the named group, creating an empty one of the kind create
 // says when it is missing. It returns (nil, nil) for a missing group that
 // is not to be created.
-func (c *Coordinator) lookup(name string, create createKind) (group, error) {
-	c.mu.RLock()
-	g, _, err := c.find(name)
-	c.mu.RUnlock()
+func (c *Coordinator) lookup(name string, create createKind) (g group, err error) {
+	c.View(func(l coordshard.Locked[*shard]) { g, _, err = find(l, name) })
 	if err != nil || g != nil || create == createNone {
 		return g, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	g, sh, err := c.find(name)
-	if err != nil || g != nil {
-		return g, err
-	}
-	if create == createConsumer {
-		g = newConsumerGroup(c, sh, name)
-	} else {
-		g = newClassicGroup(c, sh, name)
-	}
-	sh.groups[name] = g
-	return g, nil
+	c.Update(func(l coordshard.Locked[*shard]) {
+		var sh *shard
+		if g, sh, err = find(l, name); err != nil || g != nil {
+			return
+		}
+		if create == createConsumer {
+			g = newConsumerGroup(c, sh, name)
+		} else {
+			g = newClassicGroup(c, sh, name)
+		}
+		sh.groups[name] = g
+	})
+	return g, err
 }
 
-// find locates the group's shard and the group in it. c.mu must be held.
-func (c *Coordinator) find(name string) (group, *shard, error) {
-	if c.closed {
-		return nil, nil, ErrCoordinatorNotAvailable
-	}
-	if c.numPartitions <= 0 {
-		return nil, nil, ErrNotCoordinator
-	}
-	sh := c.shards[PartitionFor(name, c.numPartitions)]
-	switch {
-	case sh == nil:
-		return nil, nil, ErrNotCoordinator
-	case !sh.loaded:
-		return nil, nil, ErrLoadInProgress
+// find locates the group's shard and the group in it. The table's lock
+// is held.
+func find(l coordshard.Locked[*shard], name string) (group, *shard, error) {
+	sh, err := l.Find(func(n int32) int32 { return PartitionFor(name, n) })
+	if err != nil {
+		return nil, nil, err
 	}
 	return sh.groups[name], sh, nil
 }
@@ -279,31 +190,18 @@ func (c *Coordinator) withGroup(name string, create createKind, fn func(group) e
 }
 
 // forget removes a group that has turned Dead from its shard. The group's
-// lock is held by the caller (lock order: group → Coordinator.mu).
+// lock is held by the caller (lock order: group → table).
 func (c *Coordinator) forget(g group) {
 	gc := g.core()
-	c.mu.Lock()
-	if gc.sh.groups[gc.name] == g {
-		delete(gc.sh.groups, gc.name)
-	}
-	c.mu.Unlock()
+	c.Update(func(coordshard.Locked[*shard]) {
+		if gc.sh.groups[gc.name] == g {
+			delete(gc.sh.groups, gc.name)
+		}
+	})
 }
 
 // allGroups returns every group of the loaded shards, and whether some
 // led shard is still loading.
 func (c *Coordinator) allGroups() ([]group, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	var out []group
-	loading := false
-	for _, sh := range c.shards {
-		if !sh.loaded {
-			loading = true
-			continue
-		}
-		for _, g := range sh.groups {
-			out = append(out, g)
-		}
-	}
-	return out, loading
+	return coordshard.Collect(c.Table, func(sh *shard) map[string]group { return sh.groups })
 }

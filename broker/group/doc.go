@@ -136,21 +136,24 @@
 //
 // # Concurrency
 //
-// Coordinator.mu (RWMutex) guards the shard map, each shard's loaded flag
-// and group map, the partition count, and each shard's producers with
-// pending transactional offsets (txnGroups). Each group has its own mutex
-// (groupCore.mu) guarding all of its state, its offsets (pending ones
-// included); requests of different groups never contend. Lock order: group →
-// Coordinator.mu (a group removing itself from its shard, or putting its
-// replacement of the other kind there); lookups take Coordinator.mu alone
-// and release it before locking a group. A group dropped from its shard
+// The shard table is broker/coordshard's, shared with broker/txn: its
+// lock (one RWMutex) guards the led partitions, their loaded flags and
+// the partition count, and also each shard's group map and its producers
+// with pending transactional offsets (txnGroups), which this package
+// reads only inside the table's View and changes inside Update or
+// Publish. Each group has its own mutex (groupCore.mu) guarding all of
+// its state, its offsets (pending ones included); requests of different
+// groups never contend. Lock order: group → table (a group removing
+// itself from its shard, or putting its replacement of the other kind
+// there); lookups take the table's lock alone and release it before
+// locking a group. A group dropped from its shard
 // (deleted, resigned or replaced) is marked removed under its lock, and
 // a request that then gets the lock looks the group up again. Appends to
 // __consumer_offsets happen with the group's lock held, so a group's
 // records are in the log in the order its state changed (lock order
 // continues group → the log's locks); the wait for the high watermark
 // happens under the group's lock too and ends at the latest when the
-// shard is resigned (shard.stop), so Resign never waits on it.
+// shard is resigned (its Stop channel), so Resign never waits on it.
 //
 // Timers (session expiry, join-phase and sync deadlines, MEMBER_ID_REQUIRED
 // ids, KIP-848 sessions and revocation deadlines) are time.AfterFunc

@@ -3,6 +3,7 @@ package group
 import (
 	"errors"
 	"fmt"
+	"github.com/strata-broker/strata/broker/coordshard"
 	"sync"
 	"time"
 
@@ -173,14 +174,14 @@ func (c *Coordinator) consumerForHeartbeat(g group, join bool) (*consumerGroup, 
 
 // replace puts ng in old's place in its shard and drops old, so that
 // requests waiting for old's lock look the group up again and find ng.
-// old's lock is held (lock order group → Coordinator.mu); ng is not shared
+// old's lock is held (lock order group → table); ng is not shared
 // yet. A shard being resigned keeps neither.
 func (c *Coordinator) replace(old, ng group) {
 	oc := old.core()
-	c.mu.Lock()
-	if oc.sh.groups[oc.name] == old {
-		oc.sh.groups[oc.name] = ng
-	}
-	c.mu.Unlock()
+	c.Update(func(coordshard.Locked[*shard]) {
+		if oc.sh.groups[oc.name] == old {
+			oc.sh.groups[oc.name] = ng
+		}
+	})
 	old.drop(ErrCoordinatorNotAvailable)
 }

@@ -14,10 +14,6 @@ import (
 	"github.com/strata-broker/strata/tier/record"
 )
 
-// loadRetry is the wait before loading a partition again after a failed
-// read.
-const loadRetry = time.Second
-
 // loaded is the state a partition's log replays to: the last offset record
 // per group and partition, the last metadata record per group (nil: a
 // tombstone).
@@ -31,23 +27,15 @@ type loaded struct {
 	records int
 }
 
-// load replays a newly led partition and then publishes its groups,
-// retrying after read failures until the shard is resigned.
-func (c *Coordinator) load(sh *shard) {
-	start := time.Now()
-	for {
-		st, err := readLog(sh.log)
-		if err == nil {
-			c.publish(sh, st, time.Since(start))
-			return
-		}
-		c.log.Error("load group coordinator partition", "partition", sh.index, "err", err)
-		select {
-		case <-sh.stop:
-			return
-		case <-time.After(loadRetry):
-		}
+// load replays a newly led partition and then publishes its groups
+// (coordshard retries it after a failed read).
+func (c *Coordinator) load(sh *shard, start time.Time) error {
+	st, err := readLog(sh.Log)
+	if err != nil {
+		return err
 	}
+	c.publish(sh, st, start)
+	return nil
 }
 
 // readLog replays the log from its start to its end (coordlog.Replay).
@@ -214,7 +202,7 @@ func (st *loaded) completeTxn(pid int64, commit bool) {
 
 // publish installs a loaded partition's groups, unless the shard was
 // resigned meanwhile, and starts the restored members' sessions.
-func (c *Coordinator) publish(sh *shard, st *loaded, took time.Duration) {
+func (c *Coordinator) publish(sh *shard, st *loaded, start time.Time) {
 	groups := map[string]group{}
 	for name, v := range st.groups {
 		if v == nil {
@@ -274,15 +262,12 @@ func (c *Coordinator) publish(sh *shard, st *loaded, took time.Duration) {
 	for _, g := range groups {
 		list = append(list, g)
 	}
-	c.mu.Lock()
-	if c.closed || c.shards[sh.index] != sh {
-		c.mu.Unlock()
+	if !c.Publish(sh, start, func() {
+		sh.groups = groups // shared from here on: read only under the table's lock
+		sh.txnGroups = txnGroups
+	}) {
 		return
 	}
-	sh.groups = groups // shared from here on: read only under c.mu
-	sh.txnGroups = txnGroups
-	sh.loaded = true
-	c.mu.Unlock()
 	for _, g := range list {
 		gc := g.core()
 		gc.mu.Lock()
@@ -295,6 +280,6 @@ func (c *Coordinator) publish(sh *shard, st *loaded, took time.Duration) {
 	if st.records > 0 {
 		lvl = slog.LevelInfo
 	}
-	c.log.Log(context.Background(), lvl, "loaded group coordinator partition", "partition", sh.index, "epoch", sh.epoch,
-		"records", st.records, "groups", len(list), "offsets", nOffsets, "took", took)
+	c.log.Log(context.Background(), lvl, "loaded group coordinator partition", "partition", sh.Index, "epoch", sh.Epoch,
+		"records", st.records, "groups", len(list), "offsets", nOffsets, "took", time.Since(start))
 }

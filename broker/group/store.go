@@ -28,7 +28,7 @@ const (
 // batch not committed within the commit timeout ErrCoordinatorNotAvailable
 // (Kafka maps NOT_LEADER_OR_FOLLOWER and REQUEST_TIMED_OUT the same way).
 func (sh *shard) append(recs []record.Record, now time.Time) error {
-	err := sh.part.Append(recs, now)
+	err := sh.Part.Append(recs, now)
 	switch {
 	case err == nil:
 		return nil

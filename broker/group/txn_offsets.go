@@ -3,6 +3,7 @@ package group
 import (
 	"errors"
 	"fmt"
+	"github.com/strata-broker/strata/broker/coordshard"
 	"time"
 
 	"github.com/strata-broker/strata/broker/coordlog"
@@ -92,15 +93,15 @@ func (gc *groupCore) txnCommit(req TxnCommitRequest, errs []error) error {
 			pending[req.Offsets[i].TopicPartition] = &pendingOffset{Offset: req.Offsets[i].Offset}
 		}
 	}
-	gc.c.mu.Lock() // lock order: group → Coordinator.mu
-	if gc.sh.txnGroups == nil {
-		gc.sh.txnGroups = map[int64]map[string]bool{}
-	}
-	if gc.sh.txnGroups[req.ProducerID] == nil {
-		gc.sh.txnGroups[req.ProducerID] = map[string]bool{}
-	}
-	gc.sh.txnGroups[req.ProducerID][gc.name] = true
-	gc.c.mu.Unlock()
+	gc.c.Update(func(coordshard.Locked[*shard]) { // lock order: group → table
+		if gc.sh.txnGroups == nil {
+			gc.sh.txnGroups = map[int64]map[string]bool{}
+		}
+		if gc.sh.txnGroups[req.ProducerID] == nil {
+			gc.sh.txnGroups[req.ProducerID] = map[string]bool{}
+		}
+		gc.sh.txnGroups[req.ProducerID][gc.name] = true
+	})
 	return nil
 }
 
@@ -108,7 +109,7 @@ func (gc *groupCore) txnCommit(req TxnCommitRequest, errs []error) error {
 // older producer epoch than the log's keeps the log's error
 // (INVALID_PRODUCER_EPOCH).
 func (sh *shard) appendTxn(recs []record.Record, now time.Time, pid int64, epoch int16) error {
-	err := sh.part.AppendTxn(recs, now, pid, epoch)
+	err := sh.Part.AppendTxn(recs, now, pid, epoch)
 	switch {
 	case err == nil:
 		return nil
@@ -126,15 +127,15 @@ func (sh *shard) appendTxn(recs []record.Record, now time.Time, pid int64, epoch
 // committed offsets, unless superseded, or are dropped (Kafka's
 // onTransactionCompleted). A partition not led here has none.
 func (c *Coordinator) CompleteTxn(index int32, producerID int64, commit bool) {
-	c.mu.Lock()
 	var names []string
-	if sh := c.shards[index]; sh != nil {
-		for name := range sh.txnGroups[producerID] {
-			names = append(names, name)
+	c.Update(func(l coordshard.Locked[*shard]) {
+		if sh, ok := l.Shard(index); ok {
+			for name := range sh.txnGroups[producerID] {
+				names = append(names, name)
+			}
+			delete(sh.txnGroups, producerID)
 		}
-		delete(sh.txnGroups, producerID)
-	}
-	c.mu.Unlock()
+	})
 	for _, name := range names {
 		// A group replaced by one of the other kind meanwhile handed its
 		// pending offsets over: withGroup finds the new one.

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/broker/partition"
+	"github.com/strata-broker/strata/broker/txn"
+	"github.com/strata-broker/strata/tier/local"
 	"github.com/strata-broker/strata/tier/record"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -36,13 +38,23 @@ import (
 // * A control batch (a transaction marker) from a client is
 //   INVALID_RECORD: only the broker writes them. A transactional batch in
 //   a request without a transactional id is
-//   TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers. Otherwise it
-//   is appended as Kafka 3.x does without
-//   transaction.partition.verification.enable: from any producer, the
-//   log checking only its epoch and sequence; the transaction
-//   coordinator, which writes the markers, is what guards transactions.
-//   Verifying with the coordinator that the partition is in the
-//   producer's ongoing transaction (KIP-890 part 1) is not done.
+//   TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers. Otherwise,
+//   as Kafka 4.x's ReplicaManager (KIP-890), the leader asks the
+//   producer's transaction coordinator first (appendTxn, coordinateTxn),
+//   unless a batch of the producer's epoch was already appended under
+//   its VerificationGuard: from v12 (transaction version 2) it adds the
+//   partition to the transaction; before, with
+//   transaction.partition.verification.enable (default true), it verifies
+//   the partition is in it. A partition not in it is INVALID_TXN_STATE
+//   ("Partition was not added to the transaction"; TRANSACTION_ABORTABLE
+//   for v11), an unknown transactional id or producer
+//   INVALID_PRODUCER_ID_MAPPING, a fenced producer INVALID_PRODUCER_EPOCH,
+//   and the coordinator's retriable errors (CONCURRENT_TRANSACTIONS,
+//   NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
+//   COORDINATOR_NOT_AVAILABLE, unreachable) NOT_ENOUGH_REPLICAS: nothing
+//   is appended, so no hanging transaction forms. A marker written while
+//   the coordinator was asked voids the guard: INVALID_TXN_STATE.
+//   Without verification (v<12) the batch is appended as Kafka 3.x did.
 // * acks=0 sends no response, but when a partition failed the connection
 //   is closed instead, as Kafka does, so the producer notices and
 //   refreshes its metadata; acks other than -1, 0, 1 is
@@ -68,15 +80,18 @@ import (
 // Version notes:
 // * v3: transactional id
 // * v5: LogStartOffset; v8: per-record errors and error message
-// * v9+: flexible; v13: topics by id (KIP-516)
+// * v9+: flexible; v11: TRANSACTION_ABORTABLE; v12: transaction version
+//   2, the partition is added implicitly; v13: topics by id (KIP-516)
 
-func handleProduce(_ context.Context, env *Env, req *Request) (Result, error) {
+func handleProduce(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.ProduceRequest)
 	resp := r.ResponseKind().(*kmsg.ProduceResponse)
 	byID := r.Version >= 13
 	badAcks := r.Acks != 0 && r.Acks != 1 && r.Acks != -1
 	now := time.Now().UnixMilli()
+	op, verify := produceTxnOp(r.Version), env.cfg().TransactionPartitionVerificationEnable
 	var waits []ackWait
+	var txns []txnAppend
 	for _, rt := range r.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
@@ -124,33 +139,28 @@ func handleProduce(_ context.Context, env *Env, req *Request) (Result, error) {
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
+			if err == nil && batches[0].IsTransactional() && (op == opAddPartition || verify) {
+				// Appended once the coordinator has answered, below.
+				txns = append(txns, txnAppend{p: p, leaderEpoch: epoch, batch: batches[0], topic: t.Name, bytes: len(rp.Records),
+					tp: txn.TopicPartition{Topic: t.Name, Partition: rp.Partition}, ti: len(resp.Topics), pi: len(st.Partitions)})
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
+			var res local.AppendResult
 			if err == nil {
 				// Appended only if this broker still leads at the epoch
 				// checked above (NOT_LEADER_OR_FOLLOWER otherwise).
-				res, aerr := p.AppendAsLeader(epoch, batches, now)
-				err = aerr
-				if aerr == nil {
-					sp.BaseOffset, sp.LogStartOffset = res.FirstOffset, res.LogStartOffset
-					if cfg.LogAppendTime {
-						sp.LogAppendTime = res.LogAppendTime
-					}
-					env.Metrics.bytesIn(t.Name, len(rp.Records))
-					if r.Acks == -1 && p.HighWatermark() <= res.LastOffset {
-						waits = append(waits, ackWait{p: p, until: res.LastOffset + 1, topic: len(resp.Topics), part: len(st.Partitions)})
-					}
-				}
+				res, err = p.AppendAsLeader(epoch, batches, now)
 			}
-			if err != nil {
-				sp.ErrorCode = errorCode(err)
-				if sp.ErrorCode != kerr.OutOfOrderSequenceNumber.Code && sp.ErrorCode != kerr.InvalidProducerEpoch.Code {
-					env.Log.Debug("produce rejected", "topic", t.Name, "partition", rp.Partition, "err", err)
-				}
-				sp.ErrorMessage = errorMessage(err)
-				sp.LogStartOffset = p.LogStartOffset()
+			if env.produced(&sp, p, t.Name, len(rp.Records), res, err, r.Acks) {
+				waits = append(waits, ackWait{p: p, until: res.LastOffset + 1, topic: len(resp.Topics), part: len(st.Partitions)})
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
+	}
+	if len(txns) > 0 {
+		waits = append(waits, env.appendTxn(ctx, resp, *r.TransactionID, txns, op, r.Acks, now)...)
 	}
 	if r.Acks == 0 {
 		if code := firstProduceError(resp); code != 0 {
@@ -166,6 +176,27 @@ func handleProduce(_ context.Context, env *Env, req *Request) (Result, error) {
 		}}, nil
 	}
 	return Result{Resp: resp}, nil
+}
+
+// produced fills sp with the outcome of an append to p of a partition's
+// records (n bytes of topic), and reports whether an acks=all produce
+// must wait for it to replicate.
+func (env *Env) produced(sp *kmsg.ProduceResponseTopicPartition, p *partition.Partition, topic string, n int, res local.AppendResult, err error, acks int16) (wait bool) {
+	if err != nil {
+		sp.ErrorCode = errorCode(err)
+		if sp.ErrorCode != kerr.OutOfOrderSequenceNumber.Code && sp.ErrorCode != kerr.InvalidProducerEpoch.Code {
+			env.Log.Debug("produce rejected", "topic", topic, "partition", p.Index, "err", err)
+		}
+		sp.ErrorMessage = errorMessage(err)
+		sp.LogStartOffset = p.LogStartOffset()
+		return false
+	}
+	sp.BaseOffset, sp.LogStartOffset = res.FirstOffset, res.LogStartOffset
+	if p.Config().LogAppendTime {
+		sp.LogAppendTime = res.LogAppendTime
+	}
+	env.Metrics.bytesIn(topic, n)
+	return acks == -1 && p.HighWatermark() <= res.LastOffset
 }
 
 // adminClientID is the client id of Kafka's admin tools, which may write

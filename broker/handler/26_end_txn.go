@@ -9,7 +9,7 @@ import (
 	"github.com/strata-broker/strata/broker/txn"
 )
 
-// EndTxn: v0-4
+// EndTxn: v0-5
 //
 // Behavior:
 // * Commits or aborts the producer's transaction (txn.Coordinator.EndTxn):
@@ -18,7 +18,8 @@ import (
 //   partitions in the background, after which the transaction completes.
 //   Until it does, the id's next request is CONCURRENT_TRANSACTIONS
 //   (retriable), as in Kafka.
-// * A repeated end of the transaction just completed succeeds; an end
+// * Before v5 (transaction version 0-1) the epoch stays: a repeated end
+//   of the transaction just completed succeeds; an end
 //   with nothing open, or the other end of one ending, is
 //   INVALID_TXN_STATE; an older epoch PRODUCER_FENCED; another producer
 //   id INVALID_PRODUCER_ID_MAPPING; NOT_COORDINATOR and
@@ -29,7 +30,13 @@ import (
 // Version notes:
 // * v3: flexible; v4: no change here (TRANSACTION_ABORTABLE is never
 //   answered)
-// * v5 (KIP-890 part 2: every end bumps the epoch) is not advertised.
+// * v5 (KIP-890 part 2, transaction version 2): every end, commit or
+//   abort, bumps the producer epoch (or moves to a new producer id once
+//   it is exhausted) and answers the producer to go on with; a retried
+//   end is recognised by the epoch it bumped and answers that producer
+//   again. An abort with nothing open succeeds (and bumps), a commit
+//   with nothing open is INVALID_TXN_STATE. On an error the producer is
+//   -1/-1.
 
 func handleEndTxn(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.EndTxnRequest)
@@ -39,7 +46,13 @@ func handleEndTxn(ctx context.Context, env *Env, req *Request) (Result, error) {
 		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		return Result{Resp: resp}, nil
 	}
-	_, err := env.Txn.EndTxn(ctx, r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Commit, txn.TV0)
-	resp.ErrorCode = txn.ErrorCode(err)
+	v := txn.TV0
+	if r.Version >= 5 {
+		v = txn.TV2
+	}
+	out, err := env.Txn.EndTxn(ctx, r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Commit, v)
+	if resp.ErrorCode = txn.ErrorCode(err); err == nil && v == txn.TV2 {
+		resp.ProducerID, resp.ProducerEpoch = out.ProducerID, out.ProducerEpoch
+	}
 	return Result{Resp: resp}, nil
 }

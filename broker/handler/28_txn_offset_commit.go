@@ -8,9 +8,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/broker/group"
+	"github.com/strata-broker/strata/broker/txn"
 )
 
-// TxnOffsetCommit: v0-3
+// TxnOffsetCommit: v0-5
 //
 // Behavior:
 // * Offsets committed inside a transaction (Kafka's
@@ -30,14 +31,27 @@ import (
 //   INVALID_PRODUCER_EPOCH; partitions the metadata does not know are
 //   UNKNOWN_TOPIC_OR_PARTITION; metadata longer than
 //   offset.metadata.max.bytes is OFFSET_METADATA_TOO_LARGE.
-// * Kafka also checks with the transaction coordinator that the
-//   partition of the group was added to the transaction
-//   (AddOffsetsToTxn); Strata does not check it.
+// * The group's partition of __consumer_offsets must be in the
+//   producer's transaction: from v5 (transaction version 2, KIP-890 part
+//   2; the client sends no AddOffsetsToTxn) it is added here first, as
+//   Kafka's group coordinator does; before v5, with
+//   transaction.partition.verification.enable (default true), it is
+//   verified (KIP-890 part 1; AddOffsetsToTxn added it). Both ask the
+//   transaction coordinator (coordinateTxn). If it refuses, every
+//   partition answers its code and nothing is written: INVALID_TXN_STATE
+//   for a partition not added (TRANSACTION_ABORTABLE from v4),
+//   INVALID_PRODUCER_ID_MAPPING for an unknown transactional id,
+//   INVALID_PRODUCER_EPOCH for a fenced producer, and the coordinator's
+//   retriable errors (CONCURRENT_TRANSACTIONS, NOT_COORDINATOR, …) as
+//   they are. Unlike produce's, the check and the group's write are not
+//   one critical section with the markers.
 //
 // Version notes:
 // * v2: leader epoch; v3: flexible, generation, member and instance id
+// * v4: TRANSACTION_ABORTABLE
+// * v5: the partition is added implicitly (above)
 
-func handleTxnOffsetCommit(_ context.Context, env *Env, req *Request) (Result, error) {
+func handleTxnOffsetCommit(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.TxnOffsetCommitRequest)
 	resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	now := time.Now().UnixMilli()
@@ -72,6 +86,25 @@ func handleTxnOffsetCommit(_ context.Context, env *Env, req *Request) (Result, e
 	if len(tr.Offsets) == 0 {
 		return Result{Resp: resp}, nil
 	}
+	op, check := opAddPartition, true
+	switch {
+	case r.Version == 4:
+		op, check = opGenericError, env.cfg().TransactionPartitionVerificationEnable
+	case r.Version < 4:
+		op, check = opDefaultError, env.cfg().TransactionPartitionVerificationEnable
+	}
+	if check {
+		if code := env.coordinateOffsetsPartition(ctx, r, op); code != 0 {
+			for ti := range resp.Topics {
+				for pi := range resp.Topics[ti].Partitions {
+					if sp := &resp.Topics[ti].Partitions[pi]; sp.ErrorCode == 0 {
+						sp.ErrorCode = code
+					}
+				}
+			}
+			return Result{Resp: resp}, nil
+		}
+	}
 	// The offsets went in response order, skipping the partitions already
 	// answered with an error.
 	errs := env.Groups.TxnCommitOffsets(tr)
@@ -84,4 +117,17 @@ func handleTxnOffsetCommit(_ context.Context, env *Env, req *Request) (Result, e
 		}
 	}
 	return Result{Resp: resp}, nil
+}
+
+// coordinateOffsetsPartition adds the group's partition of
+// __consumer_offsets to the transaction of a TxnOffsetCommit, or verifies
+// it is in it (op), and returns the coordinator's code. Without the topic
+// the group coordinator answers (NOT_COORDINATOR).
+func (e *Env) coordinateOffsetsPartition(ctx context.Context, r *kmsg.TxnOffsetCommitRequest, op txnOp) int16 {
+	t, ok := e.Cache.Topic(group.TopicName)
+	if !ok || len(t.Partitions) == 0 {
+		return 0
+	}
+	tp := txn.TopicPartition{Topic: group.TopicName, Partition: group.PartitionFor(r.Group, int32(len(t.Partitions)))}
+	return e.coordinateTxn(ctx, r.TransactionalID, r.ProducerID, r.ProducerEpoch, []txn.TopicPartition{tp}, op)[tp]
 }

@@ -49,6 +49,27 @@ func apiVersionsRows() []apiVersionsRow {
 			req:      func(*testing.T, *scene) kmsg.Request { return apiVersionsReq() },
 			want:     wantApiVersions(0),
 		},
+		{
+			// Kafka 4.x with transaction.version 2 finalized: clients turn
+			// on KIP-890 part 2.
+			name: "transaction version 2 finalized", versions: all,
+			req: func(*testing.T, *scene) kmsg.Request { return apiVersionsReq() },
+			want: func(t *testing.T, s *scene, resp *kmsg.ApiVersionsResponse) {
+				if s.version < 3 {
+					return // the fields are not on the wire
+				}
+				sf, ff := resp.SupportedFeatures, resp.FinalizedFeatures
+				if len(sf) != 1 || sf[0].Name != "transaction.version" || sf[0].MinVersion != 0 || sf[0].MaxVersion != 2 {
+					t.Errorf("supported features %+v, want transaction.version 0-2", sf)
+				}
+				if len(ff) != 1 || ff[0].Name != "transaction.version" || ff[0].MinVersionLevel != 2 || ff[0].MaxVersionLevel != 2 {
+					t.Errorf("finalized features %+v, want transaction.version 2", ff)
+				}
+				if resp.FinalizedFeaturesEpoch != 1 {
+					t.Errorf("finalized features epoch %d, want 1", resp.FinalizedFeaturesEpoch)
+				}
+			},
+		},
 		{name: "Java client's software", versions: all, req: software("apache-kafka-java", "3.9.0"), want: wantApiVersions(0)},
 		{name: "franz-go's software", versions: all, req: software("kgo", "v1.22.3"), want: wantApiVersions(0)},
 		{

@@ -19,12 +19,26 @@
 // tests. No handler writes partition state: ElectLeaders runs on the
 // controller (Env.Elector) and other brokers forward it there (Env.Peers).
 //
+// Transactions (KIP-890): ApiVersions finalizes transaction.version 2, so
+// clients end transactions with EndTxn v5 (every end bumps the epoch) and
+// leave adding partitions to the brokers: a partition leader asks the
+// transaction coordinator (txn_verify.go, in-process or over the batched
+// AddPartitionsToTxn v5 through Env.Peers) before it appends a
+// transactional batch: adds the partition for produce v12+ and
+// TxnOffsetCommit v5+, verifies it for older ones when
+// transaction.partition.verification.enable is set. The append happens
+// under the partition's VerificationGuard, so no hanging transaction can
+// form.
+//
 // Concurrency: handlers are plain functions over a shared *Env. The
 // connection loop runs most handlers on its own goroutine, in request order;
 // handlers marked Async in the table (Fetch, which may long-poll) run on a
 // goroutine of their own, while their response still goes out in request
 // order. Handlers marked ReleasesFrame keep nothing that points into the
 // request's frame once they return, so the connection reads its next
-// request into the same buffer. Everything in Env is safe for concurrent
-// use.
+// request into the same buffer. Produce's call to the transaction
+// coordinator (at most once per partition and transaction) runs on the
+// connection's goroutine before the handler returns, bounded by
+// txnVerifyTimeout, as the records it appends still point into the frame.
+// Everything in Env is safe for concurrent use.
 package handler

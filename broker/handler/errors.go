@@ -37,6 +37,8 @@ func errorCode(err error) int16 {
 		return kerr.TransactionCoordinatorFenced.Code
 	case errors.Is(err, partition.ErrOffsetOutOfRange), errors.Is(err, local.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange.Code
+	case errors.Is(err, partition.ErrTxnNotVerified):
+		return kerr.InvalidTxnState.Code
 	case errors.Is(err, partition.ErrNotLeaderOrFollower):
 		return kerr.NotLeaderForPartition.Code
 	case errors.Is(err, local.ErrStorage):

@@ -1,6 +1,8 @@
 package handler
 
 import (
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -104,7 +106,7 @@ func TestTxnOffsetCommit(t *testing.T) {
 		t.Helper()
 		after(groupMarker(true), wantStable(false), wantCommitted(r.Version >= 2, 0, 1))(t, s, r)
 	}
-	runRows(t, tableOpts{groups: true, codes: errorCodes}, []apiRow[*kmsg.TxnOffsetCommitResponse]{
+	rows := []apiRow[*kmsg.TxnOffsetCommitResponse]{
 		{name: "pending offsets are invisible", setup: topic, req: txnCommitAs(-1, nil), codes: both, want: after(wantCommitted(false), wantStable(true))},
 		{name: "commit marker makes them visible", setup: topic, req: txnCommitAs(-1, nil), codes: both, want: visible},
 		{name: "abort marker drops them", setup: topic, req: txnCommitAs(-1, nil), codes: both, want: after(groupMarker(false), wantStable(false), wantCommitted(false))},
@@ -149,13 +151,110 @@ func TestTxnOffsetCommit(t *testing.T) {
 			codes: []int16{codeUnknownTopic, codeUnknownTopic},
 		},
 		{name: "not coordinator", scene: twoBrokers, setup: steps(topic, coordinatedElsewhere), req: txnCommitAs(-1, nil), codes: []int16{codeNotCoordinator, codeNotCoordinator}},
-	})
+	}
+	// The rows above commit for a producer no transaction coordinator
+	// knows: without verification, up to v4, nothing asks it. From v5 on
+	// the group's partition is added to the producer's transaction first
+	// (txnOffsetCommitCoordinatedRows).
+	for i := range rows {
+		if rows[i].versions == nil {
+			rows[i].versions = slices.Compact([]int16{rows[i].since, 4})
+		}
+		rows[i].scene = unverified(rows[i].scene)
+	}
+	runRows(t, tableOpts{groups: true, codes: errorCodes}, append(rows, txnOffsetCommitCoordinatedRows()...))
+}
+
+// unverified is o without transaction.partition.verification.enable.
+func unverified(o sceneOpts) sceneOpts {
+	o.config = maps.Clone(o.config)
+	if o.config == nil {
+		o.config = map[string]string{}
+	}
+	o.config["transaction.partition.verification.enable"] = "false"
+	return o
+}
+
+// txnOffsetCommitCoordinatedRows: the transaction coordinator is asked
+// about the group's partition of __consumer_offsets: TxnOffsetCommit v5
+// (transaction version 2) adds it to the transaction itself, older
+// versions verify AddOffsetsToTxn added it (KIP-890 part 1).
+func txnOffsetCommitCoordinatedRows() []apiRow[*kmsg.TxnOffsetCommitResponse] {
+	ready := steps(withPartitions(2), withTxnCoordinator)
+	// commit initialises "tx" unless unknown, and commits t-0 and t-1 in
+	// its transaction with the producer changed by mod.
+	commit := func(unknown bool, mod func(*kmsg.TxnOffsetCommitRequest)) func(*testing.T, *scene) kmsg.Request {
+		return func(t *testing.T, s *scene) kmsg.Request {
+			req := txnCommitReq(s, nil, 0, 1)
+			if !unknown {
+				req.ProducerID, req.ProducerEpoch = initTxn(t, s, "tx")
+			}
+			if mod != nil {
+				mod(req)
+			}
+			return req
+		}
+	}
+	// withOffsetsAdded adds the group to the transaction
+	// (AddOffsetsToTxn), as a version 0-1 client does before it commits.
+	withOffsetsAdded := func(t *testing.T, s *scene) kmsg.Request {
+		req := commit(false, nil)(t, s).(*kmsg.TxnOffsetCommitRequest)
+		add := kmsg.NewPtrAddOffsetsToTxnRequest()
+		add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = "tx", req.ProducerID, req.ProducerEpoch, s.group
+		if c := s.send(t, add, 3).(*kmsg.AddOffsetsToTxnResponse).ErrorCode; c != 0 {
+			t.Fatalf("add offsets: %v", kerr.ErrorForCode(c))
+		}
+		return req
+	}
+	v5 := []int16{5}
+	refused := func(code int16) []int16 { return []int16{code, code} }
+	return []apiRow[*kmsg.TxnOffsetCommitResponse]{
+		{
+			// KIP-890 part 1: a hanging transaction in the group's
+			// partition is refused; v4 clients know TRANSACTION_ABORTABLE.
+			name: "the group's partition never added", versions: []int16{0, 3}, scene: txnScene, setup: ready,
+			req: commit(false, nil), codes: refused(kerr.InvalidTxnState.Code), want: after(wantStable(false)),
+		},
+		{
+			name: "the group's partition never added", versions: []int16{4}, scene: txnScene, setup: ready,
+			req: commit(false, nil), codes: refused(kerr.TransactionAbortable.Code), want: after(wantStable(false)),
+		},
+		{
+			name: "the group's partition added by AddOffsetsToTxn", versions: []int16{0, 4}, scene: txnScene, setup: ready,
+			req: withOffsetsAdded, codes: []int16{0, 0}, want: after(wantStable(true)),
+		},
+		{
+			name: "verification disabled", versions: []int16{0, 4}, scene: unverified(txnScene), setup: ready,
+			req: commit(false, nil), codes: []int16{0, 0}, want: after(wantStable(true)),
+		},
+		{
+			name: "v5 adds the group's partition to the transaction", versions: v5, scene: txnScene, setup: ready,
+			req: commit(false, nil), codes: []int16{0, 0},
+			want: after(wantStable(true), func(t *testing.T, s *scene) {
+				d, err := s.env.Txn.Describe("tx")
+				if err != nil || d.State.String() != "Ongoing" || len(d.Partitions) != 1 || d.Partitions[0].Topic != group.TopicName {
+					t.Fatalf("described %+v, %v; want Ongoing over the group's %s partition", d, err, group.TopicName)
+				}
+			}),
+		},
+		{
+			// Kafka's answer for a transactional id without InitProducerId.
+			name: "v5 of an unknown transactional id", versions: v5, scene: txnScene, setup: ready,
+			req: commit(true, nil), codes: refused(kerr.InvalidProducerIDMapping.Code), want: after(wantStable(false)),
+		},
+		{
+			// AddPartitionsToTxnManager's PRODUCER_FENCED → INVALID_PRODUCER_EPOCH.
+			name: "v5 of a fenced producer", versions: v5, scene: txnScene, setup: ready,
+			req:   commit(false, func(r *kmsg.TxnOffsetCommitRequest) { r.ProducerEpoch-- }),
+			codes: refused(kerr.InvalidProducerEpoch.Code), want: after(wantStable(false)),
+		},
+	}
 }
 
 func TestOffsetFetchRequireStable(t *testing.T) {
 	stableFetch := fetchOf(func(_ *testing.T, _ *scene, r *kmsg.OffsetFetchRequest) { r.RequireStable = true })
 	unstable := kerr.UnstableOffsetCommit.Code
-	runRows(t, tableOpts{groups: true, codes: codesOf(fetchCodes)}, []apiRow[*kmsg.OffsetFetchResponse]{
+	rows := []apiRow[*kmsg.OffsetFetchResponse]{
 		{name: "pending transactional offsets", since: 7, setup: withTxnOffsets, req: stableFetch, codes: []int16{0, unstable, unstable}},
 		{
 			name: "pending over committed offsets", since: 7, setup: steps(withOffsets, withTxnOffsets), req: stableFetch,
@@ -173,5 +272,9 @@ func TestOffsetFetchRequireStable(t *testing.T) {
 		{name: "without RequireStable", setup: steps(withOffsets, withTxnOffsets), req: fetchOf(nil), want: wantOffsetsFetched(map[string]map[int32]int64{"t": {0: 10, 1: 11}})},
 		{name: "after the commit marker", since: 7, setup: steps(withTxnOffsets, groupMarker(true)), req: stableFetch, want: wantOffsetsFetched(map[string]map[int32]int64{"t": {0: 10, 1: 11}})},
 		{name: "after the abort marker", since: 7, setup: steps(withTxnOffsets, groupMarker(false)), req: stableFetch, want: wantOffsetsFetched(map[string]map[int32]int64{"t": {0: -1, 1: -1}})},
-	})
+	}
+	for i := range rows {
+		rows[i].scene = unverified(rows[i].scene) // withTxnOffsets' producer is no coordinator's
+	}
+	runRows(t, tableOpts{groups: true, codes: codesOf(fetchCodes)}, rows)
 }

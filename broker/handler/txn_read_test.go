@@ -219,12 +219,15 @@ func TestProduceTransactions(t *testing.T) {
 			want:  refused,
 		},
 		{
-			// Appended without asking the coordinator, as Kafka does
-			// without transaction.partition.verification.enable.
-			name:  "a transactional batch with a transactional id",
-			setup: withTopic("t", 1, nil),
-			req:   txnReq(kmsg.StringPtr("tx")),
-			want:  checks(wantProduced(0, 0), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 1)),
+			// Verification (transaction.partition.verification.enable,
+			// default true) cannot reach a coordinator: no
+			// __transaction_state exists. Kafka's answer to old clients is
+			// the retriable NOT_ENOUGH_REPLICAS.
+			name:     "a transactional batch and no transaction coordinator",
+			versions: []int16{3, 11},
+			setup:    withTopic("t", 1, nil),
+			req:      txnReq(kmsg.StringPtr("tx")),
+			want:     checks(wantProduced(kerr.NotEnoughReplicas.Code, -1), wantLogEnd[*kmsg.ProduceResponse]("t", 0, 0)),
 		},
 	})
 }

@@ -59,8 +59,12 @@
 // appends to different partitions and reads never contend on it, and
 // appends to one partition are serialised by its log anyway. The log has
 // its own lock (see tier/local); Partition.mu guards the waiter list and
-// the replication state. Lock order: Manager.mu → Partition.roleMu →
-// Partition.mu → the log's lock; never the reverse. No I/O other than the
+// the replication state. Partition.txnMu guards the transaction
+// verification guards (txnverify.go) and serialises the appends made
+// under them with the transaction markers, so a marker never slips
+// between a guard's check and its append; nothing waits on another
+// broker under it. Lock order: Manager.mu → Partition.txnMu →
+// Partition.roleMu → Partition.mu → the log's lock; never the reverse. No I/O other than the
 // local log's runs under roleMu (StartAtTier fetches from the tier first).
 // Removals of deleted log directories run on goroutines of their own
 // (Manager.removing), which Close waits for.

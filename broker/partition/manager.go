@@ -134,11 +134,15 @@ func (m *Manager) All() []*Partition {
 	return out
 }
 
+// producerExpiryCheck is how often Run expires idle producers (Kafka's
+// producer.id.expiration.check.interval.ms default).
+const producerExpiryCheck = 10 * time.Minute
+
 // Run applies metadata changes, and changes of the broker's dynamic
 // configs (topics' configs resolve against its log.* defaults), until ctx
 // is done. As leader it also shrinks the ISR of partitions whose
-// followers lag more than replica.lag.time.max.ms, and it checkpoints high
-// watermarks.
+// followers lag more than replica.lag.time.max.ms, it checkpoints high
+// watermarks, and it expires idle producers (producer.id.expiration.ms).
 func (m *Manager) Run(ctx context.Context) {
 	static := m.cfg.Static()
 	lag := time.Duration(static.ReplicaLagTimeMaxMs) * time.Millisecond
@@ -150,6 +154,8 @@ func (m *Manager) Run(ctx context.Context) {
 	}
 	hwTick := time.NewTicker(hwEvery)
 	defer hwTick.Stop()
+	expiryTick := time.NewTicker(producerExpiryCheck)
+	defer expiryTick.Stop()
 	for {
 		changed, reconfigured := m.cache.Changed(), m.cfg.Changed()
 		if err := m.Sync(); err != nil {
@@ -171,6 +177,10 @@ func (m *Manager) Run(ctx context.Context) {
 				if err := p.checkpointHW(); err != nil {
 					m.log.Warn("checkpoint high watermark", "topic", p.Topic, "partition", p.Index, "err", err)
 				}
+			}
+		case now := <-expiryTick.C:
+			for _, p := range m.All() {
+				p.log.ExpireProducers(now.UnixMilli())
 			}
 		}
 	}

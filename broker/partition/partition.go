@@ -49,6 +49,12 @@ type Partition struct {
 	// it was decided under and writes. Reads do not take it.
 	roleMu sync.RWMutex
 
+	// txnMu serialises appends under a VerificationGuard with the
+	// transaction markers, and guards verifying (txnverify.go). Lock
+	// order: txnMu, then roleMu.
+	txnMu     sync.Mutex
+	verifying map[int64]*VerificationGuard // by producer id
+
 	mu      sync.Mutex
 	waiters []chan struct{}
 	// Replication state, guarded by mu.
@@ -252,5 +258,6 @@ func logConfig(b *config.Broker, t *config.Topic, space func(n int64) error) loc
 		IndexIntervalBytes:      int(t.IndexIntervalBytes),
 		FlushIntervalMessages:   t.FlushMessages,
 		FlushIntervalMs:         t.FlushMs,
+		ProducerIDExpirationMs:  b.ProducerIDExpirationMs,
 	}
 }

@@ -14,9 +14,13 @@ import (
 // producer epoch wraps producer.ErrInvalidProducerEpoch, an older
 // coordinator epoch producer.ErrTransactionCoordinatorFenced, and nothing
 // is written. The marker's offset counts for the high watermark and wakes
-// waiting fetches as any append does.
+// waiting fetches as any append does. The producer's VerificationGuard is
+// dropped: its next transaction on the partition is verified anew.
 func (p *Partition) AppendMarker(leaderEpoch int32, m local.TxnMarker) (int64, error) {
 	var offset int64
+	p.txnMu.Lock()
+	defer p.txnMu.Unlock()
+	p.endTxnVerification(m.ProducerID)
 	err := p.asLeader(leaderEpoch, func(epoch int32) error {
 		var err error
 		offset, err = p.log.AppendMarker(m, epoch)

@@ -35,6 +35,7 @@ var errorCodes = []struct {
 	{ErrInvalidProducerIDMapping, kerr.InvalidProducerIDMapping.Code},
 	{ErrConcurrentTransactions, kerr.ConcurrentTransactions.Code},
 	{ErrInvalidTxnState, kerr.InvalidTxnState.Code},
+	{ErrTransactionAbortable, kerr.TransactionAbortable.Code},
 	{ErrTransactionalIDNotFound, kerr.TransactionalIDNotFound.Code},
 	{ErrIllegalTransition, kerr.UnknownServerError.Code},
 	{ErrUnknownVersion, kerr.UnknownServerError.Code},

@@ -22,6 +22,7 @@ func TestErrorCode(t *testing.T) {
 		{ErrInvalidProducerIDMapping, kerr.InvalidProducerIDMapping},
 		{ErrConcurrentTransactions, kerr.ConcurrentTransactions},
 		{ErrInvalidTxnState, kerr.InvalidTxnState},
+		{ErrTransactionAbortable, kerr.TransactionAbortable},
 		{ErrTransactionalIDNotFound, kerr.TransactionalIDNotFound},
 		{ErrIllegalTransition, kerr.UnknownServerError},
 		{ErrUnknownVersion, kerr.UnknownServerError},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/broker/coordlog"
+	"github.com/strata-broker/strata/broker/coordshard"
 	"github.com/strata-broker/strata/config"
 	"github.com/strata-broker/strata/tier/record"
 )
@@ -57,31 +58,24 @@ type ProducerIDs interface {
 
 // Coordinator is the transaction coordinator of one broker: it owns the
 // transactional ids of the __transaction_state partitions this broker
-// leads.
+// leads. Its shard table (Elect, Resign, Led, Loaded, Close,
+// SetPartitionCount) is coordshard's.
 type Coordinator struct {
+	*coordshard.Table[*shard]
+
 	cfg     Config
 	log     *slog.Logger
 	pids    ProducerIDs
 	markers MarkerWriter
-
-	mu            sync.RWMutex
-	closed        bool
-	numPartitions int32 // partitions of __transaction_state; 0 while it does not exist
-	shards        map[int32]*shard
+	counts  stats
 }
 
 // shard is one led __transaction_state partition and its transactional
 // ids.
 type shard struct {
-	index int32
-	epoch int32 // the coordinator epoch: the partition's leader epoch
-	log   Log
-	stop  chan struct{} // closed when the shard is resigned
-	part  coordlog.Partition
+	coordshard.Shard
 
-	// Guarded by Coordinator.mu.
-	loaded bool
-	txns   map[string]*entry
+	txns map[string]*entry // guarded by the table's lock
 }
 
 // entry is one transactional id of a shard. mu guards md and removed.
@@ -103,99 +97,25 @@ func New(cfg Config, pids ProducerIDs, markers MarkerWriter, log *slog.Logger) *
 	if markers == nil {
 		markers = noMarkers{}
 	}
-	return &Coordinator{cfg: cfg, log: log, pids: pids, markers: markers, shards: map[int32]*shard{}}
+	c := &Coordinator{cfg: cfg, log: log, pids: pids, markers: markers}
+	c.Table = coordshard.New(coordshard.Config[*shard]{
+		Topic: TopicName, Name: "transaction", Timeout: cfg.WriteTimeout, Log: log,
+		Errors: coordshard.Errors{NotAvailable: ErrCoordinatorNotAvailable, NotCoordinator: ErrNotCoordinator, LoadInProgress: ErrLoadInProgress},
+		New:    func() *shard { return &shard{txns: map[string]*entry{}} },
+		Load:   c.load,
+		Unload: c.unload,
+	})
+	return c
 }
 
-// SetPartitionCount records how many partitions __transaction_state has
-// (0: it does not exist), which decides every transactional id's
-// partition.
-func (c *Coordinator) SetPartitionCount(n int32) {
-	c.mu.Lock()
-	c.numPartitions = n
-	c.mu.Unlock()
-}
-
-// Elect makes this broker the coordinator of partition index at leader
-// (and coordinator) epoch epoch: the partition is loaded in the
-// background, and its ids answer ErrLoadInProgress until that is done.
-// Electing the same epoch and log again does nothing; a new epoch or log
-// reloads.
-func (c *Coordinator) Elect(index, epoch int32, l Log) {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return
-	}
-	old := c.shards[index]
-	if old != nil && old.epoch == epoch && old.log == l {
-		c.mu.Unlock()
-		return
-	}
-	sh := &shard{index: index, epoch: epoch, log: l, stop: make(chan struct{}), txns: map[string]*entry{}}
-	sh.part = coordlog.Partition{Topic: TopicName, Index: index, Epoch: epoch, Log: l, Timeout: c.cfg.WriteTimeout, Stop: sh.stop}
-	c.shards[index] = sh
-	c.mu.Unlock()
-	if old != nil {
-		c.unload(old)
-	}
-	c.log.Debug("loading transaction coordinator partition", "partition", index, "epoch", epoch)
-	go c.load(sh)
-}
-
-// Resign gives up partition index: its ids are dropped from memory, and
-// writes in flight answer ErrNotCoordinator.
-func (c *Coordinator) Resign(index int32) {
-	c.mu.Lock()
-	sh := c.shards[index]
-	delete(c.shards, index)
-	c.mu.Unlock()
-	if sh != nil {
-		c.log.Info("resigned transaction coordinator partition", "partition", index)
-		c.unload(sh)
-	}
-}
-
-// Led returns the partitions this broker coordinates and their epochs.
-func (c *Coordinator) Led() map[int32]int32 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make(map[int32]int32, len(c.shards))
-	for i, sh := range c.shards {
-		out[i] = sh.epoch
-	}
-	return out
-}
-
-// Loaded reports whether partition index is led here and fully loaded.
-func (c *Coordinator) Loaded(index int32) bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	sh := c.shards[index]
-	return sh != nil && sh.loaded
-}
-
-// Close resigns every partition and refuses further requests with
-// ErrCoordinatorNotAvailable. Call it before the partitions' logs close.
-func (c *Coordinator) Close() error {
-	c.mu.Lock()
-	c.closed = true
-	shards := c.shards
-	c.shards = map[int32]*shard{}
-	c.mu.Unlock()
-	for _, sh := range shards {
-		c.unload(sh)
-	}
-	return nil
-}
-
-// unload drops a detached shard's ids: a request holding one finds it
+// unload drops a resigned shard's ids: a request holding one finds it
 // removed once it gets its lock.
 func (c *Coordinator) unload(sh *shard) {
-	close(sh.stop)
-	c.mu.Lock()
-	txns := sh.txns
-	sh.txns = map[string]*entry{}
-	c.mu.Unlock()
+	var txns map[string]*entry
+	c.Update(func(coordshard.Locked[*shard]) {
+		txns = sh.txns
+		sh.txns = map[string]*entry{}
+	})
 	for _, e := range txns {
 		e.mu.Lock()
 		e.removed = true
@@ -203,20 +123,11 @@ func (c *Coordinator) unload(sh *shard) {
 	}
 }
 
-// find locates the shard of id and its entry. c.mu must be held.
-func (c *Coordinator) find(id string) (*entry, *shard, error) {
-	if c.closed {
-		return nil, nil, ErrCoordinatorNotAvailable
-	}
-	if c.numPartitions <= 0 {
-		return nil, nil, ErrNotCoordinator
-	}
-	sh := c.shards[PartitionFor(id, c.numPartitions)]
-	switch {
-	case sh == nil:
-		return nil, nil, fmt.Errorf("%w: %s", ErrNotCoordinator, id)
-	case !sh.loaded:
-		return nil, nil, fmt.Errorf("%w: %s", ErrLoadInProgress, id)
+// find locates the shard of id and its entry. The table's lock is held.
+func find(l coordshard.Locked[*shard], id string) (*entry, *shard, error) {
+	sh, err := l.Find(func(n int32) int32 { return PartitionFor(id, n) })
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %s", err, id)
 	}
 	return sh.txns[id], sh, nil
 }
@@ -230,9 +141,9 @@ func (c *Coordinator) withTxn(id string, create func() (*Metadata, error), missi
 		return fmt.Errorf("%w: empty transactional id", ErrInvalidRequest)
 	}
 	for range 3 {
-		c.mu.RLock()
-		e, _, err := c.find(id)
-		c.mu.RUnlock()
+		var e *entry
+		var err error
+		c.View(func(l coordshard.Locked[*shard]) { e, _, err = find(l, id) })
 		if err != nil {
 			return err
 		}
@@ -261,44 +172,43 @@ func (c *Coordinator) withTxn(id string, create func() (*Metadata, error), missi
 }
 
 // insert adds md unless id appeared meanwhile, and returns id's entry.
-func (c *Coordinator) insert(id string, md *Metadata) (*entry, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, sh, err := c.find(id)
-	if err != nil || e != nil {
-		return e, err
-	}
-	e = &entry{sh: sh, md: md}
-	sh.txns[id] = e
-	return e, nil
+func (c *Coordinator) insert(id string, md *Metadata) (e *entry, err error) {
+	c.Update(func(l coordshard.Locked[*shard]) {
+		var sh *shard
+		if e, sh, err = find(l, id); err == nil && e == nil {
+			e = &entry{sh: sh, md: md}
+			sh.txns[id] = e
+		}
+	})
+	return e, err
 }
 
 // current checks, after a write, that sh is still this broker's shard of
 // its partition at its epoch, as Kafka checks the coordinator epoch
 // before applying a written transition.
-func (c *Coordinator) current(sh *shard) error {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	cur := c.shards[sh.index]
-	switch {
-	case c.closed || cur == nil:
-		return fmt.Errorf("%w: %s-%d resigned", ErrNotCoordinator, TopicName, sh.index)
-	case cur != sh && !cur.loaded:
-		return fmt.Errorf("%w: %s-%d reloading at epoch %d", ErrLoadInProgress, TopicName, sh.index, cur.epoch)
-	case cur != sh:
-		return fmt.Errorf("%w: %s-%d coordinator epoch %d, written at %d", ErrNotCoordinator, TopicName, sh.index, cur.epoch, sh.epoch)
-	}
-	return nil
+func (c *Coordinator) current(sh *shard) (err error) {
+	c.View(func(l coordshard.Locked[*shard]) {
+		cur, ok := l.Shard(sh.Index)
+		switch {
+		case l.Closed() || !ok:
+			err = fmt.Errorf("%w: %s-%d resigned", ErrNotCoordinator, TopicName, sh.Index)
+		case cur != sh && !l.IsLoaded(cur):
+			err = fmt.Errorf("%w: %s-%d reloading at epoch %d", ErrLoadInProgress, TopicName, sh.Index, cur.Epoch)
+		case cur != sh:
+			err = fmt.Errorf("%w: %s-%d coordinator epoch %d, written at %d", ErrNotCoordinator, TopicName, sh.Index, cur.Epoch, sh.Epoch)
+		}
+	})
+	return err
 }
 
 // forget removes an expired entry from its shard. e.mu is held (lock
-// order: entry → Coordinator.mu).
+// order: entry → table).
 func (c *Coordinator) forget(e *entry) {
-	c.mu.Lock()
-	if e.sh.txns[e.md.TransactionalID] == e {
-		delete(e.sh.txns, e.md.TransactionalID)
-	}
-	c.mu.Unlock()
+	c.Update(func(coordshard.Locked[*shard]) {
+		if e.sh.txns[e.md.TransactionalID] == e {
+			delete(e.sh.txns, e.md.TransactionalID)
+		}
+	})
 	e.removed = true
 }
 
@@ -314,7 +224,9 @@ func (c *Coordinator) write(e *entry, tx Txn, fence bool, now time.Time) error {
 		err = c.current(e.sh)
 	}
 	if err == nil {
+		from := e.md.State
 		if err = e.md.CompleteTransition(tx); err == nil {
+			c.applied(e, from, tx.State)
 			return nil
 		}
 	}
@@ -337,7 +249,7 @@ func (c *Coordinator) append(e *entry, tx Txn, now time.Time) error {
 		}
 		rec.Value = v
 	}
-	err := e.sh.part.Append([]record.Record{rec}, now)
+	err := e.sh.Part.Append([]record.Record{rec}, now)
 	switch {
 	case err == nil:
 		return nil
@@ -352,12 +264,13 @@ func (c *Coordinator) append(e *entry, tx Txn, now time.Time) error {
 // drops the work of a coordinator that resigned or reloaded the partition
 // (its successor writes the markers again after loading), as Kafka's
 // channel manager checks the coordinator epoch before each send.
-func (c *Coordinator) Current(m Markers) bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.closed || c.numPartitions <= 0 {
-		return false
-	}
-	sh := c.shards[PartitionFor(m.TransactionalID, c.numPartitions)]
-	return sh != nil && sh.epoch == m.CoordinatorEpoch
+func (c *Coordinator) Current(m Markers) (ok bool) {
+	c.View(func(l coordshard.Locked[*shard]) {
+		if l.Closed() || l.Partitions() <= 0 {
+			return
+		}
+		sh, led := l.Shard(PartitionFor(m.TransactionalID, l.Partitions()))
+		ok = led && sh.Epoch == m.CoordinatorEpoch
+	})
+	return ok
 }

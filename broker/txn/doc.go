@@ -37,12 +37,17 @@
 // bumps the epoch (or fences an ongoing transaction's producer, or moves
 // to a new producer id once the epoch is exhausted); a version 2 client's
 // (KIP-890 part 2) every commit and abort bumps it too, and its retried
-// EndTxn is recognised by the bumped epoch.
+// EndTxn is recognised by the bumped epoch. Such a client (EndTxn v5,
+// produce v12, TxnOffsetCommit v5) does not add partitions itself: their
+// leaders do, with AddPartitionsToTxn v5 (AddPartitions at version 2).
+// Leaders of older clients' partitions ask VerifyPartitions (VerifyOnly,
+// KIP-890 part 1), which changes nothing and answers
+// ErrTransactionAbortable for a partition not in the transaction.
 //
 // # The coordinator (coordinator.go, load.go, handle.go, markers.go, sweep.go)
 //
-// Coordinator mirrors broker/group's: one shard per led
-// __transaction_state partition, loaded in the background when this
+// Coordinator shares broker/group's shard table (broker/coordshard): one
+// shard per led __transaction_state partition, loaded in the background when this
 // broker becomes its leader or its leader epoch changes (Run follows the
 // metadata through coordlog.Follow), dropped when it loses it. The leader
 // epoch is the shard's coordinator epoch. Until its load ends a
@@ -59,7 +64,11 @@
 // MarkerWriter; when it reports them written the coordinator logs
 // Complete*. A load resumes the transactions it finds ending. Sweep aborts
 // timed-out transactions, fencing their producer, and writes the
-// tombstones of expired ids.
+// tombstones of expired ids (only of ids with no transaction open, so a
+// producer id in use never loses its transactional id). Every transition
+// that takes effect is logged at debug (transactional id, producer id and
+// epoch, from and to state); Stats counts the open transactions and the
+// completed commits and aborts for the broker's metrics.
 //
 // # Concurrency
 //
@@ -67,15 +76,17 @@
 // has no goroutines, timers or locks of its own and reads no clock:
 // callers pass the time. A Metadata is not safe for concurrent use.
 //
-// Coordinator.mu (RWMutex) guards the shard map, each shard's loaded
-// flag and id map, and the partition count. Each transactional id has its
+// The shard table is broker/coordshard's: its lock (one RWMutex) guards
+// the led partitions, their loaded flags, the partition count, and each
+// shard's id map, which this package reads only inside the table's View
+// and changes inside Update or Publish. Each transactional id has its
 // own mutex (entry.mu) held around every call on its Metadata, from
 // prepare through the log write to complete or cancel, as broker/group
 // holds a group's lock across its appends: a second request on the id
 // waits for the write rather than seeing the pending state. The wait for
 // the high watermark ends at the latest when the shard is resigned
-// (shard.stop). Lock order: entry → Coordinator.mu (the epoch check after
-// a write, forgetting an expired id); lookups take Coordinator.mu alone
+// (its Stop channel). Lock order: entry → table (the epoch check after
+// a write, forgetting an expired id); lookups take the table's lock alone
 // and release it before locking an entry, and an entry dropped meanwhile
 // (removed, under its lock) is looked up again. The marker writer runs
 // outside these locks: its done callback takes the entry's lock again.

@@ -36,6 +36,11 @@ var (
 	// state, such as a commit of an aborting transaction
 	// (INVALID_TXN_STATE).
 	ErrInvalidTxnState = errors.New("txn: invalid transaction state for this request")
+	// ErrTransactionAbortable: a partition the leader verifies is not in
+	// the producer's ongoing transaction, which it must abort
+	// (TRANSACTION_ABORTABLE; the leader answers older clients
+	// INVALID_TXN_STATE, as Kafka does).
+	ErrTransactionAbortable = errors.New("txn: partition not in the ongoing transaction")
 	// ErrTransactionalIDNotFound: no such transactional id
 	// (TRANSACTIONAL_ID_NOT_FOUND).
 	ErrTransactionalIDNotFound = errors.New("txn: transactional id not found")

@@ -90,6 +90,20 @@ func (c *Coordinator) AddPartitions(id string, producerID int64, epoch int16, ad
 	})
 }
 
+// VerifyPartitions serves an AddPartitionsToTxn with VerifyOnly
+// (Metadata.VerifyPartitions): err is the whole transaction's error
+// (ErrInvalidProducerIDMapping for an unknown id, as Kafka answers),
+// otherwise each partition's is in the map.
+func (c *Coordinator) VerifyPartitions(id string, producerID int64, epoch int16, tps []TopicPartition) (map[TopicPartition]error, error) {
+	var out map[TopicPartition]error
+	err := c.withTxn(id, nil, ErrInvalidProducerIDMapping, func(e *entry) error {
+		var err error
+		out, err = e.md.VerifyPartitions(producerID, epoch, tps)
+		return err
+	})
+	return out, err
+}
+
 // EndResponse is the answer to an EndTxn: the producer to go on with
 // (version 2 ends bump the epoch; NoProducerID for older versions), and
 // the partitions whose markers the end writes (none for a retried end).
@@ -172,18 +186,7 @@ type ListFilter struct {
 // pass f. loading reports a led partition still loading (Kafka answers
 // COORDINATOR_LOAD_IN_PROGRESS then).
 func (c *Coordinator) List(f ListFilter) (out []Description, loading bool) {
-	var entries []*entry
-	c.mu.RLock()
-	for _, sh := range c.shards {
-		if !sh.loaded {
-			loading = true
-			continue
-		}
-		for _, e := range sh.txns {
-			entries = append(entries, e)
-		}
-	}
-	c.mu.RUnlock()
+	entries, loading := c.entries()
 	now := time.Now().UnixMilli()
 	for _, e := range entries {
 		e.mu.Lock()

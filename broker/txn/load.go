@@ -10,29 +10,17 @@ import (
 	"github.com/strata-broker/strata/broker/coordlog"
 )
 
-// loadRetry is the wait before loading a partition again after a failed
-// read.
-const loadRetry = time.Second
-
-// load replays a newly led partition and then publishes its ids,
-// retrying after read failures until the shard is resigned.
-func (c *Coordinator) load(sh *shard) {
-	start := time.Now()
-	for {
-		st, n, err := readLog(sh.log, func(err error) {
-			c.log.Warn("skip __transaction_state record", "partition", sh.index, "err", err)
-		})
-		if err == nil {
-			c.publish(sh, st, n, time.Since(start))
-			return
-		}
-		c.log.Error("load transaction coordinator partition", "partition", sh.index, "err", err)
-		select {
-		case <-sh.stop:
-			return
-		case <-time.After(loadRetry):
-		}
+// load replays a newly led partition and then publishes its ids
+// (coordshard retries it after a failed read).
+func (c *Coordinator) load(sh *shard, start time.Time) error {
+	st, n, err := readLog(sh.Log, func(err error) {
+		c.log.Warn("skip __transaction_state record", "partition", sh.Index, "err", err)
+	})
+	if err != nil {
+		return err
 	}
+	c.publish(sh, st, n, start)
+	return nil
 }
 
 // readLog replays a partition: the last record of each transactional id
@@ -65,7 +53,7 @@ func readLog(l Log, skip func(error)) (map[string]*Metadata, int, error) {
 // resigned meanwhile, and resumes the transactions that were ending: their
 // markers are written again and they complete, as Kafka's coordinator
 // does after a load.
-func (c *Coordinator) publish(sh *shard, st map[string]*Metadata, records int, took time.Duration) {
+func (c *Coordinator) publish(sh *shard, st map[string]*Metadata, records int, start time.Time) {
 	txns := make(map[string]*entry, len(st))
 	var ending []*entry
 	for id, md := range st {
@@ -76,14 +64,9 @@ func (c *Coordinator) publish(sh *shard, st map[string]*Metadata, records int, t
 		}
 	}
 	n := len(txns)
-	c.mu.Lock()
-	if c.closed || c.shards[sh.index] != sh {
-		c.mu.Unlock()
+	if !c.Publish(sh, start, func() { sh.txns = txns }) { // shared from here on: read only under the table's lock
 		return
 	}
-	sh.txns = txns // shared from here on: read only under c.mu
-	sh.loaded = true
-	c.mu.Unlock()
 	for _, e := range ending {
 		e.mu.Lock()
 		if !e.removed {
@@ -95,6 +78,6 @@ func (c *Coordinator) publish(sh *shard, st map[string]*Metadata, records int, t
 	if records > 0 {
 		lvl = slog.LevelInfo
 	}
-	c.log.Log(context.Background(), lvl, "loaded transaction coordinator partition", "partition", sh.index, "epoch", sh.epoch,
-		"records", records, "transactional_ids", n, "ending", len(ending), "took", took)
+	c.log.Log(context.Background(), lvl, "loaded transaction coordinator partition", "partition", sh.Index, "epoch", sh.Epoch,
+		"records", records, "transactional_ids", n, "ending", len(ending), "took", time.Since(start))
 }

@@ -39,7 +39,7 @@ func markersOf(e *entry) Markers {
 	md := e.md
 	return Markers{
 		TransactionalID: md.TransactionalID, ProducerID: md.ProducerID, ProducerEpoch: md.ProducerEpoch,
-		Commit: md.State == PrepareCommit, CoordinatorEpoch: e.sh.epoch, Partitions: md.Partitions.Sorted(),
+		Commit: md.State == PrepareCommit, CoordinatorEpoch: e.sh.Epoch, Partitions: md.Partitions.Sorted(),
 	}
 }
 
@@ -65,7 +65,7 @@ func (c *Coordinator) completeEnd(e *entry, m Markers) {
 		}
 		c.log.Warn("log transaction completion", "transactional_id", m.TransactionalID, "err", err)
 		select {
-		case <-e.sh.stop:
+		case <-e.sh.Stop():
 			return
 		case <-time.After(c.cfg.retryWait()):
 		}
@@ -79,7 +79,7 @@ func (c *Coordinator) tryComplete(e *entry, m Markers) (retry bool, err error) {
 	defer e.mu.Unlock()
 	md := e.md
 	if e.removed || md.ProducerID != m.ProducerID || md.ProducerEpoch != m.ProducerEpoch ||
-		(md.State != PrepareCommit && md.State != PrepareAbort) || m.CoordinatorEpoch != e.sh.epoch {
+		(md.State != PrepareCommit && md.State != PrepareAbort) || m.CoordinatorEpoch != e.sh.Epoch {
 		return false, nil // resigned, or completed already
 	}
 	tx, err := md.PrepareComplete(time.Now())

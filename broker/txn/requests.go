@@ -91,3 +91,30 @@ func setOf(tps []TopicPartition) PartitionSet {
 	}
 	return s
 }
+
+// VerifyPartitions decides an AddPartitionsToTxn with VerifyOnly (KIP-890
+// part 1: a partition leader asks before it appends a transactional
+// batch): the producer must be the current one and its transaction not
+// ending; each partition then answers nil when it is in the transaction,
+// ErrTransactionAbortable when it is not. Nothing changes. As in Kafka a
+// pending transition is not checked: the log write that ends it is
+// checked again when it completes.
+func (m *Metadata) VerifyPartitions(producerID int64, epoch int16, tps []TopicPartition) (map[TopicPartition]error, error) {
+	switch {
+	case producerID != m.ProducerID:
+		return nil, fmt.Errorf("%w: %s: producer id %d, the current is %d", ErrInvalidProducerIDMapping, m.TransactionalID, producerID, m.ProducerID)
+	case epoch != m.ProducerEpoch:
+		return nil, fmt.Errorf("%w: %s: epoch %d, the current is %d", ErrProducerFenced, m.TransactionalID, epoch, m.ProducerEpoch)
+	case m.State == PrepareCommit || m.State == PrepareAbort:
+		return nil, fmt.Errorf("%w: %s: the last transaction is still ending (%s)", ErrConcurrentTransactions, m.TransactionalID, m.State)
+	}
+	out := make(map[TopicPartition]error, len(tps))
+	for _, tp := range tps {
+		if _, ok := m.Partitions[tp]; !ok {
+			out[tp] = fmt.Errorf("%w: %s: %s-%d", ErrTransactionAbortable, m.TransactionalID, tp.Topic, tp.Partition)
+			continue
+		}
+		out[tp] = nil
+	}
+	return out, nil
+}

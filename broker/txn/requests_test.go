@@ -129,3 +129,48 @@ func TestPrepareAddPartitionsToTxn(t *testing.T) {
 		})
 	}
 }
+
+func TestVerifyPartitions(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		state State
+		id    int64
+		epoch int16
+		want  error
+		perTP map[TopicPartition]error
+	}{
+		{name: "added and not", state: Ongoing, id: 1000, epoch: 5, perTP: map[TopicPartition]error{tpA: nil, tpC: ErrTransactionAbortable}},
+		{name: "nothing open", state: CompleteCommit, id: 1000, epoch: 5, perTP: map[TopicPartition]error{tpA: ErrTransactionAbortable}},
+		{name: "other producer", state: Ongoing, id: 7, epoch: 5, want: ErrInvalidProducerIDMapping},
+		{name: "old epoch", state: Ongoing, id: 1000, epoch: 4, want: ErrProducerFenced},
+		{name: "ending", state: PrepareAbort, id: 1000, epoch: 5, want: ErrConcurrentTransactions},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := fixture(tc.state, TV0)
+			var tps []TopicPartition
+			for tp := range tc.perTP {
+				tps = append(tps, tp)
+			}
+			if tc.want != nil {
+				tps = []TopicPartition{tpA}
+			}
+			before := m.Txn
+			got, err := m.VerifyPartitions(tc.id, tc.epoch, tps)
+			if tc.want != nil {
+				wantErr(t, err, tc.want)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for tp, w := range tc.perTP {
+				if w == nil && got[tp] != nil || w != nil && !errors.Is(got[tp], w) {
+					t.Errorf("%v: %v, want %v", tp, got[tp], w)
+				}
+			}
+			if _, ok := m.Pending(); ok || m.State != before.State || len(m.Partitions) != len(before.Partitions) {
+				t.Error("verification changed the metadata")
+			}
+		})
+	}
+}

@@ -3,6 +3,8 @@ package txn
 import (
 	"context"
 	"time"
+
+	"github.com/strata-broker/strata/broker/coordshard"
 )
 
 // Sweep runs the coordinator's two periodic jobs until ctx is done, as
@@ -39,19 +41,15 @@ func positive(d, def time.Duration) time.Duration {
 	return def
 }
 
+// entries returns the ids of every loaded shard, and whether a led shard
+// is still loading.
+func (c *Coordinator) entries() ([]*entry, bool) {
+	return coordshard.Collect(c.Table, func(sh *shard) map[string]*entry { return sh.txns })
+}
+
 // loadedEntries returns the ids of every loaded shard.
 func (c *Coordinator) loadedEntries() []*entry {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	var out []*entry
-	for _, sh := range c.shards {
-		if !sh.loaded {
-			continue
-		}
-		for _, e := range sh.txns {
-			out = append(out, e)
-		}
-	}
+	out, _ := c.entries()
 	return out
 }
 
@@ -116,5 +114,6 @@ func (c *Coordinator) expire(e *entry, now time.Time) error {
 		return err
 	}
 	c.forget(e)
+	c.applied(e, e.md.State, Dead)
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -32,6 +33,7 @@ var commands = []command{
 	{"serve", "run a broker: strata serve --config server.properties [--set key=value]...", runServe},
 	{"perf", "load generator: strata perf produce|consume --brokers host:port [flags]", runPerf},
 	{"tier", "tiered storage: strata tier status|restore [--admin host:port] [flags]", runTier},
+	{"txn", "transactions: strata txn list|describe <id> [--brokers host:port] [flags]", runTxn},
 	{"config", "print the effective configuration as a properties file", runConfig},
 	{"version", "print the version", runVersion},
 }
@@ -68,6 +70,38 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "strata: unknown command %q\n", args[0])
 	usage(stderr)
 	return 2
+}
+
+// subcommand is one `strata <command> <name>` of a command that has
+// several (tier, txn).
+type subcommand struct {
+	name string
+	run  func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// runSubcommand runs the subcommand of command that args[0] names; help is
+// the command's usage text.
+func runSubcommand(ctx context.Context, command, help string, subs []subcommand, args []string, stdout, stderr io.Writer) error {
+	names := make([]string, len(subs))
+	for i, s := range subs {
+		names[i] = s.name
+	}
+	want := strings.Join(names, " or ")
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, help)
+		return fmt.Errorf("missing %s command (%s)", command, want)
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprintln(stdout, help)
+		return flag.ErrHelp
+	}
+	for _, s := range subs {
+		if s.name == args[0] {
+			return s.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	return fmt.Errorf("unknown %s command %q (want %s)", command, args[0], want)
 }
 
 func usage(w io.Writer) {

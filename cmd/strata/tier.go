@@ -50,20 +50,7 @@ restore  recreates a topic whose metadata and local logs are lost from the
 
 // runTier is `strata tier status|restore [flags]`.
 func runTier(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, tierUsage)
-		return errors.New("missing tier command (status or restore)")
-	}
-	switch args[0] {
-	case "status":
-		return runTierStatus(ctx, args[1:], stdout, stderr)
-	case "restore":
-		return runTierRestore(ctx, args[1:], stdout, stderr)
-	case "help", "-h", "-help", "--help":
-		fmt.Fprintln(stdout, tierUsage)
-		return flag.ErrHelp
-	}
-	return fmt.Errorf("unknown tier command %q (want status or restore)", args[0])
+	return runSubcommand(ctx, "tier", tierUsage, []subcommand{{"status", runTierStatus}, {"restore", runTierRestore}}, args, stdout, stderr)
 }
 
 // adminFlags collects --admin host:port values, repeatable and comma

@@ -1,38 +1,22 @@
 package etcdstore
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/strata-broker/strata/internal/faultproxy"
+	"github.com/strata-broker/strata/internal/logbuf"
 	"github.com/strata-broker/strata/metadata"
 	"github.com/strata-broker/strata/metadata/etcdstore/etcdtest"
 	"github.com/strata-broker/strata/metadata/metadatatest"
 )
 
 // logBuffer collects a store's logs for the test to read.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type logBuffer struct{ logbuf.Buffer }
 
 // count is how many logged lines contain s.
 func (l *logBuffer) count(s string) int { return strings.Count(l.String(), s) }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -63,8 +64,15 @@ func TestMetricsEndpoint(t *testing.T) {
 // startMetered starts a broker with a metrics listener and returns it and
 // the listener's address.
 func startMetered(t *testing.T) (*harness.Broker, string) {
+	return startMeteredWith(t, nil)
+}
+
+// startMeteredWith is startMetered with more broker settings.
+func startMeteredWith(t *testing.T, cfg map[string]string) (*harness.Broker, string) {
 	addr := "127.0.0.1:" + strconv.Itoa(harness.FreePort(t))
-	return harness.Start(t, map[string]string{"metrics.listener": addr}), addr
+	all := map[string]string{"metrics.listener": addr}
+	maps.Copy(all, cfg)
+	return harness.Start(t, all), addr
 }
 
 // metricValue reads the value of one series (name and labels, as exposed)

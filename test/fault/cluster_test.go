@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -94,6 +95,22 @@ func startCluster(t *testing.T, n int, extra map[string]string) *cluster {
 	}
 	c.client = harness.NewClient(t, c.seeds()[0], kgo.SeedBrokers(c.seeds()...))
 	return c
+}
+
+// createTopic creates topic with partitions partitions, replication factor
+// 3 and min.insync.replicas=2, and waits until every replica is in sync.
+func (c *cluster) createTopic(topic string) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	resp, err := kadm.NewClient(c.client).CreateTopic(ctx, partitions, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, topic)
+	cancel()
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		c.t.Fatalf("create topic %s: %v", topic, err)
+	}
+	c.waitFullISR(topic, partitions, settle)
 }
 
 // seeds are the advertised (proxy) addresses of every broker.

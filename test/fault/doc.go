@@ -13,6 +13,18 @@
 // partition, with no offset gaps below the high watermark, and that all
 // replicas are byte-identical after healing.
 //
+// TestNemesisTxn runs a transactional producer on the same cluster,
+// committing and aborting transactions while the nemesis kill -9s the
+// transaction coordinator's broker and a partition leader as commits
+// begin; a read_committed consumer must then read every committed
+// transaction's records exactly once and none of an aborted one (a
+// transaction whose commit failed: all or none). TestNemesisTxnChain runs
+// the test/txnchain pipeline of GroupTransactSessions (two stages, two
+// members each) on the cluster while the nemesis kill -9s, as a stage's
+// member begins to commit, its transaction coordinator, its group
+// coordinator and a leader of its output topic; every input record must
+// come out exactly once with read_committed.
+//
 // etcd_test.go runs one broker process through outages of its etcd:
 // paused past the broker's lease, killed and restarted, and not yet
 // running when the broker starts (it waits, answering nothing, and exits
@@ -24,13 +36,21 @@
 //
 // Size and seed come from the environment: STRATA_FAULT_RECORDS (records
 // in the stream, default 20000), STRATA_FAULT_ROUNDS (nemesis rounds of
-// eight faults each, default 1), STRATA_FAULT_ETCD_OUTAGE (seconds each
-// etcd outage lasts, default twice the brokers' lease TTL) and
+// eight faults each, two for TestNemesisTxn, three for
+// TestNemesisTxnChain; default 1), STRATA_FAULT_GROUP_PROTOCOLS (the group
+// protocols TestNemesisTxnChain runs with, of eager, cooperative and
+// kip848, comma-separated; default cooperative),
+// STRATA_FAULT_ETCD_OUTAGE (seconds each etcd outage lasts, default twice
+// the brokers' lease TTL) and
 // STRATA_FAULT_SEED (the nemesis RNG seed, printed in the output; default
 // derived from the clock). `make chaos` runs a longer schedule, with
-// 30-second etcd outages.
+// 30-second etcd outages and the chain under all three group protocols.
 //
 // Concurrency: the test goroutine owns the cluster and runs the nemesis
 // (the harness may only fail the test from it); producer goroutines only
-// produce and record acknowledgements under the stream's mutex.
+// produce and record acknowledgements under the stream's mutex; the
+// transactional workload's goroutine likewise runs transactions and
+// records their outcomes under its own mutex; the chain's members and
+// input feeder run on goroutines of their own and report to the test
+// goroutine through channels and a context's cancellation cause.
 package fault

@@ -38,6 +38,19 @@ func envInt(t *testing.T, name string, def int) int {
 	return n
 }
 
+// nemesisRand is the nemesis's RNG, seeded from STRATA_FAULT_SEED or the
+// clock, and its seed.
+func nemesisRand(t *testing.T) (uint64, *rand.Rand) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("STRATA_FAULT_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("STRATA_FAULT_SEED=%q: %v", s, err)
+		}
+	}
+	return seed, rand.New(rand.NewPCG(seed, seed^0x5eed))
+}
+
 // fault is one kind of nemesis action; inject returns once the fault has
 // had its effect and been healed.
 type fault struct {
@@ -62,15 +75,8 @@ var faults = []fault{
 func TestNemesis(t *testing.T) {
 	total := envInt(t, "STRATA_FAULT_RECORDS", 20000)
 	rounds := envInt(t, "STRATA_FAULT_ROUNDS", 1)
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("STRATA_FAULT_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("STRATA_FAULT_SEED=%q: %v", s, err)
-		}
-	}
+	seed, rng := nemesisRand(t)
 	t.Logf("nemesis: seed %d (STRATA_FAULT_SEED=%d to replay), %d records, %d round(s)", seed, seed, total, rounds)
-	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 
 	c := startCluster(t, 3, map[string]string{
 		"broker.session.timeout.ms":  strconv.Itoa(sessionMs),
@@ -79,17 +85,7 @@ func TestNemesis(t *testing.T) {
 		"default.replication.factor": "3",
 		"auto.create.topics.enable":  "false",
 	})
-	adm := kadm.NewClient(c.client)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	resp, err := adm.CreateTopic(ctx, partitions, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, topic)
-	cancel()
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		t.Fatalf("create topic: %v", err)
-	}
-	c.waitFullISR(topic, partitions, settle)
+	c.createTopic(topic)
 
 	s := newStream(t, c.seeds(), topic, 2, partitions, total)
 	steps := rounds * len(faults)
@@ -144,11 +140,11 @@ func TestNemesis(t *testing.T) {
 	}
 }
 
-// leaderOf asks a running broker which broker leads partition p.
-func leaderOf(c *cluster, p int32) int32 {
+// leaderOf asks a running broker which broker leads topic's partition p.
+func leaderOf(c *cluster, topic string, p int32) int32 {
 	c.t.Helper()
 	var leader int32
-	c.waitFor(fmt.Sprintf("a leader of partition %d", p), settle, func() (bool, string) {
+	c.waitFor(fmt.Sprintf("a leader of %s/%d", topic, p), settle, func() (bool, string) {
 		for _, n := range c.nodes {
 			v, err := c.metadata(n.id, topic)
 			if err != nil {
@@ -168,7 +164,7 @@ func leaderOf(c *cluster, p int32) int32 {
 // controller to elect another, and restarts the killed broker.
 func killLeader(c *cluster, rng *rand.Rand) string {
 	p := int32(rng.IntN(partitions))
-	id := leaderOf(c, p)
+	id := leaderOf(c, topic, p)
 	c.node(id).proc.Kill9()
 	moved := c.waitGone(id, topic, settle)
 	c.node(id).proc.Restart()
@@ -199,7 +195,7 @@ func cutBroker(c *cluster, rng *rand.Rand) string {
 // at once, so only one replica is left, then restarts both.
 func killTwo(c *cluster, rng *rand.Rand) string {
 	p := int32(rng.IntN(partitions))
-	leader := leaderOf(c, p)
+	leader := leaderOf(c, topic, p)
 	other := (leader+int32(rng.IntN(len(c.nodes)-1)))%int32(len(c.nodes)) + 1
 	c.node(leader).proc.Kill9()
 	c.node(other).proc.Kill9()
@@ -333,7 +329,7 @@ func (c *cluster) waitMetadataFollowed(probe string) time.Duration {
 // by itself.
 func cutLeaderFromEtcd(c *cluster, rng *rand.Rand) string {
 	p := int32(rng.IntN(partitions))
-	id := leaderOf(c, p)
+	id := leaderOf(c, topic, p)
 	n := c.node(id)
 	began := time.Now()
 	for _, px := range n.etcd {

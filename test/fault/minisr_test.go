@@ -37,7 +37,7 @@ func TestMinInsyncReplicas(t *testing.T) {
 		t.Fatalf("create topic: %v", err)
 	}
 	c.waitFullISR(topic, 1, settle)
-	leader := leaderOf(c, 0)
+	leader := leaderOf(c, topic, 0)
 
 	// Raw acks=all produces to the leader, so its answer is what we see
 	// (a client would retry these retriable errors).

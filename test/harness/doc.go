@@ -27,8 +27,8 @@
 // followed by ApiVersions and Metadata requests through franz-go until it
 // answers or a deadline passes.
 //
-// Kcat and Python run /usr/bin/kcat and /usr/bin/python3 (with Debian's
-// python3-kafka) with a timeout; a missing tool fails the test rather than
+// Kcat, Python and PythonConfluent run /usr/bin/kcat and /usr/bin/python3
+// (with Debian's python3-kafka or python3-confluent-kafka) with a timeout; a missing tool fails the test rather than
 // skipping it, because `make test` installs them. BuildBatch and
 // ProduceRaw make and send exact record batches for tests that must
 // control the bytes.

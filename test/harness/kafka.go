@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -74,15 +75,23 @@ func CreateTopic(t testing.TB, adm *kadm.Client, topic string, partitions int32,
 	return resp.ID
 }
 
-// ReadAll consumes topic from each partition's log start offset up to its
+// ReadAll reads topic from each partition's log start offset up to its
 // high watermark at the time of the call and returns the records by
-// partition, failing the test if they cannot all be read within OpTimeout.
-// opts go to its clients (kgo.DialTLSConfig for an SSL listener).
+// partition (read_uncommitted: aborted transactions' records too), failing the test if they cannot all be read
+// within OpTimeout. opts go to its client (kgo.DialTLSConfig for an SSL
+// listener).
+//
+// It fetches each partition from its leader with raw Fetch requests and
+// follows the fetch position, not the records: a partition is read once
+// the position reaches the high watermark, even if its last entries are
+// transaction markers (control batches, never returned as records) or
+// batches whose records were all compacted away.
 func ReadAll(t testing.TB, addr, topic string, opts ...kgo.Opt) map[int32][]*kgo.Record {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), OpTimeout)
 	defer cancel()
-	adm := kadm.NewClient(NewClient(t, addr, opts...))
+	cl := NewClient(t, addr, opts...)
+	adm := kadm.NewClient(cl)
 	starts, err := adm.ListStartOffsets(ctx, topic)
 	if err == nil {
 		err = starts.Error()
@@ -98,51 +107,115 @@ func ReadAll(t testing.TB, addr, topic string, opts ...kgo.Opt) map[int32][]*kgo
 		t.Fatalf("harness: list end offsets of %s: %v", topic, err)
 	}
 	out := make(map[int32][]*kgo.Record)
+	pos := make(map[int32]int64)  // partition -> next offset to fetch
 	want := make(map[int32]int64) // partition -> high watermark
-	offsets := make(map[int32]kgo.Offset)
 	ends.Each(func(e kadm.ListedOffset) {
 		s, _ := starts.Lookup(topic, e.Partition)
 		out[e.Partition] = nil
 		if e.Offset > s.Offset {
 			want[e.Partition] = e.Offset
-			offsets[e.Partition] = kgo.NewOffset().At(s.Offset)
+			pos[e.Partition] = s.Offset
 		}
 	})
-	if len(offsets) == 0 {
-		return out
-	}
-	cl := NewClient(t, addr, append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}))...)
-	for len(want) > 0 {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("harness: read %s: timed out with partitions %v still short of their high watermarks (got %d records so far)", topic, want, countRecords(out))
-		}
-		fs.EachError(func(topic string, p int32, err error) {
-			t.Errorf("harness: read %s/%d: %v", topic, p, err)
-		})
-		if t.Failed() {
-			t.FailNow()
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			hw, ok := want[r.Partition]
-			if !ok || r.Offset >= hw {
-				return
+	r := &partitionReader{cl: cl, adm: adm, topic: topic}
+	for p, hw := range want {
+		for pos[p] < hw {
+			recs, next, err := r.fetch(ctx, p, pos[p])
+			if ctx.Err() != nil {
+				t.Fatalf("harness: read %s/%d: timed out at offset %d of high watermark %d (last error: %v)", topic, p, pos[p], hw, err)
 			}
-			out[r.Partition] = append(out[r.Partition], r)
-			if r.Offset == hw-1 {
-				delete(want, r.Partition)
+			var ke *kerr.Error
+			if errors.As(err, &ke) && !ke.Retriable {
+				t.Fatalf("harness: read %s/%d at offset %d: %v", topic, p, pos[p], err)
 			}
-		})
+			for _, rec := range recs {
+				if rec.Offset < hw {
+					out[p] = append(out[p], rec)
+				}
+			}
+			pos[p] = next
+		}
 	}
 	return out
 }
 
-func countRecords(m map[int32][]*kgo.Record) int {
-	n := 0
-	for _, rs := range m {
-		n += len(rs)
+// partitionReader fetches one topic's partitions from their leaders with
+// raw Fetch requests, looking the leaders up again after an error.
+type partitionReader struct {
+	cl    *kgo.Client
+	adm   *kadm.Client
+	topic string
+	md    *kadm.TopicDetail // nil until looked up, and after an error
+}
+
+// fetch sends one Fetch of partition p at offset to its leader and returns
+// the records and the next offset to fetch, past any control batch. After
+// an error (retriable if the leader moved, or a connection error) the
+// offset is unchanged.
+func (r *partitionReader) fetch(ctx context.Context, p int32, offset int64) (recs []*kgo.Record, next int64, err error) {
+	defer func() {
+		if err != nil {
+			r.md = nil
+		}
+	}()
+	if r.md == nil {
+		md, err := r.adm.Metadata(ctx, r.topic)
+		if err != nil {
+			return nil, offset, fmt.Errorf("metadata: %w", err)
+		}
+		td := md.Topics[r.topic]
+		if td.Err != nil {
+			return nil, offset, fmt.Errorf("metadata: %w", td.Err)
+		}
+		r.md = &td
 	}
-	return n
+	pd, ok := r.md.Partitions[p]
+	switch {
+	case !ok:
+		return nil, offset, fmt.Errorf("metadata lists no partition %d: %w", p, kerr.UnknownTopicOrPartition)
+	case pd.Err != nil:
+		return nil, offset, fmt.Errorf("metadata of partition %d: %w", p, pd.Err)
+	case pd.Leader < 0:
+		return nil, offset, kerr.LeaderNotAvailable
+	}
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID = -1
+	req.MaxWaitMillis = 500
+	req.MinBytes = 1
+	req.MaxBytes = 8 << 20
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = r.topic
+	rt.TopicID = r.md.ID
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition = p
+	rp.FetchOffset = offset
+	rp.PartitionMaxBytes = 4 << 20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	kresp, err := r.cl.Broker(int(pd.Leader)).Request(ctx, req)
+	if err != nil {
+		return nil, offset, fmt.Errorf("fetch from broker %d: %w", pd.Leader, err)
+	}
+	resp := kresp.(*kmsg.FetchResponse)
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return nil, offset, fmt.Errorf("fetch from broker %d: %w", pd.Leader, err)
+	}
+	for i := range resp.Topics {
+		for j := range resp.Topics[i].Partitions {
+			fp := &resp.Topics[i].Partitions[j]
+			if fp.Partition != p {
+				continue
+			}
+			got, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
+				Offset: offset, IsolationLevel: kgo.ReadUncommitted(), Topic: r.topic, Partition: p,
+			}, fp, kgo.DefaultDecompressor(), nil)
+			if got.Err != nil {
+				return nil, offset, fmt.Errorf("fetch from broker %d: %w", pd.Leader, got.Err)
+			}
+			return got.Records, next, nil
+		}
+	}
+	return nil, offset, fmt.Errorf("fetch from broker %d: no partition %d in the response", pd.Leader, p)
 }
 
 // Ping checks that addr accepts a TCP connection and answers ApiVersions

@@ -13,8 +13,9 @@ import (
 	"time"
 )
 
-// Paths of the external clients. Debian's python3-kafka is installed for the
-// system interpreter only, so a pyenv python3 on PATH would not do.
+// Paths of the external clients. Debian's python3-kafka and
+// python3-confluent-kafka are installed for the system interpreter only, so
+// a pyenv python3 on PATH would not do.
 const (
 	KcatPath    = "/usr/bin/kcat"
 	PythonPath  = "/usr/bin/python3"
@@ -47,24 +48,41 @@ func KcatStdin(t testing.TB, in string, args ...string) string {
 }
 
 var (
-	pythonKafkaOnce sync.Once
-	pythonKafkaErr  error
+	pythonMu      sync.Mutex
+	pythonModules = map[string]error{} // module -> whether /usr/bin/python3 imports it
 )
 
 // Python runs script with /usr/bin/python3 -c, passing args as sys.argv[1:],
 // and returns its standard output. The test fails if python3 or its kafka
-// module is missing, or the script fails or times out.
+// module (kafka-python) is missing, or the script fails or times out.
 func Python(t testing.TB, script string, args ...string) string {
 	t.Helper()
+	return pythonWith(t, "kafka", "python3-kafka", script, args...)
+}
+
+// PythonConfluent is Python for scripts using confluent-kafka-python
+// (librdkafka) instead of kafka-python.
+func PythonConfluent(t testing.TB, script string, args ...string) string {
+	t.Helper()
+	return pythonWith(t, "confluent_kafka", "python3-confluent-kafka", script, args...)
+}
+
+// pythonWith runs script once python3 is known to import module, which
+// Debian's package pkg provides.
+func pythonWith(t testing.TB, module, pkg, script string, args ...string) string {
+	t.Helper()
 	requireFile(t, PythonPath, "python3")
-	pythonKafkaOnce.Do(func() {
-		out, err := exec.Command(PythonPath, "-c", "import kafka").CombinedOutput()
-		if err != nil {
-			pythonKafkaErr = fmt.Errorf("%w: %s", err, out)
+	pythonMu.Lock()
+	err, checked := pythonModules[module]
+	if !checked {
+		if out, cerr := exec.Command(PythonPath, "-c", "import "+module).CombinedOutput(); cerr != nil {
+			err = fmt.Errorf("%w: %s", cerr, out)
 		}
-	})
-	if pythonKafkaErr != nil {
-		t.Fatalf("harness: python3 cannot import kafka (apt-get install python3-kafka): %v", pythonKafkaErr)
+		pythonModules[module] = err
+	}
+	pythonMu.Unlock()
+	if err != nil {
+		t.Fatalf("harness: python3 cannot import %s (apt-get install %s, or make deps): %v", module, pkg, err)
 	}
 	return runTool(t, "", PythonPath, append([]string{"-c", script}, args...)...)
 }

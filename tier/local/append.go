@@ -284,9 +284,7 @@ func (l *Log) roll(base, nowMs int64) error {
 	}
 	l.segs = append(l.segs, s)
 	l.firstAppendMs = 0
-	if n := l.producers.ExpireBefore(nowMs - l.cfg.ProducerIDExpirationMs); n > 0 {
-		l.logger.Debug("expired idle producers", "count", n)
-	}
+	l.expireProducers(nowMs)
 	if err := l.takeSnapshot(base); err != nil {
 		// The snapshot only shortens the next recovery; keep going.
 		l.logger.Warn("cannot snapshot producer state at roll", "offset", base, "err", err)

@@ -61,8 +61,9 @@ type Config struct {
 	// old (flush.ms). Checked on append only; an idle log is flushed by the
 	// next roll, Flush or Close.
 	FlushIntervalMs int64
-	// ProducerIDExpirationMs: idempotent producers whose newest batch is
-	// older than this are forgotten when a segment rolls
+	// ProducerIDExpirationMs: idempotent producers without an ongoing
+	// transaction whose newest batch or marker is older than this are
+	// forgotten when a segment rolls and by ExpireProducers
 	// (producer.id.expiration.ms).
 	ProducerIDExpirationMs int64
 	// Files, shared by the logs of a broker, bounds the open files of

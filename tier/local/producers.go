@@ -136,3 +136,26 @@ func headerMeta(h segment.BatchHeader) producer.BatchMeta {
 		Transactional: h.Transactional,
 	}
 }
+
+// ExpireProducers forgets the producers with no ongoing transaction whose
+// last batch or marker is older than producer.id.expiration.ms at nowMs
+// (Kafka's ProducerStateManager.removeExpiredProducers), and returns how
+// many it removed. The partition manager runs it periodically; a roll
+// does too.
+func (l *Log) ExpireProducers(nowMs int64) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.expireProducers(nowMs)
+}
+
+// expireProducers is ExpireProducers with mu held.
+func (l *Log) expireProducers(nowMs int64) int {
+	if l.producers == nil {
+		return 0
+	}
+	n := l.producers.ExpireBefore(nowMs - l.cfg.ProducerIDExpirationMs)
+	if n > 0 {
+		l.logger.Debug("expired idle producers", "count", n)
+	}
+	return n
+}

@@ -3,6 +3,7 @@ package local
 import (
 	"errors"
 	"os"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -163,6 +164,34 @@ func TestProducerExpiration(t *testing.T) {
 			t.Fatalf("live producer: %v", err)
 		}
 	})
+}
+
+// TestExpireProducers: without a roll, ExpireProducers forgets an idle
+// idempotent producer and keeps a recent one and one whose transaction
+// is open, however old; once that transaction ends it expires too.
+func TestExpireProducers(t *testing.T) {
+	l := openLog(t, t.TempDir(), Config{ProducerIDExpirationMs: 1000})
+	now := time.Now().UnixMilli()
+	for pid, ts := range map[int64]int64{4: now - 5000, 5: now} {
+		if _, err := l.AppendAsLeader([]record.Batch{idemAt(pid, 0, 0, 1, ts)}, AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produceTxn(t, l, 6, 0, 1) // timestamp 0: long idle, but open
+	if n := l.ExpireProducers(now); n != 1 {
+		t.Fatalf("expired %d, want producer 4 only", n)
+	}
+	var pids []int64
+	for _, p := range l.Producers() {
+		pids = append(pids, p.ProducerID)
+	}
+	if !slices.Equal(pids, []int64{5, 6}) {
+		t.Fatalf("producers left %v", pids)
+	}
+	endTxn(t, l, 6, true)
+	if n := l.ExpireProducers(now + 1_000_000_000_000); n != 2 || len(l.Producers()) != 0 {
+		t.Fatalf("expired %d, left %+v", n, l.Producers())
+	}
 }
 
 func TestRollInsideAppendSnapshotsExactly(t *testing.T) {

@@ -181,3 +181,14 @@ func carryTxnIndex(old []*segment.Segment, cleaned *segment.Segment) error {
 	}
 	return cleaned.TxnIndex().Sync()
 }
+
+// Producers returns the partition's producers and their state, for
+// DescribeProducers.
+func (l *Log) Producers() []producer.Active {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.producers == nil {
+		return nil
+	}
+	return l.producers.Producers()
+}

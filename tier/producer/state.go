@@ -1,6 +1,7 @@
 package producer
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -268,4 +269,30 @@ func (p *Pending) Update(m BatchMeta) {
 		p.changed[m.ProducerID] = e
 	}
 	e.update(m)
+}
+
+// Active describes one producer of a partition's state, as
+// DescribeProducers answers it.
+type Active struct {
+	ProducerID       int64
+	Epoch            int16
+	LastSequence     int32 // of its newest batch; -1: none at this epoch
+	LastTimestamp    int64 // of its newest batch or marker; -1: none
+	CoordinatorEpoch int32 // of its last marker; -1: none
+	TxnStartOffset   int64 // first offset of its ongoing transaction; -1: none
+}
+
+// Producers returns every producer of the state, by producer id.
+func (s *State) Producers() []Active {
+	out := make([]Active, 0, len(s.producers))
+	for pid, e := range s.producers {
+		a := Active{ProducerID: pid, Epoch: e.epoch, LastSequence: -1, LastTimestamp: e.lastTs,
+			CoordinatorEpoch: e.coordEpoch, TxnStartOffset: e.txnFirst}
+		if m, ok := e.last(); ok {
+			a.LastSequence = m.LastSeq
+		}
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(a, b Active) int { return cmp.Compare(a.ProducerID, b.ProducerID) })
+	return out
 }

@@ -324,3 +324,20 @@ func TestSnapshotReadsVersion1(t *testing.T) {
 		t.Fatalf("v1 producer without batches: %v", err)
 	}
 }
+
+// TestProducers: each producer's epoch, last sequence and timestamp,
+// coordinator epoch and open transaction, as DescribeProducers shows them.
+func TestProducers(t *testing.T) {
+	s, _, _ := txnLog(t, []txnOp{data(1, 2), plain(2, 3), data(3, 1), commit(3)})
+	got := s.Producers()
+	want := []Active{
+		{ProducerID: 1, Epoch: 0, LastSequence: 1, LastTimestamp: 1000, CoordinatorEpoch: -1, TxnStartOffset: 0},
+		{ProducerID: 2, Epoch: 0, LastSequence: 2, LastTimestamp: 1002, CoordinatorEpoch: -1, TxnStartOffset: -1},
+	}
+	if len(got) != 3 || !slices.Equal(got[:2], want) {
+		t.Fatalf("producers %+v, want %+v first", got, want)
+	}
+	if p := got[2]; p.ProducerID != 3 || p.TxnStartOffset != -1 || p.CoordinatorEpoch != 1 {
+		t.Fatalf("committed producer %+v", p)
+	}
+}
