@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/strata-broker/strata/broker/security"
 	"github.com/strata-broker/strata/config"
 )
 
@@ -50,15 +51,18 @@ func newClients(ctx context.Context, cfg *config.Broker, log *slog.Logger) (*cli
 
 // accept returns the next connection to serve. It waits while
 // max.connections are open (the kernel queues new ones meanwhile, as
-// Kafka's acceptor does), retries a failure that passes (EMFILE and its
-// kin) after a pause instead of giving up, and closes at once a
-// connection from an address that has its max.connections.per.ip open.
-// It fails when ctx ends or the listener fails for good.
-func (cl *clients) accept(ctx context.Context, ln net.Listener) (net.Conn, error) {
+// Kafka's acceptor does), unless the listener is protected, retries a
+// failure that passes (EMFILE and its kin) after a pause instead of
+// giving up, and closes at once a connection from an address that has
+// its max.connections.per.ip open. It fails when ctx ends or the
+// listener fails for good.
+func (cl *clients) accept(ctx context.Context, ln net.Listener, protected bool) (net.Conn, error) {
 	var pause time.Duration
 	for {
-		if err := cl.quotas.waitSlot(ctx); err != nil {
-			return nil, err
+		if !protected { // a protected listener's connections count, but never wait
+			if err := cl.quotas.waitSlot(ctx); err != nil {
+				return nil, err
+			}
 		}
 		c, err := ln.Accept()
 		if err != nil {
@@ -101,4 +105,28 @@ func passingAcceptError(err error) bool {
 		}
 	}
 	return false
+}
+
+// kafkaListener is one bound listener of the Kafka protocol.
+type kafkaListener struct {
+	cfg config.Listener
+	ln  net.Listener
+	tls *security.Server // the SSL side; nil: plaintext
+}
+
+// protected reports whether max.connections does not hold back kl's
+// connections: as in Kafka, those of the inter-broker listener when there
+// are several listeners, so that replication goes on when clients take
+// every connection.
+func (n *node) protected(kl *kafkaListener, interBroker string) bool {
+	return kl.cfg.Name == interBroker && len(n.kafkaLns) > 1
+}
+
+// boundAddrs are the listeners' bound addresses by name.
+func (n *node) boundAddrs() map[string]string {
+	out := make(map[string]string, len(n.kafkaLns))
+	for _, kl := range n.kafkaLns {
+		out[kl.cfg.Name] = kl.ln.Addr().String()
+	}
+	return out
 }

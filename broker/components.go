@@ -19,6 +19,7 @@ import (
 	"github.com/strata-broker/strata/broker/peer"
 	"github.com/strata-broker/strata/broker/producerid"
 	"github.com/strata-broker/strata/broker/replica"
+	"github.com/strata-broker/strata/broker/security"
 	"github.com/strata-broker/strata/broker/txn"
 	"github.com/strata-broker/strata/broker/txnmarkers"
 	"github.com/strata-broker/strata/compaction"
@@ -30,7 +31,9 @@ import (
 // node holds the parts of one Run of the broker, filled in as they start
 // (components): a step uses only what the steps before it set.
 type node struct {
-	kafkaLn, metricsLn net.Listener
+	kafkaLns  []*kafkaListener // in the order of listeners
+	metricsLn net.Listener
+	peerTLS   *security.Client // the inter-broker listener's TLS client side; nil: plaintext
 
 	logDir    *logDir
 	emb       embeddedSpace // the embedded etcd's space guard; nil with an external etcd
@@ -86,7 +89,13 @@ func (s *Server) components(n *node) []component {
 		// Both listeners bind first, so a bad or taken address fails the
 		// start before anything runs. The kernel queues connections until
 		// "kafka server" accepts them.
-		{name: "kafka listener", start: func(context.Context) error { return s.listenKafka(n) }, stop: closeListener(&n.kafkaLn)},
+		{name: "kafka listener", start: func(context.Context) error { return s.listenKafka(n) }, stop: func() error {
+			var errs []error
+			for _, kl := range n.kafkaLns {
+				errs = append(errs, closeListener(&kl.ln)())
+			}
+			return errors.Join(errs...)
+		}},
 		{name: "metrics listener", start: func(context.Context) error { return s.listenMetrics(n) }, stop: closeListener(&n.metricsLn)},
 		// The log directory's lock, released last.
 		{name: "log dir", start: func(context.Context) error {
@@ -128,7 +137,7 @@ func (s *Server) components(n *node) []component {
 		// new registration while the broker goes on serving; only its id
 		// taken by another live process stops the broker (registration.go).
 		{name: "registration", start: func(ctx context.Context) error {
-			n.self = handler.SelfBroker(s.cfg, n.kafkaLn.Addr().String())
+			n.self = handler.SelfBroker(s.cfg, n.boundAddrs())
 			n.self.Incarnation = n.logDir.incarnation
 			n.self.MaxPartitions = s.partitionBudget().MaxPartitions
 			return s.register(ctx, n)
@@ -219,7 +228,7 @@ func (s *Server) components(n *node) []component {
 		{name: "peer client", start: func(context.Context) error {
 			// Half the idle limit: other brokers close a connection idle
 			// for connections.max.idle.ms (the cluster's brokers share it).
-			n.peers = peer.NewClient(n.store.Cache(), time.Duration(s.cfg.ConnectionsMaxIdleMs)*time.Millisecond/2)
+			n.peers = peer.NewClient(n.store.Cache(), time.Duration(s.cfg.ConnectionsMaxIdleMs)*time.Millisecond/2, s.transport(n))
 			return nil
 		}, stop: func() error { return n.peers.Close() }},
 		// Transactions on __transaction_state, followed like the groups;
@@ -259,16 +268,50 @@ func closeListener(ln *net.Listener) func() error {
 	}
 }
 
+// listenKafka binds every listener, with its TLS settings loaded for the
+// SSL ones, and loads the inter-broker listener's TLS client side.
 func (s *Server) listenKafka(n *node) error {
-	ln, err := net.Listen("tcp", s.cfg.Listeners[0])
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", s.cfg.Listeners[0], err)
+	if err := security.Check(s.cfg.KafkaListeners); err != nil {
+		return err
 	}
-	n.kafkaLn = ln
+	for _, l := range s.cfg.KafkaListeners {
+		kl := &kafkaListener{cfg: l}
+		if l.TLS() {
+			srv, err := security.NewServer(l.Name, s.cfg.SSLFor(l.Name), s.log)
+			if err != nil {
+				return err
+			}
+			kl.tls = srv
+		}
+		ln, err := net.Listen("tcp", l.Addr)
+		if err != nil {
+			return fmt.Errorf("listen on %s (listener %s): %w", l.Addr, l.Name, err)
+		}
+		kl.ln = ln
+		n.kafkaLns = append(n.kafkaLns, kl)
+	}
+	if ib := s.cfg.InterBrokerListener(); ib.TLS() {
+		c, err := security.NewClient(ib.Name, s.cfg.SSLFor(ib.Name), s.log)
+		if err != nil {
+			return fmt.Errorf("inter-broker listener: %w", err)
+		}
+		n.peerTLS = c
+	}
 	s.mu.Lock()
-	s.addr = ln.Addr().String()
+	s.addr = n.kafkaLns[0].ln.Addr().String()
+	s.addrs = n.boundAddrs()
 	s.mu.Unlock()
 	return nil
+}
+
+// transport is how this broker reaches the others: the inter-broker
+// listener, with its TLS client side.
+func (s *Server) transport(n *node) peer.Transport {
+	t := peer.Transport{Listener: s.cfg.InterBrokerListenerName}
+	if n.peerTLS != nil {
+		t.TLS = n.peerTLS.Config
+	}
+	return t
 }
 
 func (s *Server) listenMetrics(n *node) error {
@@ -340,7 +383,7 @@ func (s *Server) startFetcher(n *node) {
 	n.fetcher = replica.New(ctx, replica.Options{
 		NodeID: s.cfg.NodeID, Cache: n.store.Cache(), MaxWait: time.Duration(s.cfg.ReplicaFetchWaitMaxMs) * time.Millisecond,
 		PartitionMaxBytes: s.cfg.ReplicaFetchMaxBytes, ResponseMaxBytes: s.cfg.ReplicaFetchResponseMaxBytes,
-		Fetchers: n.live.Load().NumReplicaFetchers, Log: s.log,
+		Fetchers: n.live.Load().NumReplicaFetchers, Transport: s.transport(n), Log: s.log,
 	})
 	n.stopFetching = cancel
 	n.parts.SetReplication(n.store, n.fetcher)
@@ -407,21 +450,28 @@ func (s *Server) serveKafka(ctx context.Context, fail func(error), n *node) {
 	n.env.Store(s.env)
 	closed := make(chan struct{})
 	context.AfterFunc(ctx, func() {
-		_ = n.kafkaLn.Close()
+		for _, kl := range n.kafkaLns {
+			_ = kl.ln.Close()
+		}
 		close(closed)
 	})
-	var conns sync.WaitGroup
+	var conns, accepting sync.WaitGroup
 	conns.Go(func() { n.clients.quotas.follow(ctx, n.live, s.log) })
-	for {
-		c, err := n.clients.accept(ctx, n.kafkaLn)
-		if err != nil {
-			if ctx.Err() == nil {
-				fail(fmt.Errorf("accept: %w", err))
+	for _, kl := range n.kafkaLns {
+		accepting.Go(func() {
+			for {
+				c, err := n.clients.accept(ctx, kl.ln, n.protected(kl, s.cfg.InterBrokerListenerName))
+				if err != nil {
+					if ctx.Err() == nil {
+						fail(fmt.Errorf("accept on listener %s: %w", kl.cfg.Name, err))
+					}
+					return
+				}
+				conns.Go(func() { s.serveConn(ctx, c, n.clients, kl) })
 			}
-			break
-		}
-		conns.Go(func() { s.serveConn(ctx, c, n.clients) })
+		})
 	}
+	accepting.Wait()
 	<-closed // ctx ended
 	_ = n.groups.Close()
 	_ = n.txn.Close()

@@ -3,6 +3,7 @@ package broker
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,11 +14,13 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/broker/handler"
+	"github.com/strata-broker/strata/broker/security"
 	"github.com/strata-broker/strata/broker/wire"
 )
 
@@ -49,9 +52,28 @@ var errIdle = errors.New("idle for connections.max.idle.ms")
 // it (at least half of it, responder.write); a request's bytes count in
 // queued.max.request.bytes from their reading until its handler is done
 // with them (dispatch).
-func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients) {
+func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients, kl *kafkaListener) {
 	addr := remoteAddr(c)
 	defer cl.quotas.release(addr)
+	conn := &handler.Conn{Listener: kl.cfg.Name, Principal: security.Anonymous}
+	if kl.tls != nil {
+		tc, principal, err := handshake(serving, c, kl.tls, cl.idle)
+		if err != nil {
+			// As Kafka logs a failed SSL handshake: the client's address
+			// and why (a warning, so that the shared rate limit bounds
+			// what hostile clients can log). A client that went away
+			// (a port probe, a stopping broker's fetcher) or a broker
+			// that stops serving is no failure: debug level.
+			lvl := slog.LevelWarn
+			if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || serving.Err() != nil {
+				lvl = slog.LevelDebug
+			}
+			cl.log.Log(serving, lvl, "closing connection: TLS handshake failed", "listener", kl.cfg.Name, "remote", c.RemoteAddr().String(), "err", err)
+			_ = c.Close()
+			return
+		}
+		c, conn.Principal = tc, principal
+	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(serving))
 	// reading ends with the connection or when serving ends: a read
 	// paused at queued.max.request.bytes then gives up.
@@ -117,7 +139,7 @@ func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients) {
 			cl.mem.release(held)
 			break
 		}
-		key, async, released := s.dispatch(ctx, frame, held, cl.mem, resp, p, log)
+		key, async, released := s.dispatch(ctx, frame, held, cl.mem, resp, p, conn, log)
 		if !async && p.err != nil {
 			break
 		}
@@ -135,6 +157,30 @@ func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients) {
 	resp.wait()
 	cancel()
 	_ = c.Close() // before release frees its place under max.connections
+}
+
+// tlsHandshakeTimeout bounds a TLS handshake when
+// connections.max.idle.ms does not (negative).
+const tlsHandshakeTimeout = 30 * time.Second
+
+// handshake runs the server side of a TLS handshake on c, within idle
+// (or tlsHandshakeTimeout) and until serving ends, and names the
+// connection's principal from the client certificate.
+func handshake(serving context.Context, c net.Conn, srv *security.Server, idle time.Duration) (net.Conn, string, error) {
+	if idle <= 0 {
+		idle = tlsHandshakeTimeout
+	}
+	ctx, cancel := context.WithTimeout(serving, idle)
+	defer cancel()
+	tc := tls.Server(c, srv.Config())
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return nil, "", err
+	}
+	principal, err := srv.Principal(tc.ConnectionState())
+	if err != nil {
+		return nil, "", fmt.Errorf("principal: %w", err)
+	}
+	return tc, principal, nil
 }
 
 // awaitRequest waits for the first byte of the next request and returns
@@ -214,7 +260,7 @@ func (d *readDeadline) draining() bool {
 // continuation does), and whether frame is free for the next request: its
 // handler ran on this goroutine and its table row says it releases the
 // frame.
-func (s *Server) dispatch(ctx context.Context, frame []byte, held int, mem *requestMemory, resp *responder, p *pending, log *slog.Logger) (key int16, async, released bool) {
+func (s *Server) dispatch(ctx context.Context, frame []byte, held int, mem *requestMemory, resp *responder, p *pending, conn *handler.Conn, log *slog.Logger) (key int16, async, released bool) {
 	start := time.Now()
 	h, body, err := wire.ParseHeader(frame)
 	if err != nil {
@@ -243,7 +289,7 @@ func (s *Server) dispatch(ctx context.Context, frame []byte, held int, mem *requ
 		resp.complete(p)
 		return h.Key, false, false
 	}
-	hreq := &handler.Request{Header: h, Body: req, Bytes: len(frame) + 4}
+	hreq := &handler.Request{Header: h, Body: req, Bytes: len(frame) + 4, Conn: conn}
 	s.env.Metrics.Start(h.Key)
 	finish := func(res handler.Result, err error) {
 		p.frame, p.err = s.encode(hreq, res, err)

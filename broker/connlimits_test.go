@@ -341,3 +341,38 @@ func TestUnreadResponsesClosed(t *testing.T) {
 		t.Errorf("%d such closes logged, want 1", got)
 	}
 }
+
+// TestInterBrokerListenerExemptFromMaxConnections: with several
+// listeners, max.connections does not hold back connections on the
+// inter-broker listener (Kafka's protected listener), which still count;
+// the other listeners wait.
+func TestInterBrokerListenerExemptFromMaxConnections(t *testing.T) {
+	r := serve(t, map[string]string{
+		"listeners":                      "CLIENT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
+		"listener.security.protocol.map": "CLIENT:PLAINTEXT,INTERNAL:PLAINTEXT",
+		"inter.broker.listener.name":     "INTERNAL",
+		"max.connections":                "1",
+	}, nil)
+	client, internal := r.s.ListenerAddr("CLIENT"), r.s.ListenerAddr("INTERNAL")
+	c1 := dial(t, client, "")
+	c1.ping()
+	i1, i2 := dial(t, internal, ""), dial(t, internal, "")
+	i1.ping()
+	i2.ping()
+	if got := r.s.node.clients.quotas.open(); got != 3 {
+		t.Fatalf("%d connections open, want 3 (inter-broker ones count)", got)
+	}
+	c2 := dial(t, client, "")
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 0
+	c2.send(req)
+	if _, err := c2.recv(300 * time.Millisecond); !isTimeout(err) {
+		t.Fatalf("client connection over max.connections=1: %v, want no answer", err)
+	}
+	c1.c.Close()
+	i1.c.Close()
+	i2.c.Close()
+	if _, err := c2.recv(runTimeout); err != nil {
+		t.Fatalf("client connection once the others closed: %v", err)
+	}
+}

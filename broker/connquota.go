@@ -13,12 +13,13 @@ import (
 	"github.com/strata-broker/strata/config"
 )
 
-// connQuotas counts the Kafka listener's connections, in total and per
+// connQuotas counts the Kafka listeners' connections, in total and per
 // remote address, against max.connections and max.connections.per.ip
 // (and its overrides), as Kafka's ConnectionQuotas does: accepting waits
 // while the total is at its limit; a connection from an address at its
-// limit is closed at once. Strata has one listener, so, as Kafka with a
-// single listener, no connection is exempt from max.connections. The
+// limit is closed at once. As in Kafka, the inter-broker listener's
+// connections do not wait when there are several listeners (they still
+// count; node.protected); with a single listener none is exempt. The
 // limits are dynamic broker configs: follow applies their changes to new
 // connections (those open stay, as in Kafka).
 type connQuotas struct {

@@ -9,6 +9,26 @@
 // the tier admin endpoints of `strata tier` (admin.go: GET /v1/tier/status,
 // POST /v1/tier/restore and /v1/tier/start).
 //
+// # Listeners
+//
+// The broker binds every named listener (config.Broker.KafkaListeners:
+// listeners, listener.security.protocol.map, advertised.listeners) and
+// runs one accept loop per listener; the loops share the connection
+// limits and request memory. An SSL listener wraps each connection in TLS
+// (broker/security: PEM stores reloaded when their files change) and
+// names the connection's principal from the client certificate; the
+// handshake must finish within connections.max.idle.ms, and a failed one
+// is logged and closes the connection. Each connection's listener and
+// principal travel with its requests (handler.Conn): Metadata,
+// FindCoordinator and DescribeCluster answer with the brokers' endpoints
+// of that listener. The registration publishes one endpoint per
+// advertised listener (metadata.Broker.Endpoints), Host and Port being
+// the inter-broker listener's; other brokers reach this one there
+// (peer.Transport: the follower fetchers, forwarded requests and
+// transaction markers), over TLS with the inter-broker listener's ssl.*
+// settings when it is SSL. SASL_PLAINTEXT and SASL_SSL listeners are
+// refused at start until SASL is wired.
+//
 // server.go is the only file that knows the metadata store is etcd
 // (metadata/etcdstore); it hands every part the narrow metadata roles
 // that part uses (handler.Store, controller.Store, the tier's
@@ -30,7 +50,7 @@
 // at the part's turn to stop) and a stop. The order:
 //
 //	start ↓                     stop ↑ (reverse)
-//	kafka listener              bind first: a bad address fails before anything starts
+//	kafka listener              bind every listener first, TLS stores loaded: a bad address or key store fails before anything starts
 //	metrics listener            bind
 //	log dir                     lock; released last
 //	embedded etcd               single-node mode only, in metadata.etcd.dir
@@ -153,8 +173,10 @@
 //
 // No client can stop the broker by what it sends or by how many connect
 // (accept.go, connquota.go, reqmem.go, connlog.go). Run raises the soft
-// limit of open files to the hard limit. The accept loop waits while
-// max.connections are open, closes a connection from an address that has
+// limit of open files to the hard limit. The accept loops wait while
+// max.connections are open (counted over all listeners; with several,
+// the inter-broker listener's connections count but do not wait, as in
+// Kafka), close a connection from an address that has
 // max.connections.per.ip open, and retries accept failures that pass
 // (EMFILE and its kin) after a pause of 5 ms doubling to 1 s. A
 // connection idle for connections.max.idle.ms is closed; a request must

@@ -383,7 +383,7 @@ func TestStopDuringEtcdOutage(t *testing.T) {
 func TestAcceptFailureStopsInOrder(t *testing.T) {
 	check := leakCheck(t)
 	r := startServer(t, testConfig(t, t.TempDir(), nil))
-	_ = r.s.node.kafkaLn.Close()
+	_ = r.s.node.kafkaLns[0].ln.Close()
 	err := r.wait(t)
 	if err == nil || !strings.Contains(err.Error(), "kafka server: accept") {
 		t.Fatalf("Run: %v, want the accept failure", err)

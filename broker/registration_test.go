@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"reflect"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -49,7 +50,7 @@ func waitBroker(t *testing.T, cache *metadata.Cache, id int32, want *metadata.Br
 	for {
 		ch := cache.Changed()
 		got, ok := cache.Broker(id)
-		if (want == nil && !ok) || (want != nil && ok && got == *want) {
+		if (want == nil && !ok) || (want != nil && ok && reflect.DeepEqual(got, *want)) {
 			return
 		}
 		select {
@@ -165,7 +166,7 @@ func TestMembershipGivesUpWhenIDTaken(t *testing.T) {
 		if err := stop(); !errors.Is(err, errIDTaken) {
 			t.Fatalf("run reported %v, want errIDTaken", err)
 		}
-		if got, _ := other.Cache().Broker(1); got != impostor {
+		if got, _ := other.Cache().Broker(1); !reflect.DeepEqual(got, impostor) {
 			t.Fatalf("broker 1 is %+v, want the other process's %+v", got, impostor)
 		}
 	})

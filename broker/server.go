@@ -24,7 +24,8 @@ type Server struct {
 	ready chan struct{}
 	mu    sync.Mutex
 	addr  string
-	node  *node // the parts of the current Run (tests look into it)
+	addrs map[string]string // bound address by listener name
+	node  *node             // the parts of the current Run (tests look into it)
 
 	env *handler.Env
 
@@ -50,12 +51,20 @@ func New(cfg *config.Broker, log *slog.Logger) (*Server, error) {
 	return &Server{cfg: cfg, log: log, ready: make(chan struct{})}, nil
 }
 
-// Addr is the address the Kafka listener is bound to ("" before Run
+// Addr is the address the first Kafka listener is bound to ("" before Run
 // began listening).
 func (s *Server) Addr() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.addr
+}
+
+// ListenerAddr is the address listener name is bound to ("" before Run
+// began listening, or for no such listener).
+func (s *Server) ListenerAddr(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addrs[name]
 }
 
 // Ready is closed once the broker listens and has loaded its metadata and

@@ -20,10 +20,21 @@ const RackAwareReplicaSelector = "org.apache.kafka.common.replica.RackAwareRepli
 // configs over it. It is not changed afterwards, so one *Broker may be
 // shared by every goroutine. Field comments give the Kafka key and default.
 type Broker struct {
-	NodeID                   int32    // node.id (1)
-	Rack                     string   // broker.rack ("")
-	Listeners                []string // listeners, as host:port ("PLAINTEXT://127.0.0.1:9092"); host "" = all interfaces, port 0 = any free port
-	AdvertisedListeners      []string // advertised.listeners, host:port (default: Listeners; the broker substitutes its bound address for an empty host or port 0)
+	NodeID              int32    // node.id (1)
+	Rack                string   // broker.rack ("")
+	Listeners           []string // listeners, canonical NAME://host:port ("PLAINTEXT://127.0.0.1:9092")
+	AdvertisedListeners []string // advertised.listeners, canonical NAME://host:port (default: Listeners)
+	// ListenerSecurityProtocolMap is listener.security.protocol.map
+	// (Kafka's default: each protocol's name to itself).
+	ListenerSecurityProtocolMap map[string]string
+	// InterBrokerListenerName is inter.broker.listener.name, else the
+	// listener named after security.inter.broker.protocol (PLAINTEXT).
+	InterBrokerListenerName string
+	// KafkaListeners are the listeners with their protocols and advertised
+	// addresses, in the order of listeners.
+	KafkaListeners []Listener
+	// SSL is the ssl.* keys; SSLFor applies a listener's overrides.
+	SSL                      SSL
 	LogDirs                  []string // log.dirs, else log.dir ("/tmp/strata-logs")
 	NumPartitions            int32    // num.partitions (1)
 	DefaultReplicationFactor int16    // default.replication.factor (1)
@@ -159,16 +170,19 @@ type Broker struct {
 
 	// Raw holds every effective key's value in canonical text form,
 	// defaults included (keys whose Kafka default is null and that are
-	// not derived, such as log.retention.minutes, appear only when set).
+	// not derived, such as log.retention.minutes, appear only when set),
+	// and the listener.name.<name>.ssl.* keys set, as written.
 	// Sensitive values are present; redact them before printing.
 	Raw map[string]string
 
 	// Keys whose effective value is computed from other keys.
-	logDir              string
-	logRollHours        int64
-	logRollJitterHours  int64
-	logRetentionMinutes int64
-	logRetentionHours   int64
+	securityInterBrokerProtocol string
+	listenerSSL                 map[string]SSL // by lower-case listener name: SSL with its listener.name.<l>.ssl.* keys
+	logDir                      string
+	logRollHours                int64
+	logRollJitterHours          int64
+	logRetentionMinutes         int64
+	logRetentionHours           int64
 
 	// The layers of explicitly set keys, as written: static (the file
 	// and --set), then the dynamic cluster default and this broker's
@@ -265,7 +279,7 @@ func trimmed(m map[string]string) (map[string]string, error) {
 	sort.Strings(keys)
 	out := make(map[string]string, len(m))
 	for _, k := range keys {
-		if _, ok := brokerIndex[k]; !ok {
+		if _, ok := brokerIndex[k]; !ok && !isListenerKey(k) {
 			return nil, unknownKey(k, brokerNames)
 		}
 		out[k] = strings.TrimSpace(m[k])
@@ -303,6 +317,7 @@ func build(static, dynDefault, dynBroker map[string]string) (*Broker, error) {
 			b.Raw[d.name] = d.f.get(b)
 		}
 	}
+	maps.Copy(b.Raw, b.ListenerOverrides())
 	return b, nil
 }
 
@@ -311,7 +326,7 @@ func build(static, dynDefault, dynBroker map[string]string) (*Broker, error) {
 // in that order of precedence), SourceDefault when none did, and
 // SourceUnknown for a key that is not a broker key.
 func (b *Broker) Source(key string) int8 {
-	if _, ok := brokerIndex[key]; !ok {
+	if _, ok := brokerIndex[key]; !ok && !isListenerKey(key) {
 		return SourceUnknown
 	}
 	for _, l := range b.layers() {
@@ -352,17 +367,17 @@ func (b *Broker) derive() error {
 	if len(b.LogDirs) == 0 {
 		return invalid("log.dirs", fmt.Errorf("must name at least one directory"))
 	}
-	if len(b.Listeners) == 0 {
-		return invalid("listeners", fmt.Errorf("must name at least one listener"))
+	if err := b.deriveListeners(); err != nil {
+		return err
+	}
+	if err := b.deriveListenerSSL(); err != nil {
+		return err
 	}
 	if b.ReplicaFetchWaitMaxMs > b.ReplicaLagTimeMaxMs { // as Kafka requires
 		return invalid("replica.fetch.wait.max.ms", fmt.Errorf("%d exceeds replica.lag.time.max.ms (%d)", b.ReplicaFetchWaitMaxMs, b.ReplicaLagTimeMaxMs))
 	}
 	if b.MaxConnectionsPerIP == 0 && len(b.MaxConnectionsPerIPOverrides) == 0 { // as Kafka requires
 		return invalid("max.connections.per.ip", fmt.Errorf("can be set to zero only if max.connections.per.ip.overrides is set"))
-	}
-	if !b.isSet("advertised.listeners") {
-		b.AdvertisedListeners = append([]string(nil), b.Listeners...)
 	}
 	if !b.isSet("log.roll.ms") {
 		b.LogRollMs = b.logRollHours * hourMs

@@ -18,8 +18,10 @@ func TestDefaults(t *testing.T) {
 		got, want any
 	}{
 		{"NodeID", b.NodeID, int32(1)},
-		{"Listeners", b.Listeners, []string{"127.0.0.1:9092"}},
-		{"AdvertisedListeners", b.AdvertisedListeners, []string{"127.0.0.1:9092"}},
+		{"Listeners", b.Listeners, []string{"PLAINTEXT://127.0.0.1:9092"}},
+		{"AdvertisedListeners", b.AdvertisedListeners, []string{"PLAINTEXT://127.0.0.1:9092"}},
+		{"KafkaListeners", b.KafkaListeners, []Listener{{Name: "PLAINTEXT", Addr: "127.0.0.1:9092", Protocol: "PLAINTEXT", Advertised: "127.0.0.1:9092"}}},
+		{"InterBrokerListenerName", b.InterBrokerListenerName, "PLAINTEXT"},
 		{"LogDirs", b.LogDirs, []string{"/tmp/strata-logs"}},
 		{"NumPartitions", b.NumPartitions, int32(1)},
 		{"DefaultReplicationFactor", b.DefaultReplicationFactor, int16(1)},
@@ -103,15 +105,45 @@ func TestParseValues(t *testing.T) {
 		set   map[string]string
 		check func(b *Broker) bool
 	}{
-		{"listener list", map[string]string{"listeners": "PLAINTEXT://127.0.0.1:9092, plaintext://[::1]:9093,:0"},
+		{"listener list", map[string]string{"listeners": "PLAINTEXT://127.0.0.1:9092, ssl://[::1]:9093"},
 			func(b *Broker) bool {
-				return reflect.DeepEqual(b.Listeners, []string{"127.0.0.1:9092", "[::1]:9093", ":0"}) &&
-					reflect.DeepEqual(b.AdvertisedListeners, b.Listeners)
+				return reflect.DeepEqual(b.Listeners, []string{"PLAINTEXT://127.0.0.1:9092", "SSL://[::1]:9093"}) &&
+					reflect.DeepEqual(b.AdvertisedListeners, b.Listeners) && b.KafkaListeners[1].Protocol == ProtocolSSL &&
+					b.KafkaListeners[1].Advertised == "[::1]:9093"
 			}},
+		{"bare host:port is PLAINTEXT", map[string]string{"listeners": ":0"},
+			func(b *Broker) bool { return reflect.DeepEqual(b.Listeners, []string{"PLAINTEXT://:0"}) }},
 		{"advertised separate", map[string]string{"advertised.listeners": "PLAINTEXT://example.com:19092"},
 			func(b *Broker) bool {
-				return b.AdvertisedListeners[0] == "example.com:19092" && b.Listeners[0] == "127.0.0.1:9092"
+				return b.KafkaListeners[0].Advertised == "example.com:19092" && b.KafkaListeners[0].Addr == "127.0.0.1:9092"
 			}},
+		{"named listeners", map[string]string{
+			"listeners":                      "CLIENT://:9092,internal://127.0.0.1:9093,EXTRA://:9094",
+			"advertised.listeners":           "CLIENT://kafka.example.com:9092,INTERNAL://10.0.0.1:9093",
+			"listener.security.protocol.map": "CLIENT:SSL,INTERNAL:PLAINTEXT,EXTRA:SASL_SSL",
+			"inter.broker.listener.name":     "internal",
+		}, func(b *Broker) bool {
+			return reflect.DeepEqual(b.KafkaListeners, []Listener{
+				{Name: "CLIENT", Addr: ":9092", Protocol: ProtocolSSL, Advertised: "kafka.example.com:9092"},
+				{Name: "INTERNAL", Addr: "127.0.0.1:9093", Protocol: ProtocolPlaintext, Advertised: "10.0.0.1:9093"},
+				{Name: "EXTRA", Addr: ":9094", Protocol: ProtocolSASLSSL},
+			}) && b.InterBrokerListener().Name == "INTERNAL"
+		}},
+		{"inter-broker by protocol", map[string]string{"listeners": "PLAINTEXT://:9092,SSL://:9093", "security.inter.broker.protocol": "SSL"},
+			func(b *Broker) bool { return b.InterBrokerListener().Protocol == ProtocolSSL }},
+		{"per-listener ssl", map[string]string{
+			"listeners":                        "A://:1,B://:2",
+			"listener.security.protocol.map":   "A:SSL,B:SSL",
+			"inter.broker.listener.name":       "A",
+			"ssl.client.auth":                  "required",
+			"ssl.keystore.location":            "/k.pem",
+			"listener.name.b.ssl.client.auth":  "none",
+			"listener.name.b.ssl.key.password": "secret",
+		}, func(b *Broker) bool {
+			a, bb := b.SSLFor("A"), b.SSLFor("B")
+			return a.ClientAuth == "required" && bb.ClientAuth == "none" && bb.KeystoreLocation == "/k.pem" &&
+				bb.KeyPassword == "secret" && a.KeyPassword == ""
+		}},
 		{"log.dir fallback", map[string]string{"log.dir": "/d"},
 			func(b *Broker) bool {
 				return b.LogDirs[0] == "/d" && b.RemoteLogStorageLocalDir == "/d/tier-store" && b.EtcdDir == "/d/etcd"
@@ -203,9 +235,22 @@ func TestParseErrors(t *testing.T) {
 		{map[string]string{"default.replication.factor": "40000"}, ErrInvalidValue, "default.replication.factor: value 40000 must be at most 32767"},
 		{map[string]string{"num.partitions": "0"}, ErrInvalidValue, "num.partitions"},
 		{map[string]string{"auto.create.topics.enable": "yes"}, ErrInvalidValue, `auto.create.topics.enable: invalid boolean "yes"`},
-		{map[string]string{"listeners": "SSL://127.0.0.1:9093"}, ErrInvalidValue, "listeners: listener \"SSL://127.0.0.1:9093\": only PLAINTEXT"},
-		{map[string]string{"listeners": "127.0.0.1"}, ErrInvalidValue, "listeners: invalid address"},
-		{map[string]string{"listeners": "127.0.0.1:99999"}, ErrInvalidValue, "listeners: invalid port"},
+		{map[string]string{"listeners": "SSL://127.0.0.1:9093"}, ErrInvalidValue, "security.inter.broker.protocol: the inter-broker listener PLAINTEXT must be a listener name defined in advertised.listeners (SSL)"},
+		{map[string]string{"listeners": "127.0.0.1"}, ErrInvalidValue, "invalid address"},
+		{map[string]string{"listeners": "127.0.0.1:99999"}, ErrInvalidValue, "invalid port"},
+		{map[string]string{"listeners": "PLAINTEXT://:1,PLAINTEXT://:2"}, ErrInvalidValue, "listeners: each listener must have a different name"},
+		{map[string]string{"listeners": "PLAINTEXT://:1,SSL://:1"}, ErrInvalidValue, "listeners: each listener must have a different port"},
+		{map[string]string{"listeners": "CLIENT://:1"}, ErrInvalidValue, "no security protocol defined for listener CLIENT"},
+		{map[string]string{"listener.security.protocol.map": "PLAINTEXT:TLS"}, ErrInvalidValue, "listener.security.protocol.map: listener PLAINTEXT: invalid value"},
+		{map[string]string{"advertised.listeners": "SSL://:1"}, ErrInvalidValue, "advertised.listeners: listener SSL is not in listeners"},
+		{map[string]string{"listeners": "PLAINTEXT://:1,SSL://:2", "inter.broker.listener.name": "SSL", "security.inter.broker.protocol": "PLAINTEXT"}, ErrInvalidValue,
+			"only one of inter.broker.listener.name and security.inter.broker.protocol should be set"},
+		{map[string]string{"listener.name.ssl.ssl.client.auth": "none"}, ErrInvalidValue, "listener SSL is not in listeners"},
+		{map[string]string{"listener.name.plaintext.ssl.client.auth": "maybe"}, ErrInvalidValue, "listener.name.plaintext.ssl.client.auth: invalid value"},
+		{map[string]string{"listener.name.plaintext.num.partitions": "3"}, ErrUnknownKey, "unknown key"},
+		{map[string]string{"ssl.enabled.protocols": "TLSv1.2,SSLv3"}, ErrInvalidValue, "unknown protocol"},
+		{map[string]string{"ssl.cipher.suites": "TLS_FOO"}, ErrInvalidValue, "unknown cipher suite"},
+		{map[string]string{"ssl.principal.mapping.rules": "default"}, ErrInvalidValue, "ssl.principal.mapping.rules: invalid rule"},
 		{map[string]string{"listeners": ""}, ErrInvalidValue, "listeners: must name at least one listener"},
 		{map[string]string{"listeners": "a:1,,b:2"}, ErrInvalidValue, "listeners: empty item"},
 		{map[string]string{"log.dirs": ""}, ErrInvalidValue, "log.dirs: must name at least one directory"},
@@ -271,7 +316,7 @@ log.retention.hours=1
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	if b.NodeID != 4 || b.Listeners[0] != "127.0.0.1:0" || b.LogDirs[0] != dir+"/logs" ||
+	if b.NodeID != 4 || b.Listeners[0] != "PLAINTEXT://127.0.0.1:0" || b.LogDirs[0] != dir+"/logs" ||
 		b.LogSegmentBytes != 16384 || b.LogRollMs != 100 || b.LogRetentionMs != hourMs || b.MetricsListener != "" {
 		t.Fatalf("unexpected config %+v", b)
 	}
@@ -375,7 +420,7 @@ func TestExampleConfigLoads(t *testing.T) {
 	if err != nil {
 		t.Fatalf("deploy/server.properties: %v", err)
 	}
-	if b.Listeners[0] != "127.0.0.1:9092" || len(b.EtcdEndpoints) != 0 || b.LogDirs[0] != "./data/strata-logs" {
+	if b.Listeners[0] != "PLAINTEXT://127.0.0.1:9092" || len(b.EtcdEndpoints) != 0 || b.LogDirs[0] != "./data/strata-logs" {
 		t.Fatalf("example config is not the zero-setup single broker: %+v", b)
 	}
 }

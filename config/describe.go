@@ -46,6 +46,16 @@ func (b *Broker) DescribeBroker() []Entry {
 		}
 		out = append(out, b.brokerEntry(d, b.Raw[d.name], syns))
 	}
+	for k, v := range b.ListenerOverrides() { // as Kafka lists a listener's own ssl.* keys
+		_, key, _ := listenerKey(k)
+		d := brokerIndex[key]
+		e := Entry{Name: k, Value: v, Source: SourceStaticBroker, Sensitive: d.sensitive, ReadOnly: true, Type: d.typ, Doc: d.doc,
+			Synonyms: []Synonym{{Name: k, Value: v, Source: SourceStaticBroker}}}
+		if d.sensitive {
+			e.Value, e.Synonyms[0].Value = "", ""
+		}
+		out = append(out, e)
+	}
 	sortEntries(out)
 	return out
 }

@@ -17,12 +17,24 @@
 // that reads its field (TestEveryKeyIsWired walks both tables).
 //
 // Keys whose Kafka default is null fall back to others as in Kafka:
-// log.dirs → log.dir; advertised.listeners → listeners; log.roll.ms →
+// log.dirs → log.dir; advertised.listeners → listeners;
+// inter.broker.listener.name → security.inter.broker.protocol (the
+// listener of that name); log.roll.ms →
 // log.roll.hours; log.retention.ms → log.retention.minutes →
 // log.retention.hours (any negative result means unlimited, -1); an unset
 // log.flush.interval.ms is -1 (never flush on a timer); metadata.etcd.dir
 // and remote.log.storage.local.dir default to directories under the
 // first log dir.
+//
+// Listeners are named (listeners=NAME://host:port, mapped to a security
+// protocol by listener.security.protocol.map; a bare host:port is
+// PLAINTEXT) and checked as Kafka checks them (KafkaListeners). The ssl.*
+// keys may also be set per listener as listener.name.<lower-case
+// name>.ssl.*, outside the table: they are accepted for ssl.* keys only,
+// parsed with the same binders (SSLFor), reported in Raw and
+// DescribeBroker, and hidden where the key they override is sensitive
+// (IsSensitive). ParsePrincipalRules is ssl.principal.mapping.rules
+// (Kafka's SslPrincipalMapper).
 //
 // Errors are *KeyError values that name the key and unwrap to
 // ErrUnknownKey or ErrInvalidValue; the broker maps both to INVALID_CONFIG

@@ -51,10 +51,16 @@ var brokerKeys = []keyDef{
 		f: intField(0, func(b *Broker) *int32 { return &b.NodeID })},
 	{name: "broker.rack", typ: TypeString, def: "", doc: "Rack of the broker, used for rack-aware replica placement.",
 		f: strField(func(b *Broker) *string { return &b.Rack }, nil)},
-	{name: "listeners", typ: TypeString, def: "PLAINTEXT://127.0.0.1:9092", doc: "Comma-separated PLAINTEXT://host:port addresses to listen on (empty host: all interfaces).",
-		f: listField(func(b *Broker) *[]string { return &b.Listeners }, listener, showListener)},
-	{name: "advertised.listeners", typ: TypeString, kind: keyDerived, synonyms: []string{"listeners"}, doc: "Addresses given to clients in Metadata; defaults to listeners.",
-		f: listField(func(b *Broker) *[]string { return &b.AdvertisedListeners }, listener, showListener)},
+	{name: "listeners", typ: TypeString, def: "PLAINTEXT://127.0.0.1:9092", doc: "Comma-separated NAME://host:port listeners (empty host: all interfaces; port 0: any free port), each name unique and mapped to a security protocol by listener.security.protocol.map. A bare host:port is the PLAINTEXT listener.",
+		f: listField(func(b *Broker) *[]string { return &b.Listeners }, listenerItem, nil)},
+	{name: "advertised.listeners", typ: TypeString, kind: keyDerived, synonyms: []string{"listeners"}, doc: "NAME://host:port addresses published for each listener (in Metadata, to the clients of that listener, and to other brokers); defaults to listeners. A listener left out is not published.",
+		f: alsoTargets(listField(func(b *Broker) *[]string { return &b.AdvertisedListeners }, listenerItem, nil), kafkaListeners)},
+	{name: "listener.security.protocol.map", typ: TypeString, def: defaultProtocolMap, doc: "Map between listener names and security protocols (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), as NAME:PROTOCOL pairs. Each listener needs an entry. SASL_PLAINTEXT and SASL_SSL listeners are refused at start for now.",
+		f: alsoTargets(protocolMapField(func(b *Broker) *map[string]string { return &b.ListenerSecurityProtocolMap }), kafkaListeners)},
+	{name: "inter.broker.listener.name", typ: TypeString, kind: keyDerived, synonyms: []string{"security.inter.broker.protocol"}, doc: "Name of the listener brokers use between themselves (replication, forwarded requests, transaction markers): its advertised address and its TLS settings. It must be in advertised.listeners. Defaults to the listener named after security.inter.broker.protocol; only one of the two may be set.",
+		f: strField(func(b *Broker) *string { return &b.InterBrokerListenerName }, nil)},
+	{name: "security.inter.broker.protocol", typ: TypeString, def: ProtocolPlaintext, doc: "Security protocol between brokers: the inter-broker listener is the one of that name. Only one of this and inter.broker.listener.name may be set.",
+		f: enumField(func(b *Broker) *string { return &b.securityInterBrokerProtocol }, securityProtocols...)},
 	{name: "log.dir", typ: TypeString, def: "/tmp/strata-logs", doc: "Directory of the log data, used when log.dirs is not set.",
 		f: strField(func(b *Broker) *string { return &b.logDir }, nonEmpty)},
 	{name: "log.dirs", typ: TypeList, kind: keyDerived, synonyms: []string{"log.dir"}, doc: "Comma-separated directories of the log data (the embedded etcd, unless metadata.etcd.dir says otherwise, and the local tier live under the first); defaults to log.dir.",
@@ -62,7 +68,7 @@ var brokerKeys = []keyDef{
 	{name: "socket.request.max.bytes", typ: TypeInt, def: "104857600", doc: "Largest request frame accepted; larger frames close the connection.",
 		f: intField(1, func(b *Broker) *int32 { return &b.SocketRequestMaxBytes })},
 	// Client connections (Kafka's SocketServer keys).
-	{name: "max.connections", dynamic: true, typ: TypeInt, def: strconv.Itoa(math.MaxInt32), doc: "The maximum number of connections we allow in the broker at any time. This limit is applied in addition to any per-ip limits configured using max.connections.per.ip. New connections are blocked (not accepted; the kernel queues them) while the limit is reached. Strata has a single listener, which also carries replication, so as in Kafka with one listener no connection is exempt.",
+	{name: "max.connections", dynamic: true, typ: TypeInt, def: strconv.Itoa(math.MaxInt32), doc: "The maximum number of connections we allow in the broker at any time. This limit is applied in addition to any per-ip limits configured using max.connections.per.ip. New connections are blocked (not accepted; the kernel queues them) while the limit is reached. Counted over all listeners. As in Kafka, connections on the inter-broker listener are accepted even at the limit when there are several listeners (with one, none is exempt); unlike Kafka, no connection of another listener is closed to make room.",
 		f: intField(0, func(b *Broker) *int32 { return &b.MaxConnections })},
 	{name: "max.connections.per.ip", dynamic: true, typ: TypeInt, def: strconv.Itoa(math.MaxInt32), doc: "The maximum number of connections we allow from each ip address. This can be set to 0 if there are overrides configured using max.connections.per.ip.overrides property. New connections from the ip address are dropped if the limit is reached.",
 		f: intField(0, func(b *Broker) *int32 { return &b.MaxConnectionsPerIP })},
@@ -132,6 +138,41 @@ var brokerKeys = []keyDef{
 		f: strField(func(b *Broker) *string { return &b.MetricsListener }, optionalHostPort)},
 	{name: "log.level", typ: TypeString, def: "info", doc: "Level of the broker's own log: debug, info, warn or error.",
 		f: levelField(func(b *Broker) *slog.Level { return &b.LogLevel })},
+
+	// TLS (Kafka's ssl.* keys, PEM only: KIP-651). Each may also be set
+	// for one listener as listener.name.<lower-case name>.ssl.*.
+	{name: "ssl.keystore.type", typ: TypeString, def: "JKS", doc: "The file format of the key store: Strata reads PEM only, so a listener with a key store needs PEM (Kafka's default is JKS).",
+		f: enumField(func(b *Broker) *string { return &b.SSL.KeystoreType }, storeTypes...)},
+	{name: "ssl.keystore.location", typ: TypeString, kind: keyOptional, doc: "The location of the key store file: with ssl.keystore.type=PEM, a PEM file holding the private key (PKCS#8, PKCS#1 or SEC 1; encrypted PKCS#8 with ssl.key.password) and its certificate chain, leaf first. Re-read when it changes (checked at most every few seconds); new handshakes use it.",
+		f: strField(func(b *Broker) *string { return &b.SSL.KeystoreLocation }, nil)},
+	{name: "ssl.keystore.password", typ: TypePassword, kind: keyOptional, sensitive: true, doc: "The store password for the key store file. Not allowed with PEM, as in Kafka: an encrypted PEM key takes ssl.key.password.",
+		f: strField(func(b *Broker) *string { return &b.SSL.KeystorePassword }, nil)},
+	{name: "ssl.keystore.certificate.chain", typ: TypePassword, kind: keyOptional, sensitive: true, doc: "Certificate chain in the format specified by ssl.keystore.type (PEM: X.509 certificates, leaf first), given inline instead of ssl.keystore.location.",
+		f: strField(func(b *Broker) *string { return &b.SSL.KeystoreCertificateChain }, nil)},
+	{name: "ssl.keystore.key", typ: TypePassword, kind: keyOptional, sensitive: true, doc: "Private key in the format specified by ssl.keystore.type (PEM: PKCS#8, encrypted with ssl.key.password if it is set), given inline with ssl.keystore.certificate.chain.",
+		f: strField(func(b *Broker) *string { return &b.SSL.KeystoreKey }, nil)},
+	{name: "ssl.key.password", typ: TypePassword, kind: keyOptional, sensitive: true, doc: "The password of the private key in the key store (PEM: an encrypted PKCS#8 key, PBES2 with PBKDF2 and AES-CBC).",
+		f: strField(func(b *Broker) *string { return &b.SSL.KeyPassword }, nil)},
+	{name: "ssl.truststore.type", typ: TypeString, def: "JKS", doc: "The file format of the trust store: Strata reads PEM only, so a listener with a trust store needs PEM (Kafka's default is JKS).",
+		f: enumField(func(b *Broker) *string { return &b.SSL.TruststoreType }, storeTypes...)},
+	{name: "ssl.truststore.location", typ: TypeString, kind: keyOptional, doc: "The location of the trust store file: with PEM, the X.509 certificates of the CAs trusted to sign client certificates (and, on the inter-broker listener, the other brokers' certificates). Re-read when it changes. Without a trust store, client certificates are not trusted and the system roots verify other brokers.",
+		f: strField(func(b *Broker) *string { return &b.SSL.TruststoreLocation }, nil)},
+	{name: "ssl.truststore.password", typ: TypePassword, kind: keyOptional, sensitive: true, doc: "The password for the trust store file. Not allowed with PEM, as in Kafka.",
+		f: strField(func(b *Broker) *string { return &b.SSL.TruststorePassword }, nil)},
+	{name: "ssl.truststore.certificates", typ: TypePassword, kind: keyOptional, sensitive: true, doc: "Trusted certificates in the format specified by ssl.truststore.type (PEM), given inline instead of ssl.truststore.location.",
+		f: strField(func(b *Broker) *string { return &b.SSL.TruststoreCertificates }, nil)},
+	{name: "ssl.client.auth", typ: TypeString, def: "none", doc: "Whether the broker asks clients for a certificate: required (a client without a trusted one is refused in the handshake), requested (asked for; a client without one connects as User:ANONYMOUS, one with an untrusted one is refused) or none. A trusted client certificate's subject becomes the connection's principal (ssl.principal.mapping.rules).",
+		f: enumField(func(b *Broker) *string { return &b.SSL.ClientAuth }, "required", "requested", "none")},
+	{name: "ssl.enabled.protocols", typ: TypeList, def: "TLSv1.2,TLSv1.3", doc: "The list of protocols enabled for SSL connections: TLSv1.2 and TLSv1.3 (TLSv1 and TLSv1.1 are accepted too).",
+		f: listField(func(b *Broker) *[]string { return &b.SSL.EnabledProtocols }, tlsVersionItem, nil)},
+	{name: "ssl.cipher.suites", typ: TypeList, def: "", doc: "A list of cipher suites by their IANA names (TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, ...) for TLS 1.2 and below; empty: Go's secure defaults. TLS 1.3's suites are not configurable in Go: they are accepted and always enabled.",
+		f: listField(func(b *Broker) *[]string { return &b.SSL.CipherSuites }, cipherSuiteItem, nil)},
+	{name: "ssl.protocol", typ: TypeString, def: "TLSv1.3", compat: true, doc: compatDoc + " Kafka: the protocol of the Java SSLContext; ssl.enabled.protocols bounds the versions here.",
+		f: strField(func(b *Broker) *string { return &b.SSL.Protocol }, nil)},
+	{name: "ssl.endpoint.identification.algorithm", typ: TypeString, def: "https", doc: "The endpoint identification algorithm to validate server hostname using server certificate: https checks that another broker's certificate names the host dialled (inter-broker connections); empty checks only that the certificate is trusted.",
+		f: enumField(func(b *Broker) *string { return &b.SSL.EndpointIdentificationAlgorithm }, "https", "")},
+	{name: "ssl.principal.mapping.rules", typ: TypeString, def: "DEFAULT", doc: "A list of rules for mapping from distinguished name from the client certificate to short name. The rules are evaluated in order and the first rule that matches a principal name is used to map it to a short name. Any later rules in the list are ignored. By default, distinguished name of the X.500 certificate will be the principal. Each rule is RULE:pattern/replacement/ with optional L or U (lower or upper case), or DEFAULT.",
+		f: strField(func(b *Broker) *string { return &b.SSL.PrincipalMappingRules }, checkPrincipalRules)},
 
 	// Log segments, flushing and retention.
 	{name: "log.segment.bytes", dynamic: true, typ: TypeInt, def: "1073741824", doc: "Size at which the active segment is rolled.",
@@ -290,6 +331,10 @@ var brokerKeys = []keyDef{
 	{name: "transaction.partition.verification.enable", typ: TypeBoolean, def: "true", doc: "Enable verification that checks that the partition has been added to the transaction before writing transactional records to the partition.",
 		f: boolField(func(b *Broker) *bool { return &b.TransactionPartitionVerificationEnable })},
 }
+
+// kafkaListeners is the field derived from listeners,
+// advertised.listeners and listener.security.protocol.map.
+func kafkaListeners(b *Broker) []any { return []any{&b.KafkaListeners} }
 
 // brokerIndex and brokerNames are derived from brokerKeys.
 var (

@@ -148,7 +148,7 @@ func (l *Live) Follow(ctx context.Context, src DynamicSource, id int32, log *slo
 func redacted(m map[string]string) map[string]string {
 	out := make(map[string]string, len(m))
 	for k, v := range m {
-		if d, ok := brokerIndex[k]; ok && d.sensitive {
+		if IsSensitive(k) {
 			v = "[hidden]"
 		}
 		out[k] = v

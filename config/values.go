@@ -332,23 +332,6 @@ func hostPort(v string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-const plaintext = "PLAINTEXT://"
-
-// listener accepts "PLAINTEXT://host:port" or a bare "host:port" and
-// returns host:port. Other security protocols are refused, since Strata
-// speaks only PLAINTEXT so far.
-func listener(v string) (string, error) {
-	if i := strings.Index(v, "://"); i >= 0 {
-		if !strings.EqualFold(v[:i+3], plaintext) {
-			return "", fmt.Errorf("listener %q: only PLAINTEXT is supported", v)
-		}
-		v = v[i+3:]
-	}
-	return hostPort(v)
-}
-
-func showListener(hp string) string { return plaintext + hp }
-
 // optionalHostPort accepts "" (disabled) or host:port.
 func optionalHostPort(v string) error {
 	if v == "" {

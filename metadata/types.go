@@ -290,7 +290,39 @@ type Broker struct {
 	// that would put more on it are refused. 0: not published (no limit
 	// known).
 	MaxPartitions int32
+	// Endpoints are the broker's advertised listeners by name (Kafka's
+	// endpoints of a broker registration); Host and Port are those of its
+	// inter-broker listener. Empty (a registration written before
+	// listeners were named): Host and Port serve every listener.
+	Endpoints []Endpoint
+}
+
+// Endpoint is one advertised listener of a broker.
+type Endpoint struct {
+	Listener         string // the listener's name, upper case ("PLAINTEXT", "CLIENT")
+	Host             string
+	Port             int32
+	SecurityProtocol string // PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
 }
 
 // Addr returns host:port.
+func (e Endpoint) Addr() string { return net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port))) }
+
+// Addr returns host:port.
 func (b Broker) Addr() string { return net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))) }
+
+// Endpoint returns the broker's endpoint for a listener; false when the
+// broker has no such listener (clients of that listener do not see it,
+// as in Kafka). A broker registered without endpoints answers every
+// listener with Host and Port.
+func (b Broker) Endpoint(listener string) (Endpoint, bool) {
+	if len(b.Endpoints) == 0 {
+		return Endpoint{Listener: listener, Host: b.Host, Port: b.Port}, true
+	}
+	for _, e := range b.Endpoints {
+		if e.Listener == listener {
+			return e, true
+		}
+	}
+	return Endpoint{}, false
+}

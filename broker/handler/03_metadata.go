@@ -30,6 +30,10 @@ import (
 //   else.
 // * Kafka's internal topics (__consumer_offsets, …) are flagged internal;
 //   other names starting with "__" are ordinary topics, as in Kafka.
+// * Brokers are given with their endpoint of the listener the request
+//   came in on; brokers without that listener are left out, and a
+//   partition led by one has no leader: LISTENER_NOT_FOUND (v6+), else
+//   LEADER_NOT_AVAILABLE, as in Kafka.
 // * Authorized operations are not computed (-2147483648, as Kafka sends
 //   when they were not asked for).
 
@@ -49,9 +53,16 @@ func handleMetadata(ctx context.Context, env *Env, req *Request) (Result, error)
 		}
 		return Result{Resp: resp}, nil
 	}
+	listener := req.listener()
+	reachable := map[int32]bool{}
 	for _, b := range env.Cache.Brokers() {
+		host, port, ok := endpoint(b, listener)
+		if !ok {
+			continue // no endpoint on this client's listener: left out, as Kafka does
+		}
+		reachable[b.ID] = true
 		mb := kmsg.NewMetadataResponseBroker()
-		mb.NodeID, mb.Host, mb.Port = b.ID, b.Host, b.Port
+		mb.NodeID, mb.Host, mb.Port = b.ID, host, port
 		if b.Rack != "" {
 			mb.Rack = kmsg.StringPtr(b.Rack)
 		}
@@ -63,7 +74,7 @@ func handleMetadata(ctx context.Context, env *Env, req *Request) (Result, error)
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
 	if all {
 		for _, t := range env.Cache.Topics() {
-			resp.Topics = append(resp.Topics, metadataTopic(t))
+			resp.Topics = append(resp.Topics, metadataTopic(t, r.Version, reachable))
 		}
 		return Result{Resp: resp}, nil
 	}
@@ -78,12 +89,12 @@ func handleMetadata(ctx context.Context, env *Env, req *Request) (Result, error)
 				resp.Topics = append(resp.Topics, mt)
 				continue
 			}
-			resp.Topics = append(resp.Topics, metadataTopic(t))
+			resp.Topics = append(resp.Topics, metadataTopic(t, r.Version, reachable))
 			continue
 		}
 		name := *rt.Topic
 		if t, ok := env.Cache.Topic(name); ok {
-			resp.Topics = append(resp.Topics, metadataTopic(t))
+			resp.Topics = append(resp.Topics, metadataTopic(t, r.Version, reachable))
 			continue
 		}
 		mt := kmsg.NewMetadataResponseTopic()
@@ -100,7 +111,11 @@ func handleMetadata(ctx context.Context, env *Env, req *Request) (Result, error)
 	return Result{Resp: resp}, nil
 }
 
-func metadataTopic(t metadata.Topic) kmsg.MetadataResponseTopic {
+// metadataTopic answers one topic. A partition whose leader has no
+// endpoint on the client's listener (not in reachable) is answered as
+// Kafka does: no leader, LISTENER_NOT_FOUND (LEADER_NOT_AVAILABLE before
+// v6).
+func metadataTopic(t metadata.Topic, version int16, reachable map[int32]bool) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	mt.Topic = kmsg.StringPtr(t.Name)
 	mt.TopicID = t.ID
@@ -115,8 +130,13 @@ func metadataTopic(t metadata.Topic) kmsg.MetadataResponseTopic {
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition, mp.Leader, mp.LeaderEpoch = i, st.Leader, st.LeaderEpoch
 		mp.Replicas, mp.ISR = st.Replicas, st.ISR
-		if st.Leader < 0 {
+		switch {
+		case st.Leader < 0:
 			mp.ErrorCode = kerr.LeaderNotAvailable.Code
+		case !reachable[st.Leader] && version >= 6:
+			mp.Leader, mp.ErrorCode = -1, kerr.ListenerNotFound.Code
+		case !reachable[st.Leader]:
+			mp.Leader, mp.ErrorCode = -1, kerr.LeaderNotAvailable.Code
 		}
 		mt.Partitions = append(mt.Partitions, mp)
 	}

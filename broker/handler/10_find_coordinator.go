@@ -26,7 +26,10 @@ import (
 // * A transactional id's coordinator (key type 1) is the leader of
 //   __transaction_state partition txn.PartitionFor(id), the topic created
 //   on first need as Kafka does (transactionTopic).
-// * A partition without a live leader is COORDINATOR_NOT_AVAILABLE; so is
+// * The coordinator is given at its endpoint of the listener the request
+//   came in on.
+// * A partition without a live leader is COORDINATOR_NOT_AVAILABLE, and
+//   one whose leader has no endpoint on that listener; so is
 //   a transaction key on a broker without a transaction coordinator.
 //   Other key types are INVALID_REQUEST.
 // * The coordinator may still be loading the partition: the group and
@@ -44,7 +47,7 @@ func handleFindCoordinator(ctx context.Context, env *Env, req *Request) (Result,
 		keys = []string{r.CoordinatorKey}
 	}
 	for _, k := range keys {
-		resp.Coordinators = append(resp.Coordinators, env.findCoordinator(ctx, r.CoordinatorType, k))
+		resp.Coordinators = append(resp.Coordinators, env.findCoordinator(ctx, r.CoordinatorType, k, req.listener()))
 	}
 	if r.Version < 4 {
 		c := resp.Coordinators[0]
@@ -56,7 +59,7 @@ func handleFindCoordinator(ctx context.Context, env *Env, req *Request) (Result,
 }
 
 // findCoordinator answers one key.
-func (e *Env) findCoordinator(ctx context.Context, keyType int8, key string) kmsg.FindCoordinatorResponseCoordinator {
+func (e *Env) findCoordinator(ctx context.Context, keyType int8, key, listener string) kmsg.FindCoordinatorResponseCoordinator {
 	c := kmsg.NewFindCoordinatorResponseCoordinator()
 	c.Key, c.NodeID, c.Port = key, -1, -1
 	fail := func(code int16, msg string) kmsg.FindCoordinatorResponseCoordinator {
@@ -94,7 +97,11 @@ func (e *Env) findCoordinator(ctx context.Context, keyType int8, key string) kms
 	if b.ID == e.Self.ID {
 		b = e.Self
 	}
-	c.NodeID, c.Host, c.Port = b.ID, b.Host, b.Port
+	host, port, ok := endpoint(b, listener)
+	if !ok {
+		return fail(kerr.CoordinatorNotAvailable.Code, "the coordinator has no endpoint on listener "+listener)
+	}
+	c.NodeID, c.Host, c.Port = b.ID, host, port
 	return c
 }
 

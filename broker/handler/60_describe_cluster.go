@@ -12,7 +12,8 @@ import (
 //
 // Behavior:
 // * Lists the live brokers from the metadata cache, the cluster id and the
-//   controller.
+//   controller; each broker with its endpoint of the listener the request
+//   came in on, brokers without that listener left out.
 // * v1 EndpointType: 1 (brokers) is served; 2 (controllers) is
 //   MISMATCHED_ENDPOINT_TYPE, as a Kafka broker answers it (Strata's
 //   controller runs inside brokers and serves no endpoint of its own); any
@@ -37,8 +38,12 @@ func handleDescribeCluster(_ context.Context, env *Env, req *Request) (Result, e
 	resp.ControllerID = env.ControllerID()
 	resp.ClusterAuthorizedOperations = -2147483648
 	for _, b := range env.Cache.Brokers() {
+		host, port, ok := endpoint(b, req.listener())
+		if !ok {
+			continue // no endpoint on this client's listener
+		}
 		sb := kmsg.NewDescribeClusterResponseBroker()
-		sb.NodeID, sb.Host, sb.Port = b.ID, b.Host, b.Port
+		sb.NodeID, sb.Host, sb.Port = b.ID, host, port
 		if b.Rack != "" {
 			sb.Rack = kmsg.StringPtr(b.Rack)
 		}

@@ -83,6 +83,39 @@ type Request struct {
 	Body   kmsg.Request
 	// Bytes is the request's size on the wire.
 	Bytes int
+	// Conn is the connection the request came on (nil in tests that
+	// call handlers directly: the first listener's view).
+	Conn *Conn
+}
+
+// Conn is what a handler knows of a client connection.
+type Conn struct {
+	// Listener is the name of the listener the connection came in on:
+	// Metadata, FindCoordinator and DescribeCluster answer with the
+	// brokers' endpoints of that listener.
+	Listener string
+	// Principal is the authenticated client ("User:CN=alice,O=Acme" from
+	// a TLS client certificate, mapped by ssl.principal.mapping.rules;
+	// "User:ANONYMOUS" otherwise), for the authorizer.
+	Principal string
+}
+
+// listener is the name of the request's listener ("": none known).
+func (r *Request) listener() string {
+	if r.Conn == nil {
+		return ""
+	}
+	return r.Conn.Listener
+}
+
+// endpoint is broker b's address for clients of listener ("": the
+// broker's registered Host and Port); false when b has no such listener.
+func endpoint(b metadata.Broker, listener string) (host string, port int32, ok bool) {
+	if listener == "" {
+		return b.Host, b.Port, true
+	}
+	e, ok := b.Endpoint(listener)
+	return e.Host, e.Port, ok
 }
 
 // Result is a handler's answer. A nil Resp means no response is sent (a
@@ -101,21 +134,30 @@ type Result struct {
 type Func func(ctx context.Context, env *Env, req *Request) (Result, error)
 
 // SelfBroker builds the broker's advertised identity from its config and
-// the address it actually listens on (for port 0 listeners).
-func SelfBroker(cfg *config.Broker, listenAddr string) metadata.Broker {
-	adv := listenAddr
-	if len(cfg.AdvertisedListeners) > 0 {
-		adv = cfg.AdvertisedListeners[0]
+// the addresses its listeners are bound to, by listener name (for port 0
+// listeners and an empty or wildcard host): one endpoint per advertised
+// listener, and Host and Port those of the inter-broker listener.
+func SelfBroker(cfg *config.Broker, bound map[string]string) metadata.Broker {
+	b := metadata.Broker{ID: cfg.NodeID, Rack: cfg.Rack}
+	for _, l := range cfg.KafkaListeners {
+		if l.Advertised == "" {
+			continue
+		}
+		host, port, _ := net.SplitHostPort(l.Advertised)
+		if port == "0" || port == "" {
+			_, port, _ = net.SplitHostPort(bound[l.Name])
+		}
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			host, _, _ = net.SplitHostPort(bound[l.Name])
+		}
+		p, _ := strconv.Atoi(port)
+		e := metadata.Endpoint{Listener: l.Name, Host: host, Port: int32(p), SecurityProtocol: l.Protocol}
+		b.Endpoints = append(b.Endpoints, e)
+		if l.Name == cfg.InterBrokerListenerName {
+			b.Host, b.Port = e.Host, e.Port
+		}
 	}
-	host, port, _ := net.SplitHostPort(adv)
-	if port == "0" || port == "" {
-		_, port, _ = net.SplitHostPort(listenAddr)
-	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host, _, _ = net.SplitHostPort(listenAddr)
-	}
-	p, _ := strconv.Atoi(port)
-	return metadata.Broker{ID: cfg.NodeID, Host: host, Port: int32(p), Rack: cfg.Rack}
+	return b
 }
 
 // ControllerID is the elected controller's broker id, or this broker's

@@ -21,8 +21,9 @@ var ErrClosed = errors.New("peer: client closed")
 // Client sends requests to other brokers by broker id, at the address
 // their registration advertises.
 type Client struct {
-	cache   *metadata.Cache
-	maxIdle time.Duration
+	cache     *metadata.Cache
+	maxIdle   time.Duration
+	transport Transport
 
 	mu     sync.Mutex
 	idle   map[int32]idleConn
@@ -38,13 +39,14 @@ type idleConn struct {
 	since time.Time
 }
 
-// NewClient returns a client that finds brokers in cache. A connection
+// NewClient returns a client that finds brokers in cache and reaches them
+// through t (the inter-broker listener). A connection
 // left idle for maxIdle or longer is not reused but dialled anew (0: no
 // limit): brokers close connections idle for connections.max.idle.ms, so
 // the broker passes a share of it, as Kafka's clients keep their own idle
 // limit below the broker's.
-func NewClient(cache *metadata.Cache, maxIdle time.Duration) *Client {
-	return &Client{cache: cache, maxIdle: maxIdle, idle: map[int32]idleConn{}}
+func NewClient(cache *metadata.Cache, maxIdle time.Duration, t Transport) *Client {
+	return &Client{cache: cache, maxIdle: maxIdle, transport: t, idle: map[int32]idleConn{}}
 }
 
 // Request sends req (its version already set) to broker id and returns
@@ -55,8 +57,11 @@ func (c *Client) Request(ctx context.Context, id int32, req kmsg.Request) (kmsg.
 	if !ok {
 		return nil, fmt.Errorf("peer: broker %d is not registered", id)
 	}
-	addr := b.Addr()
-	conn, err := c.take(ctx, id, addr)
+	addr, err := c.transport.Addr(b)
+	if err != nil {
+		return nil, fmt.Errorf("peer: %w", err)
+	}
+	conn, err := c.take(ctx, b, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -70,8 +75,9 @@ func (c *Client) Request(ctx context.Context, id int32, req kmsg.Request) (kmsg.
 	return resp, nil
 }
 
-// take returns the idle connection to broker id at addr, or dials one.
-func (c *Client) take(ctx context.Context, id int32, addr string) (*Conn, error) {
+// take returns the idle connection to broker b at addr, or dials one.
+func (c *Client) take(ctx context.Context, b metadata.Broker, addr string) (*Conn, error) {
+	id := b.ID
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -86,7 +92,7 @@ func (c *Client) take(ctx context.Context, id int32, addr string) (*Conn, error)
 	if ok {
 		ic.c.Close()
 	}
-	conn, err := Dial(ctx, addr, ClientID)
+	conn, err := c.transport.Dial(ctx, b, ClientID)
 	if err != nil {
 		return nil, fmt.Errorf("peer: broker %d: %w", id, err)
 	}

@@ -96,7 +96,7 @@ func TestClientReusesAndRedials(t *testing.T) {
 	t.Cleanup(func() { _ = s.Close() })
 	first, moved := startEcho(t), startEcho(t)
 	reg := register(t, s, 1, first.ln.Addr().String())
-	c := NewClient(s.Cache(), 0)
+	c := NewClient(s.Cache(), 0, Transport{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req := func() error {
@@ -151,7 +151,7 @@ func TestClientRedialsIdleConnections(t *testing.T) {
 	t.Cleanup(func() { _ = s.Close() })
 	echo := startEcho(t)
 	register(t, s, 1, echo.ln.Addr().String())
-	c := NewClient(s.Cache(), time.Nanosecond) // every kept connection is too old
+	c := NewClient(s.Cache(), time.Nanosecond, Transport{}) // every kept connection is too old
 	t.Cleanup(func() { _ = c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

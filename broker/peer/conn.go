@@ -3,6 +3,7 @@ package peer
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"net"
@@ -36,12 +37,26 @@ type Conn struct {
 	buf []byte
 }
 
-// Dial connects to the broker at addr; its requests carry clientID.
+// Dial connects to the broker at addr in plaintext; its requests carry
+// clientID.
 func Dial(ctx context.Context, addr, clientID string) (*Conn, error) {
+	return dial(ctx, addr, clientID, nil)
+}
+
+// dial connects to addr, over TLS with cfg unless it is nil.
+func dial(ctx context.Context, addr, clientID string, cfg *tls.Config) (*Conn, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("dial broker %s: %w", addr, err)
+	}
+	if cfg != nil {
+		tc := tls.Client(c, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			_ = c.Close()
+			return nil, fmt.Errorf("dial broker %s: TLS handshake: %w", addr, err)
+		}
+		c = tc
 	}
 	// A small read buffer: frames are read straight into buf past what
 	// the buffer already holds, so bytes are copied once.

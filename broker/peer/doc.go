@@ -3,6 +3,9 @@
 // per fetch loop), and Client sends requests to brokers by id, as a
 // broker forwards an admin request to the controller (KIP-590).
 //
+// Both reach other brokers through a Transport: their endpoint of the
+// inter-broker listener, over TLS when that listener is SSL.
+//
 // Requests a Client sends carry the client id ClientID, so a receiving
 // broker knows the request came from another broker and never forwards
 // it again: forwarding is one hop.

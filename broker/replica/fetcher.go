@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"github.com/strata-broker/strata/broker/peer"
 	"hash/fnv"
 	"log/slog"
 	"sync"
@@ -20,7 +21,10 @@ type Options struct {
 	PartitionMaxBytes int32         // replica.fetch.max.bytes (1 MiB)
 	ResponseMaxBytes  int32         // replica.fetch.response.max.bytes (10 MiB)
 	Fetchers          int32         // num.replica.fetchers (1)
-	Log               *slog.Logger
+	// Transport reaches leaders on the inter-broker listener (zero:
+	// their registered Host and Port, plaintext).
+	Transport peer.Transport
+	Log       *slog.Logger
 }
 
 // Fetcher runs num.replica.fetchers fetch loops per leader this broker

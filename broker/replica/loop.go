@@ -156,7 +156,7 @@ func (l *loop) dial() (*peer.Conn, error) {
 	if !ok {
 		return nil, fmt.Errorf("leader %d is not registered", l.leader)
 	}
-	return peer.Dial(l.ctx, b.Addr(), fmt.Sprintf("strata-replica-%d", l.f.opts.NodeID))
+	return l.f.opts.Transport.Dial(l.ctx, b, fmt.Sprintf("strata-replica-%d", l.f.opts.NodeID))
 }
 
 func (l *loop) sleep(d time.Duration) {

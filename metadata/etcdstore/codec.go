@@ -38,6 +38,16 @@ type brokerRecord struct {
 	ShuttingDown bool `json:"shuttingDown,omitempty"`
 	// MaxPartitions: see metadata.Broker.
 	MaxPartitions int32 `json:"maxPartitions,omitempty"`
+	// Endpoints: see metadata.Broker.
+	Endpoints []endpointRecord `json:"endpoints,omitempty"`
+}
+
+// endpointRecord is one advertised listener in a brokerRecord.
+type endpointRecord struct {
+	Listener         string `json:"listener"`
+	Host             string `json:"host"`
+	Port             int32  `json:"port"`
+	SecurityProtocol string `json:"securityProtocol"`
 }
 
 // brokerConfigsRecord is the value of configs/brokers/<id> and
@@ -55,7 +65,11 @@ func encodePartition(s metadata.PartitionState) string {
 }
 
 func encodeBroker(b metadata.Broker) string {
-	return mustJSON(brokerRecord{ID: b.ID, Host: b.Host, Port: b.Port, Rack: b.Rack, Incarnation: b.Incarnation, ShuttingDown: b.ShuttingDown, MaxPartitions: b.MaxPartitions})
+	r := brokerRecord{ID: b.ID, Host: b.Host, Port: b.Port, Rack: b.Rack, Incarnation: b.Incarnation, ShuttingDown: b.ShuttingDown, MaxPartitions: b.MaxPartitions}
+	for _, e := range b.Endpoints {
+		r.Endpoints = append(r.Endpoints, endpointRecord(e))
+	}
+	return mustJSON(r)
 }
 
 // mustJSON marshals the records above, which contain only strings, ints,
@@ -89,7 +103,11 @@ func decodeBroker(b []byte) (metadata.Broker, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return metadata.Broker{}, fmt.Errorf("decode broker record: %w", err)
 	}
-	return metadata.Broker{ID: r.ID, Host: r.Host, Port: r.Port, Rack: r.Rack, Incarnation: r.Incarnation, ShuttingDown: r.ShuttingDown, MaxPartitions: r.MaxPartitions}, nil
+	mb := metadata.Broker{ID: r.ID, Host: r.Host, Port: r.Port, Rack: r.Rack, Incarnation: r.Incarnation, ShuttingDown: r.ShuttingDown, MaxPartitions: r.MaxPartitions}
+	for _, e := range r.Endpoints {
+		mb.Endpoints = append(mb.Endpoints, metadata.Endpoint(e))
+	}
+	return mb, nil
 }
 
 // change turns one key/value (a listed key, or a watch event) into a cache

@@ -3,6 +3,7 @@ package etcdstore
 import (
 	"errors"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -88,7 +89,7 @@ func TestRegistrationSurvivesShortOutage(t *testing.T) {
 	if metadata.IsClosed(reg.Lost()) {
 		t.Fatal("registration lost after the outage")
 	}
-	if got, ok := watcher.Cache().Broker(1); !ok || got != b {
+	if got, ok := watcher.Cache().Broker(1); !ok || !reflect.DeepEqual(got, b) {
 		t.Fatalf("broker key after the outage: %+v, %v", got, ok)
 	}
 	if n := logs.count("etcd unreachable"); n != 1 {
@@ -179,7 +180,7 @@ func TestRegistrationSurvivesEtcdRestart(t *testing.T) {
 		t.Fatalf("registration lost across an etcd restart:\n%s", logs)
 	}
 	direct := openAt(t, e.Endpoints(), "/restart")
-	if got, ok := direct.Cache().Broker(3); !ok || got != b {
+	if got, ok := direct.Cache().Broker(3); !ok || !reflect.DeepEqual(got, b) {
 		t.Fatalf("broker key after the restart: %+v, %v", got, ok)
 	}
 	rev, err := direct.CreateTopic(ctx, metadatatest.TopicOf("after-restart", 1, 3))

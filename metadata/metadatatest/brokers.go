@@ -2,6 +2,7 @@ package metadatatest
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -27,15 +28,16 @@ func register(t *testing.T, s metadata.Brokers, b metadata.Broker) metadata.Regi
 func testRegisterBrokerAndClose(t *testing.T, cl Cluster) {
 	s, watcher := cl.Open(t), cl.Open(t)
 	ctx := testCtx(t)
-	b := metadata.Broker{ID: 7, Host: "127.0.0.1", Port: 9092, Rack: "r1", Incarnation: "dir-a", MaxPartitions: 4000}
+	b := metadata.Broker{ID: 7, Host: "127.0.0.1", Port: 9092, Rack: "r1", Incarnation: "dir-a", MaxPartitions: 4000,
+		Endpoints: []metadata.Endpoint{{Listener: "INTERNAL", Host: "127.0.0.1", Port: 9092, SecurityProtocol: "SSL"}, {Listener: "CLIENT", Host: "example.com", Port: 9093, SecurityProtocol: "PLAINTEXT"}}}
 	reg := register(t, s, b)
-	if got, ok := s.Cache().Broker(7); !ok || got != b || s.Cache().Revision() < reg.Revision() {
+	if got, ok := s.Cache().Broker(7); !ok || !reflect.DeepEqual(got, b) || s.Cache().Revision() < reg.Revision() {
 		t.Fatalf("own cache broker = %+v, %v", got, ok)
 	}
 	if err := watcher.Cache().WaitRevision(ctx, reg.Revision()); err != nil {
 		t.Fatal(err)
 	}
-	if bs := watcher.Cache().Brokers(); len(bs) != 1 || bs[0] != b {
+	if bs := watcher.Cache().Brokers(); len(bs) != 1 || !reflect.DeepEqual(bs[0], b) {
 		t.Fatalf("watcher brokers = %v", bs)
 	}
 	// A second live registration of id 7 fails clearly.
@@ -124,7 +126,7 @@ func testRegisterTakesOverOwnIncarnation(t *testing.T, cl Cluster) {
 		t.Fatalf("same incarnation: %v", err)
 	}
 	WaitClosed(t, old.Lost(), "the predecessor's registration lost")
-	if got, ok := restarted.Cache().Broker(3); !ok || got != b {
+	if got, ok := restarted.Cache().Broker(3); !ok || !reflect.DeepEqual(got, b) {
 		t.Fatalf("broker = %+v, %v", got, ok)
 	}
 }
@@ -143,13 +145,13 @@ func testRequestShutdown(t *testing.T, cl Cluster) {
 	}
 	want := b
 	want.ShuttingDown = true
-	if got, ok := s.Cache().Broker(5); !ok || got != want || rev <= reg.Revision() {
+	if got, ok := s.Cache().Broker(5); !ok || !reflect.DeepEqual(got, want) || rev <= reg.Revision() {
 		t.Fatalf("own cache broker = %+v, %v at revision %d, want %+v", got, ok, rev, want)
 	}
 	if err := watcher.Cache().WaitRevision(ctx, rev); err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := watcher.Cache().Broker(5); !ok || got != want {
+	if got, ok := watcher.Cache().Broker(5); !ok || !reflect.DeepEqual(got, want) {
 		t.Fatalf("watcher broker = %+v, %v", got, ok)
 	}
 	if _, err := reg.RequestShutdown(ctx); err != nil {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -126,10 +127,21 @@ func (b *Broker) start() {
 	b.mu.Lock()
 	b.addr = addr
 	b.mu.Unlock()
-	// Keep the port across restarts so clients reconnect to the same address.
-	if _, port, err := net.SplitHostPort(addr); err == nil {
+	// Keep the port across restarts so clients reconnect to the same
+	// address (for the one-PLAINTEXT-listener configuration).
+	if l := b.settings["listeners"]; strings.HasPrefix(l, "PLAINTEXT://127.0.0.1:") && !strings.Contains(l, ",") {
+		_, port, _ := net.SplitHostPort(addr)
 		b.settings["listeners"] = "PLAINTEXT://127.0.0.1:" + port
 	}
+}
+
+// Log is what the broker logged so far.
+func (b *Broker) Log() string {
+	out, err := os.ReadFile(b.logPath)
+	if err != nil {
+		b.t.Fatalf("harness: read broker log: %v", err)
+	}
+	return string(out)
 }
 
 // Stop shuts the broker down cleanly and waits for Run to return. Stopping

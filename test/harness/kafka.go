@@ -78,18 +78,19 @@ func CreateTopic(t testing.TB, adm *kadm.Client, topic string, partitions int32,
 // ReadAll reads topic from each partition's log start offset up to its
 // high watermark at the time of the call and returns the records by
 // partition (read_uncommitted: aborted transactions' records too), failing the test if they cannot all be read
-// within OpTimeout.
+// within OpTimeout. opts go to its client (kgo.DialTLSConfig for an SSL
+// listener).
 //
 // It fetches each partition from its leader with raw Fetch requests and
 // follows the fetch position, not the records: a partition is read once
 // the position reaches the high watermark, even if its last entries are
 // transaction markers (control batches, never returned as records) or
 // batches whose records were all compacted away.
-func ReadAll(t testing.TB, addr, topic string) map[int32][]*kgo.Record {
+func ReadAll(t testing.TB, addr, topic string, opts ...kgo.Opt) map[int32][]*kgo.Record {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), OpTimeout)
 	defer cancel()
-	cl := NewClient(t, addr)
+	cl := NewClient(t, addr, opts...)
 	adm := kadm.NewClient(cl)
 	starts, err := adm.ListStartOffsets(ctx, topic)
 	if err == nil {
