@@ -1,7 +1,7 @@
 // Package coordlogtest gives the coordinators' tests (broker/group,
-// broker/txn) a real partition log behind coordlog.Log, whose appends can
-// be made to fail, so that a failed internal-topic write can be tested
-// without a broker.
+// broker/txn) a real partition log behind coordlog.Log, whose appends and
+// reads can be made to fail, so that a failed internal-topic write or
+// load can be tested without a broker.
 //
 // Concurrency: a Log is safe for concurrent use; its own mutex guards only
 // the failure switch, the local.Log guards itself.
@@ -18,7 +18,7 @@ import (
 	"github.com/strata-broker/strata/tier/segment"
 )
 
-// ErrInjected is what Append returns while SetFail(true) holds.
+// ErrInjected is what Append and Read return while SetFail(true) holds.
 var ErrInjected = errors.New("injected append failure")
 
 // Log is a local.Log (L) behind the coordlog.Log interface; its high
@@ -51,8 +51,14 @@ func (tl *Log) Append(batches []record.Batch, now int64) (local.AppendResult, er
 	return tl.L.AppendAsLeader(batches, local.AppendOptions{Now: now})
 }
 
-// Read reads up to the log end.
+// Read reads up to the log end, or fails with ErrInjected.
 func (tl *Log) Read(offset int64, maxBytes int) (segment.Slice, error) {
+	tl.mu.Lock()
+	fail := tl.fail
+	tl.mu.Unlock()
+	if fail {
+		return segment.Slice{}, ErrInjected
+	}
 	return tl.L.Read(offset, maxBytes, tl.L.LogEndOffset())
 }
 
@@ -66,7 +72,7 @@ func (tl *Log) HighWatermark() int64 { return tl.L.LogEndOffset() }
 // appends (coordlog.Partition.AppendTxn).
 func (tl *Log) Log() *local.Log { return tl.L }
 
-// SetFail makes appends fail (true) or succeed again (false).
+// SetFail makes appends and reads fail (true) or succeed again (false).
 func (tl *Log) SetFail(v bool) {
 	tl.mu.Lock()
 	tl.fail = v
