@@ -413,7 +413,7 @@ func TestNotCoordinatorAndLoading(t *testing.T) {
 		e.c.SetPartitionCount(0)
 		wantErr(t, "no topic", e.c.Heartbeat(HeartbeatRequest{Group: "g"}), ErrNotCoordinator)
 		e.c.SetPartitionCount(1)
-		e.stableGroup("h") // a record for the reload to read
+		e.stableGroup("h")  // a record for the reload to read
 		e.log.SetFail(true) // a reload at a new epoch cannot read the log
 		e.c.Elect(0, 1, e.log)
 		wantErr(t, "loading", e.c.Heartbeat(HeartbeatRequest{Group: "g"}), ErrLoadInProgress)

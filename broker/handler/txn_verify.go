@@ -71,12 +71,18 @@ func (e *Env) coordinateTxn(ctx context.Context, id string, pid int64, epoch int
 		backoff := time.Duration(cfg.AddPartitionsToTxnRetryBackoffMs) * time.Millisecond
 		deadline := time.Now().Add(time.Duration(cfg.AddPartitionsToTxnRetryBackoffMaxMs) * time.Millisecond)
 		for concurrent(codes) && time.Now().Add(backoff).Before(deadline) {
-			t := time.NewTimer(backoff)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			// A coordinator here wakes the retry as the transaction ends.
+			if e.Txn == nil || !e.Txn.AwaitEnded(ctx, id, time.Until(deadline)) {
+				t := time.NewTimer(backoff)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return codes
+				case <-t.C:
+				}
+			}
+			if ctx.Err() != nil {
 				return codes
-			case <-t.C:
 			}
 			if restart != nil {
 				restart()

@@ -84,6 +84,10 @@ type entry struct {
 	mu      sync.Mutex
 	md      *Metadata
 	removed bool // dropped from its shard (resigned or expired)
+	// ended is open while the transaction is in PrepareCommit or
+	// PrepareAbort (set by this coordinator, not by a load) and closed
+	// when it leaves (AwaitEnded).
+	ended chan struct{}
 }
 
 // New returns a coordinator that leads no partition yet; see Elect, or

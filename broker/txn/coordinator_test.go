@@ -325,3 +325,37 @@ func TestCurrent(t *testing.T) {
 		}
 	})
 }
+
+// TestAwaitEnded: a transaction being committed can be waited for; the
+// wait ends as its completion is logged, and an id not ending answers
+// false at once.
+func TestAwaitEnded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ml := &markerLog{}
+		e := newCoordEnv(t, ml, nil)
+		bg := context.Background()
+		p := e.init("tx")
+		if e.c.AwaitEnded(bg, "tx", time.Second) || e.c.AwaitEnded(bg, "unknown", time.Second) {
+			t.Fatal("AwaitEnded of an id not ending reported a wait")
+		}
+		if err := e.c.AddPartitions("tx", p.ProducerID, p.ProducerEpoch, []TopicPartition{tpA}, TV2); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.c.EndTxn(bg, "tx", p.ProducerID, p.ProducerEpoch, true, TV2); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		ended := make(chan bool)
+		go func() { ended <- e.c.AwaitEnded(bg, "tx", time.Hour) }()
+		synctest.Wait()
+		time.Sleep(time.Minute)
+		_, done := ml.take()
+		done[0]()
+		if !<-ended || time.Since(start) != time.Minute {
+			t.Fatalf("AwaitEnded returned after %v, want a minute, when the markers were written", time.Since(start))
+		}
+		if d := e.describe("tx"); d.State != CompleteCommit {
+			t.Fatalf("state %s after the markers", d.State)
+		}
+	})
+}

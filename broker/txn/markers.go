@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"context"
 	"time"
 )
 
@@ -95,4 +96,28 @@ func (cfg Config) retryWait() time.Duration {
 		return cfg.MarkerRetryWait
 	}
 	return defaultRetryWait
+}
+
+// AwaitEnded waits, for at most d, until the commit or abort of id's
+// transaction that this coordinator is completing ends (its markers
+// written and its completion logged). It reports false at once when id
+// has no such transaction here, so that a caller retrying a request that
+// met CONCURRENT_TRANSACTIONS knows to back off instead.
+func (c *Coordinator) AwaitEnded(ctx context.Context, id string, d time.Duration) bool {
+	var ch chan struct{}
+	_ = c.withTxn(id, nil, ErrTransactionalIDNotFound, func(e *entry) error {
+		ch = e.ended
+		return nil
+	})
+	if ch == nil {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return true
 }

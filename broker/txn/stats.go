@@ -35,7 +35,8 @@ func (c *Coordinator) Stats() Stats {
 }
 
 // applied logs a transition of e from state from to state to that took
-// effect, at debug, and counts completed transactions. e.mu is held.
+// effect, at debug, counts completed transactions and opens or closes
+// e.ended. e.mu is held.
 func (c *Coordinator) applied(e *entry, from, to State) {
 	md := e.md
 	switch to {
@@ -43,6 +44,15 @@ func (c *Coordinator) applied(e *entry, from, to State) {
 		c.counts.committed.Add(1)
 	case CompleteAbort:
 		c.counts.aborted.Add(1)
+	}
+	switch {
+	case to == PrepareCommit || to == PrepareAbort:
+		if e.ended == nil {
+			e.ended = make(chan struct{})
+		}
+	case e.ended != nil:
+		close(e.ended)
+		e.ended = nil
 	}
 	c.log.Debug("transaction state change", "transactional_id", md.TransactionalID,
 		"producer_id", md.ProducerID, "producer_epoch", md.ProducerEpoch,
