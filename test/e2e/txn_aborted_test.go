@@ -61,10 +61,10 @@ func txnProducer(newClient func(...kgo.Opt) *kgo.Client, id string) *kgo.Client 
 // readCommittedOnce reads topic from the start with a read_committed
 // franz-go consumer until it has every value of want, failing on any
 // other value (an aborted record) or a value read twice.
-func readCommittedOnce(t *testing.T, b *harness.Broker, topic string, want map[string]bool) {
+func readCommittedOnce(t *testing.T, newClient func(...kgo.Opt) *kgo.Client, topic string, want map[string]bool) {
 	t.Helper()
 	ctx := testCtx(t)
-	cl := b.Client(kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+	cl := newClient(kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	defer cl.Close()
 	got := map[string]bool{}
@@ -154,7 +154,7 @@ func TestTxnAbortedCompacted(t *testing.T) {
 	maps.Copy(committed, tailCommitted)
 	last := produceLast(t, b, topic)
 	committed[last] = true
-	readCommittedOnce(t, b, topic, committed)
+	readCommittedOnce(t, b.Client, topic, committed)
 
 	waitFor(t, "the cleaner to remove every aborted record below the filler", func() bool {
 		for v, off := range readUncommitted(t, b, topic, last) {
@@ -175,7 +175,7 @@ func TestTxnAbortedCompacted(t *testing.T) {
 			t.Fatalf("committed record %.20q removed by the cleaner", v)
 		}
 	}
-	readCommittedOnce(t, b, topic, committed)
+	readCommittedOnce(t, b.Client, topic, committed)
 }
 
 // TestTxnAbortedTiered: the segments of a tiered topic holding committed
@@ -198,7 +198,7 @@ func TestTxnAbortedTiered(t *testing.T) {
 	if local := listOffset(t, cl, topic, 0, -4); local < 3*16384/200 {
 		t.Fatalf("local log starts at %d: too little is cold", local)
 	}
-	readCommittedOnce(t, b, topic, committed)
+	readCommittedOnce(t, b.Client, topic, committed)
 	seen := readUncommitted(t, b, topic, last)
 	for v := range aborted {
 		if _, ok := seen[v]; !ok {

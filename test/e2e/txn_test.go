@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -60,32 +59,12 @@ func txnRoundTrip(t *testing.T, newClient func(...kgo.Opt) *kgo.Client, topic st
 	run("aborted", false)
 	run("again", true)
 
-	cl := newClient(kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	want := map[string]bool{}
 	for i := range perTxn {
 		want[fmt.Sprintf("committed-%d", i)] = true
 		want[fmt.Sprintf("again-%d", i)] = true
 	}
-	got := map[string]bool{}
-	for len(got) < len(want) && ctx.Err() == nil {
-		fs := cl.PollFetches(ctx)
-		for _, e := range fs.Errors() {
-			if ctx.Err() == nil {
-				t.Fatalf("poll: %v", e.Err)
-			}
-		}
-		for _, r := range fs.Records() {
-			v := string(r.Value)
-			if strings.HasPrefix(v, "aborted") || !want[v] || got[v] {
-				t.Fatalf("read_committed consumer read %q (offset %d of partition %d)", v, r.Offset, r.Partition)
-			}
-			got[v] = true
-		}
-	}
-	if len(got) != len(want) {
-		t.Fatalf("read %d committed records, want %d: %v", len(got), len(want), got)
-	}
+	readCommittedOnce(t, newClient, topic, want)
 	if err := context.Cause(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -99,20 +98,13 @@ func runNemesisTxnChain(t *testing.T, proto chainProtocol) {
 	rounds := envInt(t, "STRATA_FAULT_ROUNDS", 1)
 	seed, rng := nemesisRand(t)
 	t.Logf("nemesis: seed %d (STRATA_FAULT_SEED=%d to replay), %d round(s)", seed, seed, rounds)
-	cfg := map[string]string{
-		"broker.session.timeout.ms":                strconv.Itoa(sessionMs),
-		"replica.lag.time.max.ms":                  "2000",
-		"min.insync.replicas":                      "2",
-		"default.replication.factor":               "3",
-		"auto.create.topics.enable":                "false",
-		"transaction.state.log.num.partitions":     "3",
-		"transaction.state.log.replication.factor": "3",
-		"transaction.state.log.min.isr":            "2",
-		"offsets.topic.num.partitions":             "3",
-		"offsets.topic.replication.factor":         "3",
-		"group.initial.rebalance.delay.ms":         "100",
-		"group.min.session.timeout.ms":             "500",
-	}
+	cfg := txnClusterConfig()
+	maps.Copy(cfg, map[string]string{
+		"offsets.topic.num.partitions":     "3",
+		"offsets.topic.replication.factor": "3",
+		"group.initial.rebalance.delay.ms": "100",
+		"group.min.session.timeout.ms":     "500",
+	})
 	maps.Copy(cfg, proto.overrides)
 	c := startCluster(t, 3, cfg)
 	for _, topic := range []string{txnchain.In, txnchain.Mid, txnchain.Out} {

@@ -42,16 +42,7 @@ func TestNemesisTxn(t *testing.T) {
 	rounds := envInt(t, "STRATA_FAULT_ROUNDS", 1)
 	seed, rng := nemesisRand(t)
 	t.Logf("nemesis: seed %d (STRATA_FAULT_SEED=%d to replay), %d round(s)", seed, seed, rounds)
-	c := startCluster(t, 3, map[string]string{
-		"broker.session.timeout.ms":                strconv.Itoa(sessionMs),
-		"replica.lag.time.max.ms":                  "2000",
-		"min.insync.replicas":                      "2",
-		"default.replication.factor":               "3",
-		"auto.create.topics.enable":                "false",
-		"transaction.state.log.num.partitions":     "3",
-		"transaction.state.log.replication.factor": "3",
-		"transaction.state.log.min.isr":            "2",
-	})
+	c := startCluster(t, 3, txnClusterConfig())
 	c.createTopic(topic)
 
 	w := startTxnWorkload(t, c.seeds())
@@ -91,6 +82,22 @@ func TestNemesisTxn(t *testing.T) {
 }
 
 const txnStateTopic = "__transaction_state"
+
+// txnClusterConfig is the broker settings of the transactional nemesis
+// tests: RF 3 with min.insync.replicas 2 everywhere, __transaction_state
+// included, and short leases.
+func txnClusterConfig() map[string]string {
+	return map[string]string{
+		"broker.session.timeout.ms":                strconv.Itoa(sessionMs),
+		"replica.lag.time.max.ms":                  "2000",
+		"min.insync.replicas":                      "2",
+		"default.replication.factor":               "3",
+		"auto.create.topics.enable":                "false",
+		"transaction.state.log.num.partitions":     "3",
+		"transaction.state.log.replication.factor": "3",
+		"transaction.state.log.min.isr":            "2",
+	}
+}
 
 // txnCoordinator asks the cluster which broker coordinates txnID.
 func txnCoordinator(c *cluster) int32 { return coordinator(c, coordinatorTxn, txnID) }
