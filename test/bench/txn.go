@@ -60,10 +60,11 @@ func txnWorkload(ctx context.Context, sys *system, name string, round int, o ben
 		r.txn, r.err = produce("bench-txn", fmt.Sprintf("bench-%d", round))
 		return r
 	}
-	// Alternate which produce goes first: the second writes into a page
-	// cache the first filled.
+	// Alternate which produce goes first (the second writes into a page
+	// cache the first filled), every other round so that the consumers'
+	// order, alternated every round, meets both.
 	for i := range 2 {
-		if (round+i)%2 == 0 {
+		if (round/2+i)%2 == 0 {
 			r.txn, r.err = produce("bench-txn", fmt.Sprintf("bench-%d", round))
 		} else {
 			r.idem, r.err = produce("bench-idem", "")
