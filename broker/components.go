@@ -271,11 +271,25 @@ func closeListener(ln *net.Listener) func() error {
 // listenKafka binds every listener, with its TLS settings loaded for the
 // SSL ones, and loads the inter-broker listener's TLS client side.
 func (s *Server) listenKafka(n *node) error {
-	if err := security.Check(s.cfg.KafkaListeners); err != nil {
-		return err
-	}
+	var failedAuth *prometheus.CounterVec
 	for _, l := range s.cfg.KafkaListeners {
 		kl := &kafkaListener{cfg: l}
+		if l.SASL() {
+			if failedAuth == nil {
+				failedAuth = failedAuthMetric(n.metrics)
+			}
+			cache := func() *metadata.Cache {
+				if n.store == nil {
+					return nil
+				}
+				return n.store.Cache()
+			}
+			ls, err := newListenerSASL(s.cfg, l, cache, failedAuth.WithLabelValues(l.Name))
+			if err != nil {
+				return err
+			}
+			kl.sasl = ls
+		}
 		if l.TLS() {
 			srv, err := security.NewServer(l.Name, s.cfg.SSLFor(l.Name), s.log)
 			if err != nil {
