@@ -25,6 +25,7 @@ import (
 type Store interface {
 	metadata.Topics
 	metadata.BrokerConfigs
+	metadata.ScramCredentials
 	metadata.ProducerIDs
 	PutReassignment(ctx context.Context, r metadata.Reassignment) error
 	Reassignments(ctx context.Context) ([]metadata.Reassignment, error)
