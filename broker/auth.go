@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	kgosasl "github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/strata-broker/strata/broker/handler"
 	"github.com/strata-broker/strata/broker/sasl"
@@ -106,4 +109,36 @@ func (s *Server) newAuth(ls *listenerSASL, listener string, log *slog.Logger) *h
 			log.Warn("failed authentication", attrs...)
 		},
 	}
+}
+
+// interBrokerSASL is the client mechanism this broker authenticates to
+// the others with on a SASL inter-broker listener: the mechanism of
+// sasl.mechanism.inter.broker.protocol, logging in with the username and
+// password options of the listener's JAAS configuration for it, as Kafka
+// does.
+func interBrokerSASL(cfg *config.Broker) (kgosasl.Mechanism, error) {
+	ib := cfg.InterBrokerListener()
+	sc := cfg.SASLFor(ib.Name)
+	name := sc.MechanismInterBrokerProtocol
+	jaas := sc.JAASFor(name)
+	if jaas == "" {
+		return nil, fmt.Errorf("inter-broker listener %s: sasl.mechanism.inter.broker.protocol %s needs listener.name.%s.%s.sasl.jaas.config with username and password", ib.Name, name, strings.ToLower(ib.Name), strings.ToLower(name))
+	}
+	e, err := sasl.ParseJAASConfig(jaas)
+	if err != nil {
+		return nil, fmt.Errorf("inter-broker listener %s: %w", ib.Name, err)
+	}
+	user, pass := e.Options["username"], e.Options["password"]
+	if user == "" {
+		return nil, fmt.Errorf("inter-broker listener %s: the %s JAAS configuration has no username option for the broker's own login", ib.Name, name)
+	}
+	switch name {
+	case sasl.MechanismPlain:
+		return plain.Auth{User: user, Pass: pass}.AsMechanism(), nil
+	case sasl.MechanismScramSHA256:
+		return scram.Auth{User: user, Pass: pass}.AsSha256Mechanism(), nil
+	case sasl.MechanismScramSHA512:
+		return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism(), nil
+	}
+	return nil, fmt.Errorf("inter-broker listener %s: sasl.mechanism.inter.broker.protocol %s is not supported between brokers (use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)", ib.Name, name)
 }
