@@ -49,7 +49,7 @@ func newListenerSASL(cfg *config.Broker, l config.Listener, scram func() *metada
 		var err error
 		switch name {
 		case sasl.MechanismPlain:
-			jaas := sc.JAASFor(name)
+			jaas := jaasFor(sc, name)
 			if jaas == "" {
 				return nil, fmt.Errorf("listener %s: PLAIN needs listener.name.%s.plain.sasl.jaas.config (a PlainLoginModule with user_<name>=\"<password>\" options)", l.Name, strings.ToLower(l.Name))
 			}
@@ -120,7 +120,7 @@ func interBrokerSASL(cfg *config.Broker) (kgosasl.Mechanism, error) {
 	ib := cfg.InterBrokerListener()
 	sc := cfg.SASLFor(ib.Name)
 	name := sc.MechanismInterBrokerProtocol
-	jaas := sc.JAASFor(name)
+	jaas := jaasFor(sc, name)
 	if jaas == "" {
 		return nil, fmt.Errorf("inter-broker listener %s: sasl.mechanism.inter.broker.protocol %s needs listener.name.%s.%s.sasl.jaas.config with username and password", ib.Name, name, strings.ToLower(ib.Name), strings.ToLower(name))
 	}
@@ -141,4 +141,14 @@ func interBrokerSASL(cfg *config.Broker) (kgosasl.Mechanism, error) {
 		return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism(), nil
 	}
 	return nil, fmt.Errorf("inter-broker listener %s: sasl.mechanism.inter.broker.protocol %s is not supported between brokers (use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)", ib.Name, name)
+}
+
+// jaasFor is the JAAS configuration of mechanism on a listener: its
+// listener.name.<l>.<mechanism>.sasl.jaas.config, else sasl.jaas.config;
+// "" when neither is set.
+func jaasFor(sc config.SASL, mechanism string) string {
+	if v, ok := sc.JAAS[strings.ToLower(mechanism)]; ok {
+		return v
+	}
+	return sc.JAASConfig
 }

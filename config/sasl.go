@@ -32,16 +32,6 @@ func saslMechanismItem(v string) (string, error) {
 	return oneOf(v, saslMechanisms)
 }
 
-// JAASFor returns the JAAS configuration of mechanism on this listener:
-// its listener.name.<l>.<mechanism>.sasl.jaas.config, else
-// sasl.jaas.config; "" when neither is set.
-func (s SASL) JAASFor(mechanism string) string {
-	if v, ok := s.JAAS[strings.ToLower(mechanism)]; ok {
-		return v
-	}
-	return s.JAASConfig
-}
-
 // jaasSuffix ends a per-mechanism JAAS key: <mechanism>.sasl.jaas.config.
 const jaasSuffix = ".sasl.jaas.config"
 
