@@ -332,3 +332,50 @@ func TestSASLInterBrokerReplication(t *testing.T) {
 		}
 	}
 }
+
+// TestSASLReauthentication (KIP-368): with connections.max.reauth.ms,
+// franz-go re-authenticates its connections before their sessions end
+// and keeps producing on them; a raw connection that lets its session
+// end is closed at its next request other than SaslHandshake.
+func TestSASLReauthentication(t *testing.T) {
+	b, addr, _ := saslBroker(t, "SASL_PLAINTEXT", "PLAIN", map[string]string{"connections.max.reauth.ms": "1000"})
+	const topic = "reauth"
+	harness.CreateTopic(t, b.Admin(), topic, 1, nil)
+	cl := harness.NewClient(t, addr, kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()), kgo.DefaultProduceTopic(topic))
+	start := time.Now()
+	n := 0
+	for time.Since(start) < 3500*time.Millisecond && n < 10000 { // three sessions and more
+		produceSync(t, cl, &kgo.Record{Value: []byte(strconv.Itoa(n))})
+		n++
+	}
+	if strings.Contains(b.Log(), "after the SASL session expired") {
+		t.Fatalf("franz-go's connection was closed at the end of its session:\n%s", b.Log())
+	}
+
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 1, "PLAIN"
+	rawRequest(t, c, hs, 1)
+	ar := kmsg.NewPtrSASLAuthenticateRequest()
+	ar.Version, ar.SASLAuthBytes = 1, []byte("\x00alice\x00alice-secret")
+	resp := rawRequest(t, c, ar, 2).(*kmsg.SASLAuthenticateResponse)
+	if resp.ErrorCode != 0 || resp.SessionLifetimeMillis != 1000 {
+		t.Fatalf("authenticate: code %d, session lifetime %d", resp.ErrorCode, resp.SessionLifetimeMillis)
+	}
+	ended := time.Now().Add(time.Second)
+	waitUntil(t, "the session's end", 5*time.Second, func() bool { return time.Now().After(ended) })
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 9
+	if _, err := c.Write(kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw")).AppendRequest(nil, md, 3)); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, err := c.Read(make([]byte, 4)); err != io.EOF || n != 0 {
+		t.Fatalf("read %d bytes, %v; want the connection closed", n, err)
+	}
+	waitLog(t, b, "closing connection", "after the SASL session expired")
+}
