@@ -68,11 +68,14 @@ func (a *Auth) now() time.Time {
 }
 
 // Allow reports, before a request with key is handled, whether the
-// connection may send it: before authentication (and while a
-// re-authentication runs past the session's end) only ApiVersions,
-// SaslHandshake and SaslAuthenticate, as Kafka allows, which closes the
-// connection for anything else.
+// connection may send it, as Kafka's SaslServerAuthenticator does, which
+// closes the connection for anything else: between SaslHandshake and the
+// exchange's end only SaslAuthenticate; before authentication, and once
+// the session ended, only ApiVersions, SaslHandshake and SaslAuthenticate.
 func (a *Auth) Allow(key int16) error {
+	if a.stage == awaitAuthenticate && key != kmsg.SASLAuthenticate.Int16() {
+		return fmt.Errorf("%w: %s during SASL authentication (after SaslHandshake)", ErrUnauthenticated, kmsg.NameForKey(key))
+	}
 	switch key {
 	case kmsg.ApiVersions.Int16(), kmsg.SASLHandshake.Int16(), kmsg.SASLAuthenticate.Int16():
 		return nil

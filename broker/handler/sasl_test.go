@@ -171,6 +171,11 @@ func TestAuthAllow(t *testing.T) {
 		t.Errorf("Metadata before authentication: %v", err)
 	}
 	a.mech, a.session, a.stage = a.Mechanisms[0], a.Mechanisms[0].NewSession(), awaitAuthenticate
+	for _, k := range []kmsg.Key{kmsg.ApiVersions, kmsg.SASLHandshake, kmsg.Metadata} {
+		if err := a.Allow(k.Int16()); !errors.Is(err, ErrUnauthenticated) {
+			t.Errorf("%s between SaslHandshake and SaslAuthenticate: %v", k.Name(), err)
+		}
+	}
 	if _, life, err := a.evaluate(t.Context(), []byte("\x00alice\x00pw")); err != nil || life != time.Minute {
 		t.Fatalf("evaluate: %v %v", life, err)
 	}
