@@ -44,7 +44,7 @@ type testBroker struct {
 	// conn is the connection requests come on (nil: none known).
 	conn *Conn
 	// closed: a handler asked to close the connection after its answer.
-	closed bool
+	closed atomic.Bool
 }
 
 // brokerOpts tune newTestBroker; the zero value is broker 1 with Kafka's
@@ -189,7 +189,9 @@ func (b *testBroker) try(req kmsg.Request) (kmsg.Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	b.closed = b.closed || res.Close
+	if res.Close {
+		b.closed.Store(true)
+	}
 	if res.Later != nil {
 		res = res.Later(ctx)
 	}

@@ -73,14 +73,14 @@ func TestSaslHandshake(t *testing.T) {
 	runRows(t, tableOpts{}, []saslHandshakeRow{
 		{name: "enabled mechanism", setup: saslConn(0), req: handshake("PLAIN", 1),
 			want: func(t *testing.T, s *scene, resp *kmsg.SASLHandshakeResponse) {
-				if resp.ErrorCode != 0 || len(resp.SupportedMechanisms) != 2 || resp.SupportedMechanisms[0] != "PLAIN" || resp.SupportedMechanisms[1] != "SCRAM-SHA-256" || s.closed {
-					t.Errorf("%v %v closed %v", kerr.ErrorForCode(resp.ErrorCode), resp.SupportedMechanisms, s.closed)
+				if resp.ErrorCode != 0 || len(resp.SupportedMechanisms) != 2 || resp.SupportedMechanisms[0] != "PLAIN" || resp.SupportedMechanisms[1] != "SCRAM-SHA-256" || s.closed.Load() {
+					t.Errorf("%v %v closed %v", kerr.ErrorForCode(resp.ErrorCode), resp.SupportedMechanisms, s.closed.Load())
 				}
 			}},
 		{name: "mechanism not enabled closes", setup: saslConn(0), req: handshake("OAUTHBEARER", 1),
 			want: func(t *testing.T, s *scene, resp *kmsg.SASLHandshakeResponse) {
-				if resp.ErrorCode != kerr.UnsupportedSaslMechanism.Code || len(resp.SupportedMechanisms) != 2 || !s.closed {
-					t.Errorf("%v %v closed %v", kerr.ErrorForCode(resp.ErrorCode), resp.SupportedMechanisms, s.closed)
+				if resp.ErrorCode != kerr.UnsupportedSaslMechanism.Code || len(resp.SupportedMechanisms) != 2 || !s.closed.Load() {
+					t.Errorf("%v %v closed %v", kerr.ErrorForCode(resp.ErrorCode), resp.SupportedMechanisms, s.closed.Load())
 				}
 			}},
 		{name: "not a SASL listener", req: handshake("PLAIN", 1),
@@ -97,8 +97,8 @@ func TestSaslHandshake(t *testing.T) {
 				}
 			}), req: handshake("PLAIN", 1),
 			want: func(t *testing.T, s *scene, resp *kmsg.SASLHandshakeResponse) {
-				if resp.ErrorCode != kerr.IllegalSaslState.Code || s.closed {
-					t.Errorf("%v closed %v", kerr.ErrorForCode(resp.ErrorCode), s.closed)
+				if resp.ErrorCode != kerr.IllegalSaslState.Code || s.closed.Load() {
+					t.Errorf("%v closed %v", kerr.ErrorForCode(resp.ErrorCode), s.closed.Load())
 				}
 			}},
 	})
@@ -107,8 +107,8 @@ func TestSaslHandshake(t *testing.T) {
 func wantAuth(code int16, principal string, closed bool) check[*kmsg.SASLAuthenticateResponse] {
 	return func(t *testing.T, s *scene, resp *kmsg.SASLAuthenticateResponse) {
 		t.Helper()
-		if resp.ErrorCode != code || s.conn.Principal != principal || s.closed != closed {
-			t.Errorf("%v (%v), principal %s, closed %v; want %v, %s, %v", kerr.ErrorForCode(resp.ErrorCode), resp.ErrorMessage, s.conn.Principal, s.closed, kerr.ErrorForCode(code), principal, closed)
+		if resp.ErrorCode != code || s.conn.Principal != principal || s.closed.Load() != closed {
+			t.Errorf("%v (%v), principal %s, closed %v; want %v, %s, %v", kerr.ErrorForCode(resp.ErrorCode), resp.ErrorMessage, s.conn.Principal, s.closed.Load(), kerr.ErrorForCode(code), principal, closed)
 		}
 	}
 }
