@@ -292,24 +292,42 @@ func TestSASLKafkaPythonPlainSSL(t *testing.T) {
 }
 
 // TestSASLInterBrokerReplication: three brokers whose inter-broker
-// listener is SASL_SSL (PLAIN, the brokers logging in as admin) replicate
-// acks=all with min.insync.replicas=3 to identical replicas.
+// listener is SASL_SSL replicate acks=all with min.insync.replicas=3 to
+// identical replicas, the brokers logging in with PLAIN (a JAAS user) or
+// SCRAM-SHA-512 (a credential created first through the PLAINTEXT
+// listener).
 func TestSASLInterBrokerReplication(t *testing.T) {
+	for _, mech := range []string{"PLAIN", "SCRAM-SHA-512"} {
+		t.Run(mech, func(t *testing.T) { saslReplication(t, mech) })
+	}
+}
+
+func saslReplication(t *testing.T, mech string) {
 	f := newTLSFixture(t)
+	jaasKey := "listener.name.internal." + strings.ToLower(mech) + ".sasl.jaas.config"
+	jaas := plainJAAS
+	if mech != "PLAIN" {
+		jaas = `org.apache.kafka.common.security.scram.ScramLoginModule required username="broker" password="broker-pw";`
+	}
 	bs := startClusterWith(t, 3, func(int) map[string]string {
 		return map[string]string{
 			"listeners":                                      "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
 			"listener.security.protocol.map":                 "PLAINTEXT:PLAINTEXT,INTERNAL:SASL_SSL",
 			"inter.broker.listener.name":                     "INTERNAL",
-			"sasl.enabled.mechanisms":                        "PLAIN",
-			"sasl.mechanism.inter.broker.protocol":           "PLAIN",
-			"listener.name.internal.plain.sasl.jaas.config":  plainJAAS,
+			"sasl.enabled.mechanisms":                        mech,
+			"sasl.mechanism.inter.broker.protocol":           mech,
+			jaasKey:                                          jaas,
 			"listener.name.internal.ssl.keystore.type":       "PEM",
 			"listener.name.internal.ssl.keystore.location":   f.keystore,
 			"listener.name.internal.ssl.truststore.type":     "PEM",
 			"listener.name.internal.ssl.truststore.location": f.caFile,
 		}
 	})
+	client := plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()
+	if mech != "PLAIN" {
+		createScramUser(t, bs[0].Admin(), "broker", "broker-pw", kadm.ScramSha512)
+		client = scram.Auth{User: "broker", Pass: "broker-pw"}.AsSha512Mechanism()
+	}
 	const topic = "sasl-repl"
 	resp, err := bs[0].Admin().CreateTopic(testCtx(t), 2, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("3")}, topic)
 	if err != nil || resp.Err != nil {
@@ -322,8 +340,7 @@ func TestSASLInterBrokerReplication(t *testing.T) {
 	waitUntil(t, "three identical replicas", 20*time.Second, func() bool { return replicasIdentical(t, bs, topic, 2) })
 	// A client of the SASL_SSL listener authenticates too.
 	ssl := bs[1].Server().ListenerAddr("INTERNAL")
-	if n := countRecords(harness.ReadAll(t, ssl, topic, kgo.DialTLSConfig(&tls.Config{RootCAs: f.ca.Pool()}),
-		kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()))); n != 50 {
+	if n := countRecords(harness.ReadAll(t, ssl, topic, kgo.DialTLSConfig(&tls.Config{RootCAs: f.ca.Pool()}), kgo.SASL(client))); n != 50 {
 		t.Fatalf("read %d records over SASL_SSL, want 50", n)
 	}
 	for _, b := range bs {
