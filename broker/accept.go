@@ -109,9 +109,10 @@ func passingAcceptError(err error) bool {
 
 // kafkaListener is one bound listener of the Kafka protocol.
 type kafkaListener struct {
-	cfg config.Listener
-	ln  net.Listener
-	tls *security.Server // the SSL side; nil: plaintext
+	cfg  config.Listener
+	ln   net.Listener
+	tls  *security.Server // the SSL side; nil: plaintext
+	sasl *listenerSASL    // the SASL side; nil: no SASL
 }
 
 // protected reports whether max.connections does not hold back kl's

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	kgosasl "github.com/twmb/franz-go/pkg/sasl"
 
 	"github.com/strata-broker/strata/broker/fetchsession"
 	"github.com/strata-broker/strata/broker/group"
@@ -33,7 +34,8 @@ import (
 type node struct {
 	kafkaLns  []*kafkaListener // in the order of listeners
 	metricsLn net.Listener
-	peerTLS   *security.Client // the inter-broker listener's TLS client side; nil: plaintext
+	peerTLS   *security.Client  // the inter-broker listener's TLS client side; nil: plaintext
+	peerSASL  kgosasl.Mechanism // the inter-broker listener's SASL client side; nil: none
 
 	logDir    *logDir
 	emb       embeddedSpace // the embedded etcd's space guard; nil with an external etcd
@@ -271,11 +273,25 @@ func closeListener(ln *net.Listener) func() error {
 // listenKafka binds every listener, with its TLS settings loaded for the
 // SSL ones, and loads the inter-broker listener's TLS client side.
 func (s *Server) listenKafka(n *node) error {
-	if err := security.Check(s.cfg.KafkaListeners); err != nil {
-		return err
-	}
+	var failedAuth *prometheus.CounterVec
 	for _, l := range s.cfg.KafkaListeners {
 		kl := &kafkaListener{cfg: l}
+		if l.SASL() {
+			if failedAuth == nil {
+				failedAuth = failedAuthMetric(n.metrics)
+			}
+			cache := func() *metadata.Cache {
+				if n.store == nil {
+					return nil
+				}
+				return n.store.Cache()
+			}
+			ls, err := newListenerSASL(s.cfg, l, cache, failedAuth.WithLabelValues(l.Name))
+			if err != nil {
+				return err
+			}
+			kl.sasl = ls
+		}
 		if l.TLS() {
 			srv, err := security.NewServer(l.Name, s.cfg.SSLFor(l.Name), s.log)
 			if err != nil {
@@ -297,6 +313,13 @@ func (s *Server) listenKafka(n *node) error {
 		}
 		n.peerTLS = c
 	}
+	if s.cfg.InterBrokerListener().SASL() {
+		m, err := interBrokerSASL(s.cfg)
+		if err != nil {
+			return err
+		}
+		n.peerSASL = m
+	}
 	s.mu.Lock()
 	s.addr = n.kafkaLns[0].ln.Addr().String()
 	s.addrs = n.boundAddrs()
@@ -311,6 +334,7 @@ func (s *Server) transport(n *node) peer.Transport {
 	if n.peerTLS != nil {
 		t.TLS = n.peerTLS.Config
 	}
+	t.SASL = n.peerSASL
 	return t
 }
 

@@ -74,6 +74,9 @@ func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients, kl 
 		}
 		c, conn.Principal = tc, principal
 	}
+	if kl.sasl != nil {
+		conn.SASL = s.newAuth(kl.sasl, kl.cfg.Name, cl.log.With("remote", c.RemoteAddr().String()))
+	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(serving))
 	// reading ends with the connection or when serving ends: a read
 	// paused at queued.max.request.bytes then gives up.
@@ -138,6 +141,12 @@ func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients, kl 
 		if !ok {
 			cl.mem.release(held)
 			break
+		}
+		if conn.SASL != nil && conn.SASL.RawTokens() {
+			if !rawToken(ctx, conn.SASL, frame, held, cl.mem, resp, p) {
+				break
+			}
+			continue
 		}
 		key, async, released := s.dispatch(ctx, frame, held, cl.mem, resp, p, conn, log)
 		if !async && p.err != nil {
@@ -275,6 +284,14 @@ func (s *Server) dispatch(ctx context.Context, frame []byte, held int, mem *requ
 		resp.complete(p)
 		return h.Key, false, false
 	}
+	if conn.SASL != nil {
+		if err := conn.SASL.Allow(h.Key); err != nil {
+			mem.release(held)
+			p.err = err
+			resp.complete(p)
+			return h.Key, false, false
+		}
+	}
 	api, ok := handler.Lookup(h.Key)
 	if !ok || !handler.Supported(h.Key, h.Version) {
 		mem.release(held)
@@ -293,6 +310,7 @@ func (s *Server) dispatch(ctx context.Context, frame []byte, held int, mem *requ
 	s.env.Metrics.Start(h.Key)
 	finish := func(res handler.Result, err error) {
 		p.frame, p.err = s.encode(hreq, res, err)
+		p.close = res.Close
 		s.env.Metrics.Observe(h.Key, time.Since(start), p.err != nil)
 		resp.complete(p)
 	}
@@ -317,6 +335,22 @@ func (s *Server) dispatch(ctx context.Context, frame []byte, held int, mem *requ
 	}
 	finish(res, err)
 	return h.Key, false, api.ReleasesFrame
+}
+
+// rawToken answers a bare SASL token of a client that sent SaslHandshake
+// v0 with the bare reply; it reports whether the connection goes on (a
+// failed exchange closes it without a reply, as Kafka does).
+func rawToken(ctx context.Context, a *handler.Auth, frame []byte, held int, mem *requestMemory, resp *responder, p *pending) bool {
+	out, err := a.RawToken(ctx, frame)
+	mem.release(held)
+	if err != nil {
+		p.err = err
+		resp.complete(p)
+		return false
+	}
+	p.frame = wire.RawFrame(out)
+	resp.complete(p)
+	return true
 }
 
 // later runs a handler's continuation, with the same panic protection.

@@ -26,8 +26,34 @@
 // the inter-broker listener's; other brokers reach this one there
 // (peer.Transport: the follower fetchers, forwarded requests and
 // transaction markers), over TLS with the inter-broker listener's ssl.*
-// settings when it is SSL. SASL_PLAINTEXT and SASL_SSL listeners are
-// refused at start until SASL is wired.
+// settings when it is SSL or SASL_SSL.
+//
+// # SASL
+//
+// A SASL_PLAINTEXT or SASL_SSL listener (after TLS, for SASL_SSL)
+// authenticates each connection as Kafka's SaslServerAuthenticator does
+// (auth.go, handler.Auth): the mechanisms of its sasl.enabled.mechanisms
+// (broker/sasl) are built at bind time — PLAIN's users from the
+// listener's <mechanism>.sasl.jaas.config, SCRAM's credentials read at
+// each exchange from the metadata cache (AlterUserScramCredentials writes
+// them to the store), OAUTHBEARER's keys from
+// sasl.oauthbearer.jwks.endpoint.url. Before a connection has
+// authenticated only ApiVersions, SaslHandshake and SaslAuthenticate are
+// served; any other request closes it (logged). A v0 SaslHandshake is
+// followed by bare tokens (kafka-python 2.0), which the connection loop
+// hands to the exchange itself. A failed exchange is answered
+// SASL_AUTHENTICATION_FAILED after connection.failed.authentication.delay.ms,
+// logged (rate limited, with the user and remote address), counted in
+// strata_failed_authentication_total{listener} and closes the connection.
+// On success the connection's principal becomes User:<name>. With
+// connections.max.reauth.ms (or an OAUTHBEARER token's exp) the session
+// has a lifetime, sent in SaslAuthenticate v1+; a connection whose
+// session ended may only re-authenticate (KIP-368: the same mechanism and
+// principal) and is closed at any other request. The SASL state belongs
+// to the connection's reading goroutine: the gate runs there, and the two
+// SASL handlers run inline. The inter-broker listener's SASL client side
+// is sasl.mechanism.inter.broker.protocol with the username and password
+// of that listener's JAAS configuration (peer.Transport).
 //
 // server.go is the only file that knows the metadata store is etcd
 // (metadata/etcdstore); it hands every part the narrow metadata roles

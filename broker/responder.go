@@ -21,6 +21,7 @@ const maxInFlight = 64
 type pending struct {
 	frame *wire.Frame // nil: no response (acks=0)
 	err   error       // set: close the connection
+	close bool        // close the connection once frame is written
 	done  bool        // the response is ready; guarded by responder.mu
 }
 
@@ -126,6 +127,10 @@ func (r *responder) write(p *pending, failed bool) bool {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			r.log.Warn("closing connection: response not taken within connections.max.idle.ms", "timeout", r.writeTimeout)
 		}
+		r.cancel()
+		return true
+	}
+	if p.close {
 		r.cancel()
 		return true
 	}

@@ -34,7 +34,9 @@ type Broker struct {
 	// addresses, in the order of listeners.
 	KafkaListeners []Listener
 	// SSL is the ssl.* keys; SSLFor applies a listener's overrides.
-	SSL                      SSL
+	SSL SSL
+	// SASL is the sasl.* keys; SASLFor applies a listener's overrides.
+	SASL                     SASL
 	LogDirs                  []string // log.dirs, else log.dir ("/tmp/strata-logs")
 	NumPartitions            int32    // num.partitions (1)
 	DefaultReplicationFactor int16    // default.replication.factor (1)
@@ -56,7 +58,13 @@ type Broker struct {
 	// (""): per host name or address, its own max.connections.per.ip.
 	MaxConnectionsPerIPOverrides map[string]int32
 	ConnectionsMaxIdleMs         int64 // connections.max.idle.ms (600000; negative: none)
-	QueuedMaxRequestBytes        int64 // queued.max.request.bytes (268435456 here, -1 in Kafka; <= 0: unbounded)
+	// ConnectionsMaxReauthMs is connections.max.reauth.ms (0: SASL
+	// sessions do not expire).
+	ConnectionsMaxReauthMs int64
+	// ConnectionFailedAuthenticationDelayMs is
+	// connection.failed.authentication.delay.ms (100).
+	ConnectionFailedAuthenticationDelayMs int32
+	QueuedMaxRequestBytes                 int64 // queued.max.request.bytes (268435456 here, -1 in Kafka; <= 0: unbounded)
 
 	// ReplicaSelectorClass is replica.selector.class (unset: consumers
 	// fetch from the leader; RackAwareReplicaSelector: from an in-sync
@@ -177,7 +185,8 @@ type Broker struct {
 
 	// Keys whose effective value is computed from other keys.
 	securityInterBrokerProtocol string
-	listenerSSL                 map[string]SSL // by lower-case listener name: SSL with its listener.name.<l>.ssl.* keys
+	listenerSSL                 map[string]SSL  // by lower-case listener name: SSL with its listener.name.<l>.ssl.* keys
+	listenerSASL                map[string]SASL // likewise for sasl.* and <mechanism>.sasl.jaas.config
 	logDir                      string
 	logRollHours                int64
 	logRollJitterHours          int64
@@ -371,6 +380,9 @@ func (b *Broker) derive() error {
 		return err
 	}
 	if err := b.deriveListenerSSL(); err != nil {
+		return err
+	}
+	if err := b.checkSASL(); err != nil {
 		return err
 	}
 	if b.ReplicaFetchWaitMaxMs > b.ReplicaLagTimeMaxMs { // as Kafka requires

@@ -121,6 +121,7 @@ func TestParseValues(t *testing.T) {
 			"listeners":                      "CLIENT://:9092,internal://127.0.0.1:9093,EXTRA://:9094",
 			"advertised.listeners":           "CLIENT://kafka.example.com:9092,INTERNAL://10.0.0.1:9093",
 			"listener.security.protocol.map": "CLIENT:SSL,INTERNAL:PLAINTEXT,EXTRA:SASL_SSL",
+			"sasl.enabled.mechanisms":        "PLAIN",
 			"inter.broker.listener.name":     "internal",
 		}, func(b *Broker) bool {
 			return reflect.DeepEqual(b.KafkaListeners, []Listener{

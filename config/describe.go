@@ -48,7 +48,7 @@ func (b *Broker) DescribeBroker() []Entry {
 	}
 	for k, v := range b.ListenerOverrides() { // as Kafka lists a listener's own ssl.* keys
 		_, key, _ := listenerKey(k)
-		d := brokerIndex[key]
+		d := listenerKeyDef(key)
 		e := Entry{Name: k, Value: v, Source: SourceStaticBroker, Sensitive: d.sensitive, ReadOnly: true, Type: d.typ, Doc: d.doc,
 			Synonyms: []Synonym{{Name: k, Value: v, Source: SourceStaticBroker}}}
 		if d.sensitive {

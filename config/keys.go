@@ -55,7 +55,7 @@ var brokerKeys = []keyDef{
 		f: listField(func(b *Broker) *[]string { return &b.Listeners }, listenerItem, nil)},
 	{name: "advertised.listeners", typ: TypeString, kind: keyDerived, synonyms: []string{"listeners"}, doc: "NAME://host:port addresses published for each listener (in Metadata, to the clients of that listener, and to other brokers); defaults to listeners. A listener left out is not published.",
 		f: alsoTargets(listField(func(b *Broker) *[]string { return &b.AdvertisedListeners }, listenerItem, nil), kafkaListeners)},
-	{name: "listener.security.protocol.map", typ: TypeString, def: defaultProtocolMap, doc: "Map between listener names and security protocols (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), as NAME:PROTOCOL pairs. Each listener needs an entry. SASL_PLAINTEXT and SASL_SSL listeners are refused at start for now.",
+	{name: "listener.security.protocol.map", typ: TypeString, def: defaultProtocolMap, doc: "Map between listener names and security protocols (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), as NAME:PROTOCOL pairs. Each listener needs an entry. SASL_PLAINTEXT and SASL_SSL listeners authenticate with the mechanisms of sasl.enabled.mechanisms.",
 		f: alsoTargets(protocolMapField(func(b *Broker) *map[string]string { return &b.ListenerSecurityProtocolMap }), kafkaListeners)},
 	{name: "inter.broker.listener.name", typ: TypeString, kind: keyDerived, synonyms: []string{"security.inter.broker.protocol"}, doc: "Name of the listener brokers use between themselves (replication, forwarded requests, transaction markers): its advertised address and its TLS settings. It must be in advertised.listeners. Defaults to the listener named after security.inter.broker.protocol; only one of the two may be set.",
 		f: strField(func(b *Broker) *string { return &b.InterBrokerListenerName }, nil)},
@@ -173,6 +173,25 @@ var brokerKeys = []keyDef{
 		f: enumField(func(b *Broker) *string { return &b.SSL.EndpointIdentificationAlgorithm }, "https", "")},
 	{name: "ssl.principal.mapping.rules", typ: TypeString, def: "DEFAULT", doc: "A list of rules for mapping from distinguished name from the client certificate to short name. The rules are evaluated in order and the first rule that matches a principal name is used to map it to a short name. Any later rules in the list are ignored. By default, distinguished name of the X.500 certificate will be the principal. Each rule is RULE:pattern/replacement/ with optional L or U (lower or upper case), or DEFAULT.",
 		f: strField(func(b *Broker) *string { return &b.SSL.PrincipalMappingRules }, checkPrincipalRules)},
+
+	// SASL (Kafka's sasl.* keys). Each may also be set for one listener
+	// as listener.name.<lower-case name>.sasl.*.
+	{name: "sasl.enabled.mechanisms", typ: TypeList, def: "GSSAPI", doc: "The list of SASL mechanisms enabled on SASL_PLAINTEXT and SASL_SSL listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER. Kafka's default is GSSAPI (Kerberos), which Strata does not serve, so a SASL listener needs this set.",
+		f: listField(func(b *Broker) *[]string { return &b.SASL.EnabledMechanisms }, saslMechanismItem, nil)},
+	{name: "sasl.mechanism.inter.broker.protocol", typ: TypeString, def: "GSSAPI", doc: "SASL mechanism used for inter-broker communication when the inter-broker listener is SASL_PLAINTEXT or SASL_SSL; it must be enabled on that listener. The broker logs in with the username and password options of that listener's JAAS configuration for the mechanism.",
+		f: enumField(func(b *Broker) *string { return &b.SASL.MechanismInterBrokerProtocol }, saslMechanisms...)},
+	{name: "sasl.jaas.config", typ: TypePassword, kind: keyOptional, sensitive: true, doc: "JAAS login context parameters in the format used by JAAS configuration files. As in Kafka, brokers take it per listener and mechanism, as listener.name.<listener>.<mechanism>.sasl.jaas.config (e.g. listener.name.sasl_ssl.plain.sasl.jaas.config); unprefixed, it applies to every listener and mechanism without one. PLAIN's PlainLoginModule lists its users as user_<name>=\"<password>\"; the username and password options are the broker's own login to other brokers.",
+		f: strField(func(b *Broker) *string { return &b.SASL.JAASConfig }, nil)},
+	{name: "sasl.oauthbearer.jwks.endpoint.url", typ: TypeString, kind: keyOptional, doc: "The OAuth/OIDC provider URL from which the provider's JWKS can be retrieved (http, https, or file: a local JWKS file), to verify the JWTs of OAUTHBEARER clients. Keys are re-read when a token names an unknown key id.",
+		f: strField(func(b *Broker) *string { return &b.SASL.OAuthBearerJWKSEndpointURL }, nil)},
+	{name: "sasl.oauthbearer.expected.issuer", typ: TypeString, kind: keyOptional, doc: "The issuer (iss claim) an OAUTHBEARER token must name; unset: not checked.",
+		f: strField(func(b *Broker) *string { return &b.SASL.OAuthBearerExpectedIssuer }, nil)},
+	{name: "sasl.oauthbearer.expected.audience", typ: TypeList, kind: keyOptional, doc: "Comma-separated audiences of which an OAUTHBEARER token's aud claim must name one; unset: not checked.",
+		f: listField(func(b *Broker) *[]string { return &b.SASL.OAuthBearerExpectedAudience }, nil, nil)},
+	{name: "connections.max.reauth.ms", typ: TypeLong, def: "0", doc: "When positive, the longest a SASL session lasts before the client must re-authenticate on its connection (KIP-368): SaslAuthenticate v1 and later tell the client the session's lifetime (at most an OAUTHBEARER token's expiry), and a connection whose session expired is closed at its next request other than SaslHandshake and SaslAuthenticate. 0: sessions do not expire.",
+		f: intField(0, func(b *Broker) *int64 { return &b.ConnectionsMaxReauthMs })},
+	{name: "connection.failed.authentication.delay.ms", typ: TypeInt, def: "100", doc: "Connection close delay on failed authentication: the time by which the SASL_AUTHENTICATION_FAILED answer, and the close after it, are delayed, to slow down password guessing.",
+		f: intField(0, func(b *Broker) *int32 { return &b.ConnectionFailedAuthenticationDelayMs })},
 
 	// Log segments, flushing and retention.
 	{name: "log.segment.bytes", dynamic: true, typ: TypeInt, def: "1073741824", doc: "Size at which the active segment is rolled.",

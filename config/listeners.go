@@ -210,14 +210,21 @@ func (b *Broker) InterBrokerListener() Listener {
 const listenerPrefix = "listener.name."
 
 // listenerKey splits listener.name.<name>.<key> where key is a broker key
-// that may be set per listener (ssl.*), returning the name in lower case.
+// that may be set per listener (ssl.*, sasl.*, or a mechanism's
+// <mechanism>.sasl.jaas.config), returning the name in lower case.
 func listenerKey(k string) (name, key string, ok bool) {
 	rest, ok := strings.CutPrefix(k, listenerPrefix)
 	if !ok {
 		return "", "", false
 	}
 	name, key, ok = strings.Cut(rest, ".")
-	if !ok || name == "" || !strings.HasPrefix(key, "ssl.") {
+	if !ok || name == "" {
+		return "", "", false
+	}
+	if _, jaas := jaasMechanism(key); jaas {
+		return strings.ToLower(name), key, true
+	}
+	if !strings.HasPrefix(key, "ssl.") && !strings.HasPrefix(key, "sasl.") {
 		return "", "", false
 	}
 	if _, known := brokerIndex[key]; !known {
@@ -226,10 +233,21 @@ func listenerKey(k string) (name, key string, ok bool) {
 	return strings.ToLower(name), key, true
 }
 
-// deriveListenerSSL checks the per-listener ssl.* overrides and builds
-// each listener's SSL settings: the broker-wide ones overlaid by its own.
+// listenerKeyDef is the definition of a per-listener key's broker key
+// (sasl.jaas.config for a mechanism's JAAS key).
+func listenerKeyDef(key string) *keyDef {
+	if _, jaas := jaasMechanism(key); jaas {
+		return brokerIndex["sasl.jaas.config"]
+	}
+	return brokerIndex[key]
+}
+
+// deriveListenerSSL checks the per-listener ssl.* and sasl.* overrides
+// and builds each listener's SSL and SASL settings: the broker-wide ones
+// overlaid by its own.
 func (b *Broker) deriveListenerSSL() error {
 	b.listenerSSL = map[string]SSL{}
+	b.listenerSASL = map[string]SASL{}
 	byName := map[string][]string{}
 	for k := range b.set {
 		if name, _, ok := listenerKey(k); ok {
@@ -241,14 +259,19 @@ func (b *Broker) deriveListenerSSL() error {
 			return invalid(keys[0], fmt.Errorf("listener %s is not in listeners (%s)", strings.ToUpper(name), strings.Join(b.listenerNames(), ",")))
 		}
 		sort.Strings(keys)
-		o := &Broker{SSL: b.SSL}
+		o := &Broker{SSL: b.SSL, SASL: b.SASL}
+		o.SASL.JAAS = map[string]string{}
 		for _, k := range keys {
 			_, key, _ := listenerKey(k)
+			if mech, jaas := jaasMechanism(key); jaas {
+				o.SASL.JAAS[mech] = b.set[k]
+				continue
+			}
 			if err := brokerIndex[key].f.set(o, b.set[k]); err != nil {
 				return invalid(k, err)
 			}
 		}
-		b.listenerSSL[name] = o.SSL
+		b.listenerSSL[name], b.listenerSASL[name] = o.SSL, o.SASL
 	}
 	return nil
 }

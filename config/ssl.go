@@ -89,7 +89,7 @@ func isListenerKey(k string) bool {
 // when the key it overrides is.
 func IsSensitive(k string) bool {
 	if _, key, ok := listenerKey(k); ok {
-		k = key
+		return listenerKeyDef(key).sensitive
 	}
 	d, ok := brokerIndex[k]
 	return ok && d.sensitive

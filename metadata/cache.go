@@ -18,6 +18,7 @@ const (
 	ChangePartition                           // one partition's state
 	ChangeBroker                              // one broker registration
 	ChangeBrokerConfigs                       // the dynamic configs of one broker or of the cluster default
+	ChangeScram                               // one user's SCRAM credentials
 )
 
 // Change is one key-level change, as a store's watch delivers it. Deleting
@@ -34,6 +35,10 @@ type Change struct {
 	Partition int32             // ChangePartition
 	State     PartitionState    // ChangePartition put (owned by the cache afterwards)
 	Broker    Broker            // ChangeBroker; a delete needs only Broker.ID
+	User      string            // ChangeScram
+	// Scram is a ChangeScram put: the user's credentials by mechanism
+	// (owned by the cache afterwards).
+	Scram map[string]ScramCredential
 }
 
 // Cache is an in-memory, watch-fed view of the metadata store. Returned
@@ -57,6 +62,9 @@ type Cache struct {
 	// (ClusterDefault: the cluster default). Published maps are never
 	// mutated.
 	brokerConfigs map[int32]map[string]string
+	// scram holds each user's SCRAM credentials by mechanism. Published
+	// maps are never mutated.
+	scram map[string]map[string]ScramCredential
 
 	sortedTopics  []Topic  // memo for Topics; nil when stale
 	sortedBrokers []Broker // memo for Brokers; nil when stale
@@ -76,6 +84,7 @@ func (c *Cache) reset() {
 	c.byID = make(map[TopicID]string)
 	c.brokers = make(map[int32]Broker)
 	c.brokerConfigs = make(map[int32]map[string]string)
+	c.scram = make(map[string]map[string]ScramCredential)
 	c.sortedTopics, c.sortedBrokers = nil, nil
 }
 
@@ -146,6 +155,12 @@ func (c *Cache) apply(changes []Change) {
 				delete(c.brokerConfigs, ch.Entity)
 			} else {
 				c.brokerConfigs[ch.Entity] = ch.Configs
+			}
+		case ChangeScram:
+			if ch.Delete || len(ch.Scram) == 0 {
+				delete(c.scram, ch.User)
+			} else {
+				c.scram[ch.User] = ch.Scram
 			}
 		}
 	}
@@ -308,4 +323,21 @@ func (c *Cache) BrokerConfigs(id int32) map[string]string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.brokerConfigs[id]
+}
+
+// ScramCredential returns user's credential for a SCRAM mechanism
+// ("SCRAM-SHA-256", "SCRAM-SHA-512"); false when it has none.
+func (c *Cache) ScramCredential(user, mechanism string) (ScramCredential, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	cred, ok := c.scram[user][mechanism]
+	return cred, ok
+}
+
+// ScramUsers returns every user's SCRAM credentials by mechanism. The
+// maps are shared: do not modify them.
+func (c *Cache) ScramUsers() map[string]map[string]ScramCredential {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return maps.Clone(c.scram)
 }

@@ -11,6 +11,10 @@
 //     handlers change (reads go through the Cache); BrokerConfigs holds
 //     the dynamic broker configs, of each broker and of the cluster
 //     default (ClusterDefault), which brokers follow from their Cache;
+//   - ScramCredentials: each user's SCRAM credentials by mechanism (salt,
+//     iterations, StoredKey, ServerKey), written by
+//     AlterUserScramCredentials and read by SCRAM authentication from the
+//     Cache (ScramCredential);
 //   - Partitions: a partition's leader, ISR and replicas. It has two
 //     writers, both compare-and-set on the partition epoch: the elected
 //     controller through its fenced Term (every leader election, and ISR

@@ -37,6 +37,17 @@ type BrokerConfigs interface {
 	SetBrokerConfigs(ctx context.Context, id int32, configs map[string]string) (rev int64, err error)
 }
 
+// ScramCredentials stores the users' SCRAM credentials (Kafka's
+// AlterUserScramCredentials): per user, per mechanism, the salt,
+// iterations, StoredKey and ServerKey, never a password. Reads go through
+// the Cache (Cache.ScramCredential, Cache.ScramUsers).
+type ScramCredentials interface {
+	// SetScramCredentials replaces user's credentials, by mechanism; nil
+	// or empty removes them. Concurrent writers of one user: the last one
+	// wins, as for broker configs.
+	SetScramCredentials(ctx context.Context, user string, creds map[string]ScramCredential) (rev int64, err error)
+}
+
 // Partitions changes one partition's leader, ISR or replicas. Its
 // writers are the controller, through its Term (fenced), and a
 // partition's leader changing its own ISR; nothing else writes partition
@@ -93,6 +104,7 @@ type ProducerIDs interface {
 type Store interface {
 	Topics
 	BrokerConfigs
+	ScramCredentials
 	Partitions
 	Brokers
 	ProducerIDs

@@ -326,3 +326,13 @@ func (b Broker) Endpoint(listener string) (Endpoint, bool) {
 	}
 	return Endpoint{}, false
 }
+
+// ScramCredential is one user's credential for one SCRAM mechanism (RFC
+// 5802): what the server needs to check a client's proof and prove
+// itself, from which the password cannot be recovered.
+type ScramCredential struct {
+	Salt       []byte `json:"salt"`
+	Iterations int32  `json:"iterations"`
+	StoredKey  []byte `json:"stored_key"`
+	ServerKey  []byte `json:"server_key"`
+}

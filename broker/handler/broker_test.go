@@ -41,6 +41,10 @@ type testBroker struct {
 	corr  atomic.Int32 // requests may be sent from several goroutines
 	// clientID is the client id of the request headers ("": handler-test).
 	clientID string
+	// conn is the connection requests come on (nil: none known).
+	conn *Conn
+	// closed: a handler asked to close the connection after its answer.
+	closed atomic.Bool
 }
 
 // brokerOpts tune newTestBroker; the zero value is broker 1 with Kafka's
@@ -181,9 +185,12 @@ func (b *testBroker) try(req kmsg.Request) (kmsg.Response, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := api.Fn(ctx, b.env, &Request{Header: h, Body: body, Bytes: 64})
+	res, err := api.Fn(ctx, b.env, &Request{Header: h, Body: body, Bytes: 64, Conn: b.conn})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if res.Close {
+		b.closed.Store(true)
 	}
 	if res.Later != nil {
 		res = res.Later(ctx)

@@ -25,6 +25,7 @@ import (
 type Store interface {
 	metadata.Topics
 	metadata.BrokerConfigs
+	metadata.ScramCredentials
 	metadata.ProducerIDs
 	PutReassignment(ctx context.Context, r metadata.Reassignment) error
 	Reassignments(ctx context.Context) ([]metadata.Reassignment, error)
@@ -96,8 +97,13 @@ type Conn struct {
 	Listener string
 	// Principal is the authenticated client ("User:CN=alice,O=Acme" from
 	// a TLS client certificate, mapped by ssl.principal.mapping.rules;
-	// "User:ANONYMOUS" otherwise), for the authorizer.
+	// "User:ANONYMOUS" otherwise), for the authorizer. On a SASL listener
+	// it becomes the SASL principal ("User:alice") once the client has
+	// authenticated, and no other request is handled before that.
 	Principal string
+	// SASL is the authentication state on a SASL_PLAINTEXT or SASL_SSL
+	// listener; nil on others.
+	SASL *Auth
 }
 
 // listener is the name of the request's listener ("": none known).
@@ -128,6 +134,9 @@ type Result struct {
 	// goroutine (a produce waiting for acks=all); its Result is sent, still
 	// in request order.
 	Later func(ctx context.Context) Result
+	// Close closes the connection once Resp is written (a failed SASL
+	// authentication).
+	Close bool
 }
 
 // Func handles one request.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
 
 	"github.com/strata-broker/strata/broker/wire"
 )
@@ -35,16 +36,22 @@ type Conn struct {
 	// response's byte fields alias it, so they are valid only until the
 	// next request.
 	buf []byte
+	// mech and host re-authenticate the connection (nil mech: no SASL)
+	// once reauthAt passes (zero: never).
+	mech     sasl.Mechanism
+	host     string
+	reauthAt time.Time
 }
 
 // Dial connects to the broker at addr in plaintext; its requests carry
 // clientID.
 func Dial(ctx context.Context, addr, clientID string) (*Conn, error) {
-	return dial(ctx, addr, clientID, nil)
+	return dial(ctx, addr, clientID, nil, nil)
 }
 
-// dial connects to addr, over TLS with cfg unless it is nil.
-func dial(ctx context.Context, addr, clientID string, cfg *tls.Config) (*Conn, error) {
+// dial connects to addr, over TLS with cfg unless it is nil, and
+// authenticates with mech unless it is nil.
+func dial(ctx context.Context, addr, clientID string, cfg *tls.Config, mech sasl.Mechanism) (*Conn, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -60,13 +67,32 @@ func dial(ctx context.Context, addr, clientID string, cfg *tls.Config) (*Conn, e
 	}
 	// A small read buffer: frames are read straight into buf past what
 	// the buffer already holds, so bytes are copied once.
-	return &Conn{conn: c, br: bufio.NewReaderSize(c, 16<<10), fmt: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))}, nil
+	conn := &Conn{conn: c, br: bufio.NewReaderSize(c, 16<<10), fmt: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))}
+	if mech != nil {
+		conn.mech, conn.host = mech, addr
+		if err := conn.authenticate(ctx, mech, addr); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("dial broker %s: %w", addr, err)
+		}
+	}
+	return conn, nil
 }
 
 // Request sends req (its version already set) and reads its response,
-// whose byte fields stay valid until the next request. Any error leaves
+// whose byte fields stay valid until the next request. A connection whose
+// SASL session is near its end re-authenticates first. Any error leaves
 // the connection unusable.
 func (c *Conn) Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	if c.mech != nil && !c.reauthAt.IsZero() && !time.Now().Before(c.reauthAt) {
+		if err := c.authenticate(ctx, c.mech, c.host); err != nil {
+			return nil, fmt.Errorf("re-authenticate: %w", err)
+		}
+	}
+	return c.request(ctx, req)
+}
+
+// request sends req and reads its response.
+func (c *Conn) request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
 	c.corr++
 	deadline := time.Now().Add(requestTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {

@@ -4,7 +4,12 @@
 // broker forwards an admin request to the controller (KIP-590).
 //
 // Both reach other brokers through a Transport: their endpoint of the
-// inter-broker listener, over TLS when that listener is SSL.
+// inter-broker listener, over TLS when that listener is SSL or SASL_SSL,
+// and authenticated with SASL (KIP-152's SaslHandshake v1 and
+// SaslAuthenticate, with franz-go's client mechanisms) when it is
+// SASL_PLAINTEXT or SASL_SSL. A Conn re-authenticates before a request
+// once most of the session lifetime the broker gave it has passed
+// (KIP-368), so connections.max.reauth.ms does not close it.
 //
 // Requests a Client sends carry the client id ClientID, so a receiving
 // broker knows the request came from another broker and never forwards

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/twmb/franz-go/pkg/sasl"
+
 	"github.com/strata-broker/strata/metadata"
 )
 
 // Transport is how this broker reaches the others: at their endpoint of
 // the inter-broker listener (inter.broker.listener.name), over TLS when
-// that listener's protocol uses it. The zero Transport dials a broker's
+// that listener's protocol uses it, authenticated with SASL when it is
+// SASL_PLAINTEXT or SASL_SSL. The zero Transport dials a broker's
 // registered Host and Port in plaintext.
 type Transport struct {
 	// Listener is the inter-broker listener's name ("": Host and Port).
@@ -19,6 +22,10 @@ type Transport struct {
 	// TLS returns the client configuration to dial host with; nil:
 	// plaintext.
 	TLS func(host string) *tls.Config
+	// SASL is the mechanism to authenticate with
+	// (sasl.mechanism.inter.broker.protocol, with the listener's JAAS
+	// username and password); nil: none.
+	SASL sasl.Mechanism
 }
 
 // Addr is broker b's address on the inter-broker listener; it fails when
@@ -46,5 +53,5 @@ func (t Transport) Dial(ctx context.Context, b metadata.Broker, clientID string)
 		host, _, _ := net.SplitHostPort(addr)
 		cfg = t.TLS(host)
 	}
-	return dial(ctx, addr, clientID, cfg)
+	return dial(ctx, addr, clientID, cfg, t.SASL)
 }

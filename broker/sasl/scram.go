@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"hash"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -275,7 +276,9 @@ func (s *scramSession) clientFinal(msg []byte) ([]byte, error) {
 	if err != nil {
 		return nil, s.fail(generic, err)
 	}
-	if final.nonce != s.nonce {
+	// Kafka's ScramSaslServer accepts a final nonce that ends with the
+	// server-first one: librdkafka sends its client nonce again before it.
+	if !strings.HasSuffix(final.nonce, s.nonce) {
 		return nil, s.fail(generic, errors.New("invalid client nonce in the final client message"))
 	}
 	if string(final.channelBinding) != s.first.gs2Header {

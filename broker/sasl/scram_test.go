@@ -334,3 +334,27 @@ func TestScramConcurrentSessions(t *testing.T) {
 		})
 	}
 }
+
+// TestScramNonceEchoedAfterClientNonce: librdkafka's final message puts
+// its client nonce again before the combined nonce; Kafka accepts a final
+// nonce that ends with the server-first one, and so does Strata.
+func TestScramNonceEchoedAfterClientNonce(t *testing.T) {
+	for _, mech := range scramMechanisms {
+		s, _ := newTestScram(t, mech, map[string]string{"alice": "alice-secret"})
+		const bare = "n=alice,r=cnonce"
+		sess, first := scramFirst(t, s, "n,,"+bare)
+		h, _ := scramHash(mech)
+		fields := strings.Split(first, ",")
+		salt, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(fields[1], "s="))
+		iters, _ := strconv.Atoi(strings.TrimPrefix(fields[2], "i="))
+		clientKey := hmacSum(h, saltedPassword(t, mech, "alice-secret", salt, iters), []byte("Client Key"))
+		stored := h()
+		stored.Write(clientKey)
+		wp := "c=" + base64.StdEncoding.EncodeToString([]byte("n,,")) + ",r=cnonce" + strings.TrimPrefix(fields[0], "r=")
+		proof := hmacSum(h, stored.Sum(nil), []byte(bare+","+first+","+wp))
+		subtle.XORBytes(proof, proof, clientKey)
+		if _, err := sess.Evaluate(context.Background(), []byte(wp+",p="+base64.StdEncoding.EncodeToString(proof))); err != nil || !sess.Done() {
+			t.Errorf("%s: %v", mech, err)
+		}
+	}
+}

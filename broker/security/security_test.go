@@ -228,10 +228,6 @@ func TestMaterialErrors(t *testing.T) {
 			t.Errorf("%v: %v, want %q", tc.keys, err, tc.want)
 		}
 	}
-	if err := Check([]config.Listener{{Name: "A", Protocol: config.ProtocolSSL}, {Name: "B", Protocol: config.ProtocolSASLSSL}}); err == nil ||
-		!strings.Contains(err.Error(), "listener B: security protocol SASL_SSL is not supported yet") {
-		t.Errorf("Check: %v", err)
-	}
 }
 
 // TestInlinePEMOneLine: a key store given inline on one line, as a

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 
 	"github.com/strata-broker/strata/config"
 )
@@ -244,19 +243,4 @@ func (c *Client) Config(host string) *tls.Config {
 		}
 	}
 	return cfg
-}
-
-// ProtocolError is the error for listeners whose security protocol is not
-// served yet.
-func ProtocolError(l config.Listener) error {
-	return fmt.Errorf("listener %s: security protocol %s is not supported yet (SASL is not wired): use PLAINTEXT or SSL", l.Name, l.Protocol)
-}
-
-// Check reports the first listener Strata cannot serve (SASL_PLAINTEXT,
-// SASL_SSL).
-func Check(ls []config.Listener) error {
-	if i := slices.IndexFunc(ls, func(l config.Listener) bool { return l.SASL() }); i >= 0 {
-		return ProtocolError(ls[i])
-	}
-	return nil
 }

@@ -68,6 +68,13 @@ func (f *Frame) Release() {
 	f.pooled, f.Bufs = nil, nil
 }
 
+// RawFrame is b as a bare size-prefixed frame, without a response header:
+// the SASL tokens of a client that sent SaslHandshake v0.
+func RawFrame(b []byte) *Frame {
+	buf := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(b)), uint32(len(b)))
+	return &Frame{Bufs: [][]byte{append(buf, b...)}}
+}
+
 // markerLen is the size of a placeholder written where a region goes.
 const markerLen = 16
 

@@ -56,6 +56,12 @@ type brokerConfigsRecord struct {
 	Configs map[string]string `json:"configs"`
 }
 
+// scramRecord is the value of scram/users/<user>: the user's
+// credentials by mechanism.
+type scramRecord struct {
+	Credentials map[string]metadata.ScramCredential `json:"credentials"`
+}
+
 func encodeTopic(id metadata.TopicID, configs map[string]string) string {
 	return mustJSON(topicRecord{ID: id, Configs: configs})
 }
@@ -147,6 +153,15 @@ func (k keys) change(key string, value []byte, deleted bool) (ch metadata.Change
 				return ch, false, fmt.Errorf("key %s: decode broker configs record: %w", key, err)
 			}
 			ch.Configs = r.Configs
+		}
+	case keyScram:
+		ch = metadata.Change{Kind: metadata.ChangeScram, Delete: deleted, User: topic}
+		if !deleted {
+			var r scramRecord
+			if err := json.Unmarshal(value, &r); err != nil {
+				return ch, false, fmt.Errorf("key %s: decode SCRAM record: %w", key, err)
+			}
+			ch.Scram = r.Credentials
 		}
 	default:
 		return ch, false, nil

@@ -17,6 +17,7 @@
 //	<prefix>/brokers/ids/<id>       {"id":1,"host":"h","port":9092,"rack":"r","incarnation":"…","shuttingDown":true}, attached to the broker's lease
 //	<prefix>/configs/brokers/<id>   {"configs":{"k":"v"}}: broker id's dynamic configs (brokerconfigs.go)
 //	<prefix>/configs/brokers/<default>  {"configs":{"k":"v"}}: the cluster-wide default of the dynamic broker configs
+//	<prefix>/scram/users/<user>     {"credentials":{"SCRAM-SHA-256":{"salt":…,"iterations":4096,"stored_key":…,"server_key":…}}}: one user's SCRAM credentials, the name path-escaped (scram.go)
 //	<prefix>/producer-ids/next      next free producer id, decimal
 //	<prefix>/controller/election/<lease>  campaign keys of concurrency.Election; the oldest one leads
 //	<prefix>/controller/epoch       controller epoch, decimal; bumped by every elected controller
@@ -40,7 +41,8 @@
 // many partitions take (the embedded server allows 16384 ops and 8 MiB);
 // a txn beyond etcd's limits is metadata.ErrTooLarge, a write etcd
 // refuses for lack of space (its NOSPACE alarm) metadata.ErrNoSpace.
-// SetBrokerConfigs is one put (or delete) of its entity's key.
+// SetBrokerConfigs and SetScramCredentials are one put (or delete) of
+// their entity's key.
 // AddPartitions, SetTopicConfigs,
 // CompareAndSetPartition and AllocateProducerIDs read, then write in a txn
 // guarded by the key's create revision (topic incarnation) or mod

@@ -1,6 +1,7 @@
 package etcdstore
 
 import (
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -22,6 +23,9 @@ const (
 	// /config/brokers/<default> in ZooKeeper).
 	brokerConfigsDir = "configs/brokers/"
 	defaultEntity    = "<default>"
+	// scramDir holds the SCRAM credentials: one key per user, its name
+	// path-escaped.
+	scramDir = "scram/users/"
 	// The controller's keys (election.go): campaign keys of the
 	// election, the elected controller's record and its epoch counter.
 	controllerElectionDir = "controller/election"
@@ -58,6 +62,9 @@ func (k keys) brokerConfigs(id int32) string {
 	}
 	return k.root + brokerConfigsDir + strconv.FormatInt(int64(id), 10)
 }
+func (k keys) scram(user string) string {
+	return k.root + scramDir + url.PathEscape(user)
+}
 func (k keys) controllerElection() string { return k.root + controllerElectionDir }
 func (k keys) controllerLeader() string   { return k.root + controllerLeaderKey }
 func (k keys) controllerEpoch() string    { return k.root + controllerEpochKey }
@@ -71,11 +78,12 @@ const (
 	keyPartition
 	keyBroker
 	keyBrokerConfigs
+	keyScram
 )
 
-// parse classifies key and extracts its topic name and number (partition
-// index, broker id, or metadata.ClusterDefault for the cluster default's
-// configs). Malformed keys come back as keyOther.
+// parse classifies key and extracts its topic name (or SCRAM user name)
+// and number (partition index, broker id, or metadata.ClusterDefault for
+// the cluster default's configs). Malformed keys come back as keyOther.
 func (k keys) parse(key string) (kind keyKind, topic string, n int32) {
 	rest, ok := strings.CutPrefix(key, k.root)
 	if !ok {
@@ -111,6 +119,13 @@ func (k keys) parse(key string) (kind keyKind, topic string, n int32) {
 			return keyOther, "", 0
 		}
 		return keyBrokerConfigs, "", int32(id)
+	}
+	if esc, ok := strings.CutPrefix(rest, scramDir); ok {
+		user, err := url.PathUnescape(esc)
+		if err != nil || user == "" {
+			return keyOther, "", 0
+		}
+		return keyScram, user, 0
 	}
 	return keyOther, "", 0
 }

@@ -24,8 +24,11 @@ type Backend struct {
 	// metadata.ClusterDefault; a stored map is never modified (the
 	// caches share it).
 	brokerConfigs map[int32]map[string]string
-	ctl           election
-	handles       map[*Store]struct{} // open handles, whose caches commit feeds
+	// scram holds each user's SCRAM credentials by mechanism; a stored
+	// map is never modified.
+	scram   map[string]map[string]metadata.ScramCredential
+	ctl     election
+	handles map[*Store]struct{} // open handles, whose caches commit feeds
 }
 
 // topic is one stored topic. configs is never modified once stored (the
@@ -57,6 +60,7 @@ func NewBackend() *Backend {
 		remote:        map[partKey]*remotePartition{},
 		deleted:       map[metadata.TopicID]string{},
 		brokerConfigs: map[int32]map[string]string{},
+		scram:         map[string]map[string]metadata.ScramCredential{},
 		ctl:           election{record: noController, changed: make(chan struct{})},
 		handles:       map[*Store]struct{}{},
 	}
@@ -144,6 +148,9 @@ func (b *Backend) listing() []metadata.Change {
 	}
 	for _, id := range slices.Sorted(maps.Keys(b.brokerConfigs)) {
 		out = append(out, metadata.Change{Kind: metadata.ChangeBrokerConfigs, Entity: id, Configs: b.brokerConfigs[id]})
+	}
+	for _, user := range slices.Sorted(maps.Keys(b.scram)) {
+		out = append(out, metadata.Change{Kind: metadata.ChangeScram, User: user, Scram: b.scram[user]})
 	}
 	return out
 }

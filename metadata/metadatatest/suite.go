@@ -36,6 +36,7 @@ func Run(t *testing.T, newCluster func(t *testing.T) Cluster) {
 		{"CompareAndSetPartition", testCompareAndSetPartition},
 		{"CacheAcrossHandles", testCacheAcrossHandles},
 		{"BrokerConfigs", testBrokerConfigs},
+		{"ScramCredentials", testScramCredentials},
 		{"ClosedStore", testClosedStore},
 		{"RegisterBrokerAndClose", testRegisterBrokerAndClose},
 		{"RegistrationExpiry", testRegistrationExpiry},
