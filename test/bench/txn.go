@@ -75,9 +75,13 @@ func txnWorkload(ctx context.Context, sys *system, name string, round int, o ben
 	}
 	for i := range 2 {
 		committed := (round+i)%2 == 1
-		res, err := perf.Consume(pctx, perf.ConsumeOptions{
-			Brokers: sys.brokers, Topic: "bench-txn", Records: r.txn.Records, Duration: o.phaseTimeout,
-			ReadCommitted: committed,
+		// Round 2 reads read_committed first: its consumes are profiled.
+		profile := o.cpuprofile != "" && round == 1
+		res, err := profiled(profile, o.cpuprofile, "consume-"+isolationName(committed), func() (perf.Result, error) {
+			return perf.Consume(pctx, perf.ConsumeOptions{
+				Brokers: sys.brokers, Topic: "bench-txn", Records: r.txn.Records, Duration: o.phaseTimeout,
+				ReadCommitted: committed,
+			})
 		})
 		fmt.Printf("round %d %-6s %-16s %s\n", round+1, name, isolationName(committed), res)
 		if err == nil && res.Records < r.txn.Records {
