@@ -124,6 +124,15 @@ func ReadAll(t testing.TB, addr, topic string, opts ...kgo.Opt) map[int32][]*kgo
 			if ctx.Err() != nil {
 				t.Fatalf("harness: read %s/%d: timed out at offset %d of high watermark %d (last error: %v)", topic, p, pos[p], hw, err)
 			}
+			if errors.Is(err, kerr.OffsetOutOfRange) {
+				// Retention moved the log start past the position since
+				// it was listed: go on from the new start, as a consumer
+				// resetting to the earliest offset does.
+				if start := logStart(ctx, adm, topic, p); start > pos[p] {
+					pos[p] = start
+					continue
+				}
+			}
 			var ke *kerr.Error
 			if errors.As(err, &ke) && !ke.Retriable {
 				t.Fatalf("harness: read %s/%d at offset %d: %v", topic, p, pos[p], err)
@@ -137,6 +146,20 @@ func ReadAll(t testing.TB, addr, topic string, opts ...kgo.Opt) map[int32][]*kgo
 		}
 	}
 	return out
+}
+
+// logStart is partition p's log start offset, or -1 if it cannot be
+// listed.
+func logStart(ctx context.Context, adm *kadm.Client, topic string, p int32) int64 {
+	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err != nil {
+		return -1
+	}
+	s, ok := starts.Lookup(topic, p)
+	if !ok || s.Err != nil {
+		return -1
+	}
+	return s.Offset
 }
 
 // partitionReader fetches one topic's partitions from their leaders with
