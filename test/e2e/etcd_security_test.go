@@ -21,7 +21,8 @@ import (
 
 // TestExternalEtcdTLSAndAuth: a broker keeps its metadata in an etcd
 // process that requires a client certificate and has authentication
-// enabled, given metadata.etcd.tls.* and metadata.etcd.username/password.
+// enabled, given metadata.etcd.tls.* and metadata.etcd.username/password;
+// DescribeConfigs hides the password.
 func TestExternalEtcdTLSAndAuth(t *testing.T) {
 	f := newTLSFixture(t)
 	pair := f.issue(t, testcerts.Options{Subject: pkix.Name{CommonName: "strata"}})
@@ -82,6 +83,19 @@ func TestExternalEtcdTLSAndAuth(t *testing.T) {
 		"metadata.etcd.username":      "root",
 		"metadata.etcd.password":      "etcd-root-pw",
 	})
+	rcs, err := b.Admin().DescribeBrokerConfigs(ctx, 1) // node.id defaults to 1
+	if err != nil || len(rcs) != 1 {
+		t.Fatalf("describe broker configs: %v, %d resources", err, len(rcs))
+	}
+	hidden := false
+	for _, c := range rcs[0].Configs {
+		if c.Key == "metadata.etcd.password" {
+			hidden = c.Sensitive && c.Value == nil
+		}
+	}
+	if !hidden {
+		t.Error("DescribeConfigs does not hide metadata.etcd.password")
+	}
 	const topic = "over-secure-etcd"
 	harness.CreateTopic(t, b.Admin(), topic, 1, nil)
 	produceSync(t, b.Client(kgo.DefaultProduceTopic(topic)), &kgo.Record{Value: []byte("v")})
