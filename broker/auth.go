@@ -10,8 +10,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	kgosasl "github.com/twmb/franz-go/pkg/sasl"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/strata-broker/strata/broker/handler"
 	"github.com/strata-broker/strata/broker/sasl"
@@ -124,23 +122,14 @@ func interBrokerSASL(cfg *config.Broker) (kgosasl.Mechanism, error) {
 	if jaas == "" {
 		return nil, fmt.Errorf("inter-broker listener %s: sasl.mechanism.inter.broker.protocol %s needs listener.name.%s.%s.sasl.jaas.config with username and password", ib.Name, name, strings.ToLower(ib.Name), strings.ToLower(name))
 	}
-	e, err := sasl.ParseJAASConfig(jaas)
-	if err != nil {
-		return nil, fmt.Errorf("inter-broker listener %s: %w", ib.Name, err)
-	}
-	user, pass := e.Options["username"], e.Options["password"]
-	if user == "" {
+	m, err := sasl.ClientMechanism(name, jaas)
+	switch {
+	case errors.Is(err, sasl.ErrNoLogin):
 		return nil, fmt.Errorf("inter-broker listener %s: the %s JAAS configuration has no username option for the broker's own login", ib.Name, name)
+	case err != nil:
+		return nil, fmt.Errorf("inter-broker listener %s: sasl.mechanism.inter.broker.protocol %s: %w", ib.Name, name, err)
 	}
-	switch name {
-	case sasl.MechanismPlain:
-		return plain.Auth{User: user, Pass: pass}.AsMechanism(), nil
-	case sasl.MechanismScramSHA256:
-		return scram.Auth{User: user, Pass: pass}.AsSha256Mechanism(), nil
-	case sasl.MechanismScramSHA512:
-		return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism(), nil
-	}
-	return nil, fmt.Errorf("inter-broker listener %s: sasl.mechanism.inter.broker.protocol %s is not supported between brokers (use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)", ib.Name, name)
+	return m, nil
 }
 
 // jaasFor is the JAAS configuration of mechanism on a listener: its

@@ -161,7 +161,7 @@ func (s *Server) openStore(ctx context.Context, n *node) error {
 	ctx, cancel := n.wait.bound(ctx)
 	defer cancel()
 	err := n.wait.retry(ctx, func(ctx context.Context) error {
-		store, err := etcdstore.Open(ctx, n.endpoints, s.cfg.EtcdPrefix, s.log)
+		store, err := etcdstore.Open(ctx, n.endpoints, s.cfg.EtcdPrefix, s.log, etcdOptions(s.cfg.EtcdClient)...)
 		if err == nil {
 			n.store = store
 		}
@@ -171,6 +171,19 @@ func (s *Server) openStore(ctx context.Context, n *node) error {
 		n.wait.ready("metadata loaded")
 	}
 	return err
+}
+
+// etcdOptions are the client security of an external etcd
+// (metadata.etcd.tls.*, metadata.etcd.username and password).
+func etcdOptions(c config.EtcdClient) []etcdstore.Option {
+	var opts []etcdstore.Option
+	if c.CAFile != "" || c.CertFile != "" || c.KeyFile != "" {
+		opts = append(opts, etcdstore.WithTLSFiles(c.CAFile, c.CertFile, c.KeyFile))
+	}
+	if c.Username != "" {
+		opts = append(opts, etcdstore.WithAuth(c.Username, c.Password))
+	}
+	return opts
 }
 
 // register records this broker in etcd under a lease (membership), waiting

@@ -94,8 +94,9 @@ type Broker struct {
 	LeaderImbalanceCheckIntervalSeconds int64 // leader.imbalance.check.interval.seconds (300)
 	LeaderImbalancePerBrokerPercentage  int32 // leader.imbalance.per.broker.percentage (10)
 
-	EtcdEndpoints []string // metadata.etcd.endpoints (empty: run an embedded etcd under the first log dir)
-	EtcdPrefix    string   // metadata.etcd.prefix ("/strata")
+	EtcdEndpoints []string   // metadata.etcd.endpoints (empty: run an embedded etcd under the first log dir)
+	EtcdPrefix    string     // metadata.etcd.prefix ("/strata")
+	EtcdClient    EtcdClient // metadata.etcd.tls.*, username and password: the client security of an external etcd
 	// The embedded etcd's data directory, backend quota and the free space
 	// kept for it on its disk: metadata.etcd.dir (default: <first log
 	// dir>/etcd), metadata.etcd.quota.backend.bytes (2 GiB, etcd's) and
@@ -383,6 +384,9 @@ func (b *Broker) derive() error {
 		return err
 	}
 	if err := b.checkSASL(); err != nil {
+		return err
+	}
+	if err := b.checkEtcdClient(); err != nil {
 		return err
 	}
 	if b.ReplicaFetchWaitMaxMs > b.ReplicaLagTimeMaxMs { // as Kafka requires

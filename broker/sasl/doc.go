@@ -9,6 +9,10 @@
 // User:<name> and Expiry, where the mechanism has one, bounds the session
 // for connections.max.reauth.ms (KIP-368).
 //
+// ClientMechanism is the one client side: the franz-go mechanism that logs
+// in with a JAAS configuration's username and password, for the
+// inter-broker connections and the strata command's --command-config.
+//
 // Mechanisms:
 //
 //   - PLAIN (RFC 4616): one message, [authzid] NUL user NUL password,

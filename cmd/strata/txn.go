@@ -17,12 +17,18 @@ import (
 )
 
 // txnUsage is the help of `strata txn`.
-const txnUsage = `usage: strata txn list     [--brokers host:port,...] [--state S]... [--min-age D] [--json]
-       strata txn describe <transactional id> [--brokers host:port,...] [--json]
+const txnUsage = `usage: strata txn list     [--brokers host:port,...] [--command-config F] [--state S]... [--min-age D] [--json]
+       strata txn describe <transactional id> [--brokers host:port,...] [--command-config F] [--json]
 
 The txn commands ask the cluster's transaction coordinators over the Kafka
 protocol (ListTransactions, DescribeTransactions, DescribeProducers), so
-they work against any broker of the cluster.
+they work against any broker of the cluster. --command-config names a
+Kafka client properties file for a secured listener, as Kafka's tools take
+it: security.protocol, ssl.truststore.location or
+ssl.truststore.certificates (PEM), ssl.keystore.location (PEM, for
+ssl.client.auth), ssl.endpoint.identification.algorithm, sasl.mechanism
+(PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) and sasl.jaas.config with username
+and password.
 
 list      prints every transactional id: its producer id and epoch, state,
           age (time since its open transaction started; - with none open),
@@ -42,9 +48,10 @@ func runTxn(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // txnFlags are the flags both txn commands take.
 type txnFlags struct {
-	fs      *flag.FlagSet
-	brokers *string
-	json    *bool
+	fs            *flag.FlagSet
+	brokers       *string
+	commandConfig *string
+	json          *bool
 }
 
 func newTxnFlags(name string, stderr io.Writer) txnFlags {
@@ -52,13 +59,18 @@ func newTxnFlags(name string, stderr io.Writer) txnFlags {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, txnUsage) }
 	return txnFlags{fs: fs,
-		brokers: fs.String("brokers", "localhost:9092", "comma-separated seed brokers (host:port)"),
-		json:    fs.Bool("json", false, "print JSON instead of a table")}
+		brokers:       fs.String("brokers", "localhost:9092", "comma-separated seed brokers (host:port)"),
+		commandConfig: fs.String("command-config", "", "Kafka client properties file: security.protocol, ssl.*, sasl.mechanism, sasl.jaas.config"),
+		json:          fs.Bool("json", false, "print JSON instead of a table")}
 }
 
-// admin connects to the seed brokers.
+// admin connects to the seed brokers, secured as --command-config says.
 func (f txnFlags) admin() (*kadm.Client, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(*f.brokers, ",")...))
+	opts, err := commandConfigOptions(*f.commandConfig)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := kgo.NewClient(append(opts, kgo.SeedBrokers(strings.Split(*f.brokers, ",")...))...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", *f.brokers, err)
 	}

@@ -2,7 +2,9 @@
 // implements metadata.Store, every role of package metadata, on it.
 // StartEmbedded runs a single-member etcd inside the process for
 // single-node deployments and tests; a cluster points Open at a real
-// etcd. Only the broker's composition root opens it; everything else
+// etcd, over TLS with a client certificate (WithTLSFiles) and as an etcd
+// user (WithAuth) where that etcd asks for them. Only the broker's
+// composition root opens it; everything else
 // depends on metadata's role interfaces (metadata/memstore implements the
 // same ones in memory, and metadata/metadatatest checks both).
 //

@@ -72,14 +72,15 @@ var _ metadata.Store = (*Store)(nil)
 // new cluster, loads the cache and starts its watch. prefix "" means
 // DefaultPrefix; log nil means slog.Default(). ctx bounds only the start;
 // when etcd does not answer within it the error wraps
-// metadata.ErrUnavailable (the caller may try again).
-func Open(ctx context.Context, endpoints []string, prefix string, log *slog.Logger) (*Store, error) {
+// metadata.ErrUnavailable (the caller may try again). opts add TLS and
+// etcd authentication; a refused login is not ErrUnavailable.
+func Open(ctx context.Context, endpoints []string, prefix string, log *slog.Logger, opts ...Option) (*Store, error) {
 	if log == nil {
 		log = slog.Default()
 	}
 	log = log.With("component", "etcdstore")
 	// The client logs every retry at warn; only its errors are news.
-	cli, err := clientv3.New(clientv3.Config{
+	cfg := clientv3.Config{
 		Endpoints:            endpoints,
 		DialTimeout:          dialTimeout,
 		DialKeepAliveTime:    keepAliveTime,
@@ -92,7 +93,13 @@ func Open(ctx context.Context, endpoints []string, prefix string, log *slog.Logg
 			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: reconnectMaxDelay},
 			MinConnectTimeout: dialTimeout,
 		})},
-	})
+	}
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	cli, err := clientv3.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("etcdstore: connect %v: %w", endpoints, err)
 	}
