@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -54,6 +55,7 @@ func (e *Etcd) Endpoint() string { return e.endpoint }
 func (e *Etcd) start() {
 	e.t.Helper()
 	peer := "http://127.0.0.1:" + strconv.Itoa(e.peer)
+	ready := strings.Count(readFile(e.logPath), etcdReady)
 	child, err := StartChild(e.logPath, etcdBinary,
 		"--name", "n1", "--data-dir", filepath.Join(e.dir, "data"),
 		"--listen-client-urls", e.endpoint, "--advertise-client-urls", e.endpoint,
@@ -66,7 +68,10 @@ func (e *Etcd) start() {
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	for {
-		if err := e.healthy(ctx); err == nil {
+		// Healthy, and this etcd is the one answering: its port, free
+		// when picked, may have been taken by another test's etcd since,
+		// which a health check alone would accept.
+		if err := e.healthy(ctx); err == nil && strings.Count(readFile(e.logPath), etcdReady) > ready {
 			return
 		}
 		select {
@@ -77,6 +82,15 @@ func (e *Etcd) start() {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// etcdReady is what etcd logs once it serves clients on its port.
+const etcdReady = "ready to serve client requests"
+
+// readFile is path's content, empty if it cannot be read.
+func readFile(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
 }
 
 func (e *Etcd) healthy(ctx context.Context) error {
