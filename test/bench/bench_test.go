@@ -121,7 +121,9 @@ func TestPrintTxnTable(t *testing.T) {
 }
 
 func TestPrintTLSTable(t *testing.T) {
-	mb := func(v float64) perf.Result { return perf.Result{Records: 1, Bytes: int64(v * (1 << 20)), Elapsed: time.Second} }
+	mb := func(v float64) perf.Result {
+		return perf.Result{Records: 1, Bytes: int64(v * (1 << 20)), Elapsed: time.Second}
+	}
 	run := tlsRun{
 		plain: runResult{produce: mb(100), consume: mb(200)},
 		tls:   runResult{produce: mb(80), consume: mb(100)},
