@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -342,9 +343,19 @@ func (s *Server) listenMetrics(n *node) error {
 	if s.cfg.MetricsListener == "" {
 		return nil
 	}
+	var srv *security.Server
+	if s.cfg.Metrics.SecurityProtocol == config.ProtocolSSL {
+		var err error
+		if srv, err = security.NewServer("metrics", s.cfg.MetricsSSL(), s.log); err != nil {
+			return fmt.Errorf("metrics.listener TLS: %w", err)
+		}
+	}
 	ln, err := net.Listen("tcp", s.cfg.MetricsListener)
 	if err != nil {
 		return fmt.Errorf("listen for metrics on %s: %w", s.cfg.MetricsListener, err)
+	}
+	if srv != nil {
+		ln = tls.NewListener(ln, srv.Config())
 	}
 	n.metricsLn = ln
 	return nil

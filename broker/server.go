@@ -226,7 +226,7 @@ func (s *Server) serveMetrics(ctx context.Context, n *node) {
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	reqCtx, cancelRequests := context.WithCancel(context.Background())
 	defer cancelRequests()
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return reqCtx }}
+	srv := &http.Server{Handler: metricsAuth(s.cfg.Metrics, mux), ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return reqCtx }}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(n.metricsLn) }()
 	select {

@@ -107,6 +107,9 @@ type Broker struct {
 
 	MetricsListener string     // metrics.listener ("127.0.0.1:9644"; "" disables the Prometheus endpoint)
 	LogLevel        slog.Level // log.level (info)
+	// Metrics is the metrics.listener endpoint's protocol, TLS settings
+	// and credentials.
+	Metrics Metrics
 
 	LogSegmentBytes                    int64  // log.segment.bytes (1073741824, at least 14)
 	LogRollMs                          int64  // log.roll.ms, else log.roll.hours (168h)
@@ -188,6 +191,7 @@ type Broker struct {
 	securityInterBrokerProtocol string
 	listenerSSL                 map[string]SSL  // by lower-case listener name: SSL with its listener.name.<l>.ssl.* keys
 	listenerSASL                map[string]SASL // likewise for sasl.* and <mechanism>.sasl.jaas.config
+	metricsSSL                  *SSL            // SSL with the metrics.listener.ssl.* keys (a pointer: SSL's fields are read as Broker.SSL's)
 	logDir                      string
 	logRollHours                int64
 	logRollJitterHours          int64
@@ -381,6 +385,9 @@ func (b *Broker) derive() error {
 		return err
 	}
 	if err := b.deriveListenerSSL(); err != nil {
+		return err
+	}
+	if err := b.deriveMetrics(); err != nil {
 		return err
 	}
 	if err := b.checkSASL(); err != nil {

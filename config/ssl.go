@@ -78,8 +78,12 @@ func checkPrincipalRules(v string) error {
 }
 
 // isListenerKey reports whether k is a per-listener key
-// (listener.name.<name>.ssl.*).
+// (listener.name.<name>.ssl.*) or one of the metrics endpoint
+// (metrics.listener.ssl.*).
 func isListenerKey(k string) bool {
+	if _, ok := metricsSSLKey(k); ok {
+		return true
+	}
 	_, _, ok := listenerKey(k)
 	return ok
 }
@@ -90,6 +94,9 @@ func isListenerKey(k string) bool {
 func IsSensitive(k string) bool {
 	if _, key, ok := listenerKey(k); ok {
 		return listenerKeyDef(key).sensitive
+	}
+	if key, ok := metricsSSLKey(k); ok {
+		return brokerIndex[key].sensitive
 	}
 	d, ok := brokerIndex[k]
 	return ok && d.sensitive

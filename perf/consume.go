@@ -21,7 +21,7 @@ func Consume(ctx context.Context, opts ConsumeOptions) (Result, error) {
 	}
 	target := o.Records
 	if target == 0 {
-		n, err := CountRecords(ctx, o.Brokers, o.Topic)
+		n, err := countRecords(ctx, dialOpts(o.Brokers, o.TLS), o.Topic)
 		if err != nil {
 			return res, err
 		}
@@ -30,11 +30,10 @@ func Consume(ctx context.Context, opts ConsumeOptions) (Result, error) {
 		}
 		target = n
 	}
-	kopts := []kgo.Opt{
-		kgo.SeedBrokers(o.Brokers...),
+	kopts := append(dialOpts(o.Brokers, o.TLS),
 		kgo.ConsumeTopics(o.Topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-	}
+	)
 	if o.ReadCommitted {
 		kopts = append(kopts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	}

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"time"
@@ -54,6 +55,9 @@ type ProduceOptions struct {
 	// CommitEvery records it issued, and once more at the end.
 	TransactionalID string
 	CommitEvery     int64 // records per transaction and client; 0 = DefaultCommitEvery
+	// TLS, when set, dials the brokers over TLS with this configuration
+	// (an SSL listener); nil dials plaintext.
+	TLS *tls.Config
 }
 
 // codecs are the producer codecs by ProduceOptions.Compression name.
@@ -82,6 +86,17 @@ type ConsumeOptions struct {
 	FetchMaxBytes     int32         // per fetch response; 0 = franz-go default (50 MB)
 	FetchMaxPartBytes int32         // per partition in a fetch; 0 = franz-go default (1 MB)
 	ReadCommitted     bool          // read_committed isolation: stop at the last stable offset, skip aborted records
+	TLS               *tls.Config   // dial the brokers over TLS with this configuration; nil = plaintext
+}
+
+// dialOpts are the franz-go options that reach the brokers: the seeds,
+// and TLS when tlsCfg is set.
+func dialOpts(brokers []string, tlsCfg *tls.Config) []kgo.Opt {
+	opts := []kgo.Opt{kgo.SeedBrokers(brokers...)}
+	if tlsCfg != nil {
+		opts = append(opts, kgo.DialTLSConfig(tlsCfg.Clone()))
+	}
+	return opts
 }
 
 func (o ProduceOptions) withDefaults() (ProduceOptions, error) {

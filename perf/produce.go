@@ -22,7 +22,7 @@ func Produce(ctx context.Context, opts ProduceOptions) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := EnsureTopic(ctx, o.Brokers, o.Topic, o.Partitions, o.ReplicationFactor); err != nil {
+	if err := ensureTopic(ctx, dialOpts(o.Brokers, o.TLS), o.Topic, o.Partitions, o.ReplicationFactor); err != nil {
 		return res, err
 	}
 	run := &produceRun{opts: o, values: recordValues(o.RecordSize, o.Compression)}
@@ -101,14 +101,13 @@ func recordValues(size int, codec string) [][]byte {
 // clientOpts are the franz-go options of producer client i.
 func (o ProduceOptions) clientOpts(i int) []kgo.Opt {
 	linger := max(o.Linger, 0)
-	opts := []kgo.Opt{
-		kgo.SeedBrokers(o.Brokers...),
+	opts := append(dialOpts(o.Brokers, o.TLS),
 		kgo.DefaultProduceTopic(o.Topic),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerBatchCompression(codecs[o.Compression]),
 		kgo.ProducerLinger(linger),
 		kgo.RecordDeliveryTimeout(o.DeliveryTimeout),
-	}
+	)
 	if o.BatchMaxBytes > 0 {
 		opts = append(opts, kgo.ProducerBatchMaxBytes(int32(min(o.BatchMaxBytes, 1<<30))))
 	}

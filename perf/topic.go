@@ -19,9 +19,9 @@ const topicReadyTimeout = 30 * time.Second
 // for a topic to become ready.
 const metadataPollInterval = 50 * time.Millisecond
 
-// withAdmin runs fn with an admin client on the given brokers.
-func withAdmin(brokers []string, fn func(*kadm.Client) error) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+// withAdmin runs fn with an admin client dialling the brokers with dial.
+func withAdmin(dial []kgo.Opt, fn func(*kadm.Client) error) error {
+	cl, err := kgo.NewClient(dial...)
 	if err != nil {
 		return fmt.Errorf("perf: admin client: %w", err)
 	}
@@ -33,11 +33,16 @@ func withAdmin(brokers []string, fn func(*kadm.Client) error) error {
 // factor (≤ 0 = broker default) unless it exists, then waits until
 // metadata shows a leader for every partition.
 func EnsureTopic(ctx context.Context, brokers []string, topic string, partitions, replicationFactor int) error {
+	return ensureTopic(ctx, dialOpts(brokers, nil), topic, partitions, replicationFactor)
+}
+
+// ensureTopic is EnsureTopic dialling the brokers with dial.
+func ensureTopic(ctx context.Context, dial []kgo.Opt, topic string, partitions, replicationFactor int) error {
 	rf := int16(-1)
 	if replicationFactor > 0 {
 		rf = int16(replicationFactor)
 	}
-	return withAdmin(brokers, func(adm *kadm.Client) error {
+	return withAdmin(dial, func(adm *kadm.Client) error {
 		_, err := adm.CreateTopic(ctx, int32(partitions), rf, nil, topic)
 		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 			return fmt.Errorf("perf: create topic %q: %w", topic, err)
@@ -97,8 +102,13 @@ func topicReady(ctx context.Context, adm *kadm.Client, topic string) error {
 // log end of every partition of topic, which is the record count of a topic
 // written without transactions or compaction.
 func CountRecords(ctx context.Context, brokers []string, topic string) (int64, error) {
+	return countRecords(ctx, dialOpts(brokers, nil), topic)
+}
+
+// countRecords is CountRecords dialling the brokers with dial.
+func countRecords(ctx context.Context, dial []kgo.Opt, topic string) (int64, error) {
 	var total int64
-	err := withAdmin(brokers, func(adm *kadm.Client) error {
+	err := withAdmin(dial, func(adm *kadm.Client) error {
 		starts, err := adm.ListStartOffsets(ctx, topic)
 		if err != nil {
 			return fmt.Errorf("perf: list start offsets of %q: %w", topic, err)

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -163,13 +164,25 @@ func TestCopyRegionFallback(t *testing.T) {
 	defer f.Close()
 	n := 0
 	var out bytes.Buffer
-	if err := copyRegion(&out, fileRegion{f: f, off: 6, n: 5, released: &n}); err != nil {
+	bw := bufio.NewWriterSize(&out, 16) // smaller than the region's bytes: flushes midway
+	if err := copyRegion(bw, fileRegion{f: f, off: 2, n: 9, released: &n}); err != nil || bw.Flush() != nil {
 		t.Fatal(err)
 	}
-	if out.String() != "world" {
+	if out.String() != "llo world" {
 		t.Fatalf("got %q", out.String())
 	}
-	if err := copyRegion(io.Discard, fileRegion{f: f, off: 6, n: 50, released: &n}); !errors.Is(err, errShortSendfile) {
+	out.Reset()
+	bw.Reset(&out)
+	if _, err := bw.WriteString("0123456789abc"); err != nil { // 3 bytes free
+		t.Fatal(err)
+	}
+	if err := copyRegion(bw, fileRegion{f: f, off: 6, n: 5, released: &n}); err != nil || bw.Flush() != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "0123456789abcworld" {
+		t.Fatalf("got %q", out.String())
+	}
+	if err := copyRegion(bufio.NewWriter(io.Discard), fileRegion{f: f, off: 6, n: 50, released: &n}); !errors.Is(err, errShortSendfile) {
 		t.Fatalf("short region: %v", err)
 	}
 }

@@ -1,10 +1,11 @@
 package wire
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"net"
+	"sync"
 	"syscall"
 )
 
@@ -12,16 +13,35 @@ import (
 // response is then incomplete and the connection must be closed.
 var errShortSendfile = errors.New("wire: file region shorter than announced")
 
-// WriteFrame writes f to conn. Byte buffers go out with writev; regions go
-// out with sendfile when conn is a kernel socket, else through a copy.
+// copyBufSize is the buffer a frame goes through on a connection without
+// a file descriptor: four TLS records.
+const copyBufSize = 64 << 10
+
+// copyWriters are the buffered writers of writeCopied, reused across
+// frames and connections.
+var copyWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, copyBufSize) }}
+
+// WriteFrame writes f to conn. On a kernel socket, byte buffers go out
+// with write(2) and regions with sendfile. On another connection (TLS),
+// where every Write is at least one record and one system call, the
+// frame goes through one pooled buffer: small parts are gathered and
+// regions read straight into it.
 func WriteFrame(conn net.Conn, f *Frame) error {
 	defer f.Release()
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return writeCopied(conn, f)
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return writeCopied(conn, f)
+	}
 	for i, b := range f.Bufs {
 		if _, err := conn.Write(b); err != nil {
 			return fmt.Errorf("write response: %w", err)
 		}
 		if i < len(f.Regions) {
-			if err := writeRegion(conn, f.Regions[i]); err != nil {
+			if err := writeRegion(conn, raw, f.Regions[i]); err != nil {
 				return err
 			}
 		}
@@ -29,22 +49,51 @@ func WriteFrame(conn net.Conn, f *Frame) error {
 	return nil
 }
 
-func writeRegion(conn net.Conn, r Region) error {
+func writeRegion(conn net.Conn, raw syscall.RawConn, r Region) error {
+	if b, ok := memOf(r); ok {
+		if _, err := conn.Write(b); err != nil {
+			return fmt.Errorf("write region: %w", err)
+		}
+		return nil
+	}
+	return sendfile(raw, r)
+}
+
+// memOf is a region's bytes when it holds them in memory.
+func memOf(r Region) ([]byte, bool) {
 	if m, ok := r.(MemRegion); ok {
-		if b, ok := m.Mem(); ok {
-			if _, err := conn.Write(b); err != nil {
+		return m.Mem()
+	}
+	return nil, false
+}
+
+// writeCopied writes f to conn through a pooled buffered writer.
+func writeCopied(conn net.Conn, f *Frame) error {
+	bw := copyWriters.Get().(*bufio.Writer)
+	bw.Reset(conn)
+	defer func() {
+		bw.Reset(nil)
+		copyWriters.Put(bw)
+	}()
+	for i, b := range f.Bufs {
+		if _, err := bw.Write(b); err != nil {
+			return fmt.Errorf("write response: %w", err)
+		}
+		if i >= len(f.Regions) {
+			continue
+		}
+		if b, ok := memOf(f.Regions[i]); ok {
+			if _, err := bw.Write(b); err != nil {
 				return fmt.Errorf("write region: %w", err)
 			}
-			return nil
+		} else if err := copyRegion(bw, f.Regions[i]); err != nil {
+			return err
 		}
 	}
-	if sc, ok := conn.(syscall.Conn); ok {
-		raw, err := sc.SyscallConn()
-		if err == nil {
-			return sendfile(raw, r)
-		}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write response: %w", err)
 	}
-	return copyRegion(conn, r)
+	return nil
 }
 
 // sendfile moves the region from its file to the socket in the kernel.
@@ -82,23 +131,25 @@ func sendfile(raw syscall.RawConn, r Region) error {
 	return serr
 }
 
-// copyRegion is the fallback for connections without a file descriptor.
-func copyRegion(w io.Writer, r Region) error {
-	buf := make([]byte, 64<<10)
+// copyRegion reads a region's bytes from its file straight into bw's
+// free space, for connections without a file descriptor.
+func copyRegion(bw *bufio.Writer, r Region) error {
 	off, left := r.Offset(), r.Length()
 	for left > 0 {
-		n := int64(len(buf))
-		if n > left {
-			n = left
+		if bw.Available() == 0 {
+			if err := bw.Flush(); err != nil {
+				return fmt.Errorf("write region: %w", err)
+			}
 		}
-		got, err := syscall.Pread(int(r.Fd()), buf[:n], off)
+		buf := bw.AvailableBuffer()[:min(int64(bw.Available()), left)]
+		got, err := syscall.Pread(int(r.Fd()), buf, off)
 		if err != nil {
 			return fmt.Errorf("read region: %w", err)
 		}
 		if got == 0 {
 			return errShortSendfile
 		}
-		if _, err := w.Write(buf[:got]); err != nil {
+		if _, err := bw.Write(buf[:got]); err != nil {
 			return fmt.Errorf("write region: %w", err)
 		}
 		off += int64(got)

@@ -119,3 +119,25 @@ func TestPrintTxnTable(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintTLSTable(t *testing.T) {
+	mb := func(v float64) perf.Result {
+		return perf.Result{Records: 1, Bytes: int64(v * (1 << 20)), Elapsed: time.Second}
+	}
+	run := tlsRun{
+		plain: runResult{produce: mb(100), consume: mb(200)},
+		tls:   runResult{produce: mb(80), consume: mb(100)},
+	}
+	for range 10 {
+		run.connect.Record(time.Millisecond)
+		run.scram.Record(4 * time.Millisecond)
+	}
+	var out bytes.Buffer
+	printTLSTable(&out, []tlsRun{run, {err: errors.New("boom")}})
+	s := out.String()
+	for _, want := range []string{"0.80x", "meets", "0.50x", "below", "≥ 0.70x", "SCRAM-SHA-512 (4096 iterations) p50 4.", "plaintext p50 1."} {
+		if !strings.Contains(s, want) {
+			t.Errorf("table lacks %q:\n%s", want, s)
+		}
+	}
+}

@@ -31,6 +31,16 @@
 // strata's EndTxn p50 and p99 on one broker (test/bench/cluster has them
 // on three).
 //
+// A fourth table (-tls, on by default) prices security each round on a
+// fresh strata broker with a PLAINTEXT, an SSL (a certificate made for
+// the run with internal/testcerts) and a SASL_PLAINTEXT listener: the
+// workload produced and consumed over SSL against over PLAINTEXT, to
+// their own topics in alternating order (target 0.7x both ways), and
+// the p50 and p99 of a fresh client's connection to its first Metadata
+// response, plaintext against SCRAM-SHA-512 (ApiVersions, SaslHandshake
+// and the two SaslAuthenticate round trips; the user is made with
+// AlterUserScramCredentials).
+//
 // The bench never asserts timings: it prints, and exits non-zero only when a
 // run fails (an error, or fewer records acknowledged or read than asked).
 //

@@ -28,6 +28,7 @@ type benchOptions struct {
 	systems      []string
 	codecs       []string // compressed produce runs, validated against unchecked
 	txn          bool     // run the transactions workload
+	tls          bool     // run the security workload: TLS and SCRAM
 	cpuprofile   string
 	dir          string
 	keep         bool
@@ -100,6 +101,15 @@ func main() {
 			failed = failed || r.err != nil
 		}
 	}
+	if opts.tls && ctx.Err() == nil {
+		fmt.Println()
+		runs := runTLSRounds(ctx, opts)
+		fmt.Println()
+		printTLSTable(os.Stdout, runs)
+		for _, r := range runs {
+			failed = failed || r.err != nil
+		}
+	}
 	if failed {
 		os.Exit(1)
 	}
@@ -140,6 +150,7 @@ func parseFlags(args []string) (benchOptions, error) {
 	systems := fs.String("systems", "strata,kfake", "comma-separated systems to run (strata, kfake)")
 	codecs := fs.String("codecs", "lz4,zstd", "codecs whose compressed produce strata runs validated and unchecked (empty: none)")
 	fs.BoolVar(&o.txn, "txn", true, "also run the transactions workload: transactional against idempotent produce, read_committed against read_uncommitted, strata against kfake transactions")
+	fs.BoolVar(&o.tls, "tls", true, "also run the security workload: produce and consume over TLS against plaintext, and SCRAM-SHA-512 connection cost")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write CPU profiles of round 1's strata phases to FILE-produce.EXT, FILE-consume.EXT and FILE-produce-CODEC-MODE.EXT")
 	fs.StringVar(&o.dir, "dir", "", "parent of strata's temporary data directory (default: the system temp dir)")
 	fs.BoolVar(&o.keep, "keep", false, "keep strata's data directory")
@@ -185,7 +196,7 @@ func parseFlags(args []string) (benchOptions, error) {
 func runOnce(ctx context.Context, name string, round int, o benchOptions) (r runResult) {
 	r.round = round
 	r.err = onFresh(ctx, starters[name], o, func(sys *system) error {
-		r = produceConsume(ctx, sys, name, round, o)
+		r = produceConsume(ctx, sys, name, topic, round, o)
 		return r.err
 	})
 	return r
@@ -205,8 +216,9 @@ func onFresh(ctx context.Context, start starter, o benchOptions, fn func(*system
 	return fn(sys)
 }
 
-// produceConsume produces then consumes the workload on sys.
-func produceConsume(ctx context.Context, sys *system, name string, round int, o benchOptions) (r runResult) {
+// produceConsume produces then consumes the workload on sys, to and from
+// topic.
+func produceConsume(ctx context.Context, sys *system, name, topic string, round int, o benchOptions) (r runResult) {
 	r.round = round
 	profile := o.cpuprofile != "" && name == "strata" && round == 0
 	// A phase gets its own bound plus slack to flush and shut down.
@@ -217,6 +229,7 @@ func produceConsume(ctx context.Context, sys *system, name string, round int, o 
 		return perf.Produce(pctx, perf.ProduceOptions{
 			Brokers: sys.brokers, Topic: topic, RecordSize: o.recordSize, Records: o.records,
 			Duration: o.phaseTimeout, Partitions: o.partitions, ReplicationFactor: 1, Linger: o.linger,
+			TLS: sys.tls,
 		})
 	})
 	fmt.Printf("round %d %-6s %s\n", round+1, name, r.produce)
@@ -230,6 +243,7 @@ func produceConsume(ctx context.Context, sys *system, name string, round int, o 
 	r.consume, r.err = profiled(profile, o.cpuprofile, "consume", func() (perf.Result, error) {
 		return perf.Consume(pctx, perf.ConsumeOptions{
 			Brokers: sys.brokers, Topic: topic, Records: r.produce.Records, Duration: o.phaseTimeout,
+			TLS: sys.tls,
 		})
 	})
 	fmt.Printf("round %d %-6s %s\n", round+1, name, r.consume)

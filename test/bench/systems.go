@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"time"
 
@@ -23,7 +25,9 @@ const (
 // system is a running cluster under test.
 type system struct {
 	brokers []string
-	stop    func() error // shuts the system down and frees its resources
+	stop    func() error   // shuts the system down and frees its resources
+	strata  *broker.Server // the broker of a strata system, nil otherwise
+	tls     *tls.Config    // clients dial brokers over TLS with this when set
 }
 
 // starter starts a fresh instance of one system.
@@ -38,6 +42,12 @@ var starters = map[string]starter{
 // startStrata runs a single-node Strata broker in this process with an
 // embedded etcd, its data in a new temporary directory.
 func startStrata(ctx context.Context, opts benchOptions) (*system, error) {
+	return startStrataWith(ctx, opts, nil)
+}
+
+// startStrataWith is startStrata with extra configuration keys (its
+// listeners, say); the system's brokers are the first listener's address.
+func startStrataWith(ctx context.Context, opts benchOptions, keys map[string]string) (*system, error) {
 	dir, err := os.MkdirTemp(opts.dir, "strata-bench-")
 	if err != nil {
 		return nil, fmt.Errorf("bench: temp dir: %w", err)
@@ -49,11 +59,10 @@ func startStrata(ctx context.Context, opts benchOptions) (*system, error) {
 		}
 		return os.RemoveAll(dir)
 	}
-	cfg, err := config.Parse(map[string]string{
-		"listeners":        "127.0.0.1:0",
-		"log.dirs":         dir,
-		"metrics.listener": "",
-	})
+	all := map[string]string{"listeners": "127.0.0.1:0", "metrics.listener": ""}
+	maps.Copy(all, keys)
+	all["log.dirs"] = dir
+	cfg, err := config.Parse(all)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("bench: strata config: %w", err), cleanup())
 	}
@@ -89,7 +98,7 @@ func startStrata(ctx context.Context, opts benchOptions) (*system, error) {
 	defer t.Stop()
 	select {
 	case <-srv.Ready():
-		return &system{brokers: []string{srv.Addr()}, stop: stop}, nil
+		return &system{brokers: []string{srv.Addr()}, stop: stop, strata: srv}, nil
 	case err := <-done:
 		done <- err // let stop see it too
 		return nil, errors.Join(fmt.Errorf("bench: strata exited before ready: %v", err), stop())

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509/pkix"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/strata-broker/strata/internal/testcerts"
+	"github.com/strata-broker/strata/perf"
+)
+
+// Targets and sizes of the security table.
+const (
+	tlsTarget       = 0.7 // TLS / plaintext produce and consume MB/s, strata
+	scramHandshakes = 100 // timed connections per round, each kind
+	scramUser       = "bench"
+	scramPassword   = "bench-pw"
+	scramIterations = 4096 // Kafka's minimum, and its tools' default
+)
+
+// tlsRun is one round of the security workload on one fresh strata
+// broker with a PLAINTEXT, an SSL and a SASL_PLAINTEXT (SCRAM-SHA-512)
+// listener: the workload produced and consumed over PLAINTEXT and over
+// SSL to their own topics, in alternating order, then the connection
+// times of plaintext clients and of SCRAM-SHA-512 clients, interleaved.
+type tlsRun struct {
+	plain, tls     runResult
+	connect, scram perf.Histogram
+	err            error
+}
+
+// runTLSRounds runs the security workload every round.
+func runTLSRounds(ctx context.Context, o benchOptions) []tlsRun {
+	var runs []tlsRun
+	for round := range o.rounds {
+		r := runTLS(ctx, round, o)
+		if r.err != nil {
+			fmt.Printf("round %d strata security ERROR: %v\n", round+1, r.err)
+		}
+		runs = append(runs, r)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return runs
+}
+
+// runTLS starts a fresh strata broker with a certificate made for this
+// run and runs the security workload on it.
+func runTLS(ctx context.Context, round int, o benchOptions) (r tlsRun) {
+	dir, err := os.MkdirTemp(o.dir, "strata-bench-certs-")
+	if err != nil {
+		r.err = fmt.Errorf("bench: temp dir: %w", err)
+		return r
+	}
+	defer os.RemoveAll(dir)
+	ca, keystore, err := benchCerts(dir)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	keys := map[string]string{
+		"listeners":                      "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL://127.0.0.1:0",
+		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL:SASL_PLAINTEXT",
+		"inter.broker.listener.name":     "PLAINTEXT",
+		"ssl.keystore.type":              "PEM",
+		"ssl.keystore.location":          keystore,
+		"sasl.enabled.mechanisms":        "SCRAM-SHA-512",
+	}
+	start := func(ctx context.Context, o benchOptions) (*system, error) { return startStrataWith(ctx, o, keys) }
+	r.err = onFresh(ctx, start, o, func(sys *system) error {
+		secure := &system{brokers: []string{sys.strata.ListenerAddr("SSL")}, tls: &tls.Config{RootCAs: ca.Pool()}}
+		for i := range 2 {
+			if (round+i)%2 == 0 {
+				r.plain = produceConsume(ctx, sys, "plain", "bench-plain", round, o)
+				if r.plain.err != nil {
+					return r.plain.err
+				}
+			} else {
+				r.tls = produceConsume(ctx, secure, "tls", "bench-tls", round, o)
+				if r.tls.err != nil {
+					return r.tls.err
+				}
+			}
+		}
+		return timeHandshakes(ctx, sys, &r)
+	})
+	return r
+}
+
+// benchCerts makes a CA and a certificate for 127.0.0.1 and writes the
+// broker's key store into dir.
+func benchCerts(dir string) (*testcerts.CA, string, error) {
+	ca, err := testcerts.NewCA("Strata Bench CA")
+	if err != nil {
+		return nil, "", fmt.Errorf("bench: test CA: %w", err)
+	}
+	pair, err := ca.Issue(testcerts.Options{Subject: pkix.Name{CommonName: "broker"}, Hosts: []string{"127.0.0.1"}})
+	if err != nil {
+		return nil, "", fmt.Errorf("bench: broker certificate: %w", err)
+	}
+	keystore, err := testcerts.WriteFile(dir, "broker.pem", pair.Keystore())
+	if err != nil {
+		return nil, "", fmt.Errorf("bench: key store: %w", err)
+	}
+	return ca, keystore, nil
+}
+
+// timeHandshakes creates the SCRAM-SHA-512 user, then times
+// scramHandshakes fresh connections of each kind, interleaved: a
+// plaintext client and a SCRAM-SHA-512 one, each from dial to its first
+// Metadata response (for SCRAM: ApiVersions, SaslHandshake, two
+// SaslAuthenticate round trips, then Metadata).
+func timeHandshakes(ctx context.Context, sys *system, r *tlsRun) error {
+	if err := createScramUser(ctx, sys.brokers); err != nil {
+		return err
+	}
+	plainAddr, saslAddr := sys.strata.ListenerAddr("PLAINTEXT"), sys.strata.ListenerAddr("SASL")
+	mech := scram.Auth{User: scramUser, Pass: scramPassword}.AsSha512Mechanism()
+	// The credential is written through etcd: wait until the broker
+	// accepts it before timing.
+	deadline := time.Now().Add(startTimeout)
+	for {
+		_, err := connectOnce(ctx, saslAddr, mech)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("bench: SCRAM-SHA-512 authentication not accepted within %s: %w", startTimeout, err)
+		}
+	}
+	for range scramHandshakes {
+		d, err := connectOnce(ctx, plainAddr, nil)
+		if err != nil {
+			return fmt.Errorf("bench: plaintext connection: %w", err)
+		}
+		r.connect.Record(d)
+		if d, err = connectOnce(ctx, saslAddr, mech); err != nil {
+			return fmt.Errorf("bench: SCRAM-SHA-512 connection: %w", err)
+		}
+		r.scram.Record(d)
+	}
+	fmt.Printf("strata connect to Metadata: plaintext p50 %.2f ms p99 %.2f ms, SCRAM-SHA-512 p50 %.2f ms p99 %.2f ms (%d each)\n",
+		ms(r.connect.Quantile(0.5)), ms(r.connect.Quantile(0.99)), ms(r.scram.Quantile(0.5)), ms(r.scram.Quantile(0.99)), scramHandshakes)
+	return nil
+}
+
+// createScramUser sets the bench user's SCRAM-SHA-512 password, salted
+// and hashed client-side by kadm.
+func createScramUser(ctx context.Context, brokers []string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		return fmt.Errorf("bench: admin client: %w", err)
+	}
+	defer cl.Close()
+	res, err := kadm.NewClient(cl).AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{
+		{User: scramUser, Mechanism: kadm.ScramSha512, Iterations: scramIterations, Password: scramPassword},
+	})
+	if err == nil {
+		err = res.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("bench: create SCRAM user: %w", err)
+	}
+	return nil
+}
+
+// connectOnce times a fresh client, authenticating with mech unless it
+// is nil, from creation to its first Metadata response.
+func connectOnce(ctx context.Context, addr string, mech sasl.Mechanism) (time.Duration, error) {
+	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.RequestRetries(0)}
+	if mech != nil {
+		opts = append(opts, kgo.SASL(mech))
+	}
+	start := time.Now()
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err = cl.Ping(pctx)
+	return time.Since(start), err
+}
+
+// tlsMedian is the median of v over the successful runs.
+func tlsMedian(runs []tlsRun, v func(tlsRun) float64) (float64, bool) {
+	var vals []float64
+	for _, r := range runs {
+		if r.err == nil {
+			vals = append(vals, v(r))
+		}
+	}
+	return medianOf(vals)
+}
+
+// printTLSTable writes the security table: TLS against plaintext
+// produce and consume throughput against the target, and the cost of a
+// SCRAM-SHA-512 connection against a plaintext one.
+func printTLSTable(w io.Writer, runs []tlsRun) {
+	mb := func(f func(tlsRun) perf.Result) func(tlsRun) float64 {
+		return func(r tlsRun) float64 { return f(r).MBPerSec() }
+	}
+	pp, ppok := tlsMedian(runs, mb(func(r tlsRun) perf.Result { return r.plain.produce }))
+	tp, tpok := tlsMedian(runs, mb(func(r tlsRun) perf.Result { return r.tls.produce }))
+	pc, pcok := tlsMedian(runs, mb(func(r tlsRun) perf.Result { return r.plain.consume }))
+	tc, tcok := tlsMedian(runs, mb(func(r tlsRun) perf.Result { return r.tls.consume }))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "security MB/s\tplaintext\tTLS\tTLS/plaintext\ttarget\t\t")
+	ratioRow(tw, "strata produce", pp, ppok, tp, tpok, tlsTarget)
+	ratioRow(tw, "strata consume", pc, pcok, tc, tcok, tlsTarget)
+	_ = tw.Flush()
+	q := func(h func(*tlsRun) *perf.Histogram, q float64) float64 {
+		v, _ := tlsMedian(runs, func(r tlsRun) float64 { return ms(h(&r).Quantile(q)) })
+		return v
+	}
+	plain := func(r *tlsRun) *perf.Histogram { return &r.connect }
+	scr := func(r *tlsRun) *perf.Histogram { return &r.scram }
+	fmt.Fprintf(w, "strata connect to first Metadata (%d per round): plaintext p50 %.2f ms, p99 %.2f ms; SCRAM-SHA-512 (%d iterations) p50 %.2f ms, p99 %.2f ms; medians over rounds\n",
+		scramHandshakes, q(plain, 0.5), q(plain, 0.99), scramIterations, q(scr, 0.5), q(scr, 0.99))
+}
