@@ -14,6 +14,8 @@ import (
 // stops being one, must be added here or removed: the test then checks it.
 var sensitiveKeys = []string{
 	"metadata.etcd.password",
+	"metrics.auth.basic.password",
+	"metrics.auth.bearer.token",
 	"remote.log.storage.s3.access.key",
 	"remote.log.storage.s3.secret.key",
 	"sasl.jaas.config",
@@ -27,7 +29,8 @@ var sensitiveKeys = []string{
 
 // secretNeeds are the other keys a secret key is valid with.
 var secretNeeds = map[string][]string{
-	"metadata.etcd.password": {"metadata.etcd.endpoints=127.0.0.1:2379", "metadata.etcd.username=strata"},
+	"metadata.etcd.password":      {"metadata.etcd.endpoints=127.0.0.1:2379", "metadata.etcd.username=strata"},
+	"metrics.auth.basic.password": {"metrics.auth.basic.username=strata"},
 }
 
 // TestSecretsHidden: each secret key, set broker-wide and (ssl.* and
