@@ -23,8 +23,19 @@ func (s *Store) SetBrokerConfigs(ctx context.Context, id int32, configs map[stri
 	if err := metadata.CheckConfigEntity(id); err != nil {
 		return 0, fmt.Errorf("etcdstore: %s: %w", op, err)
 	}
-	key := s.keys.brokerConfigs(id)
-	if len(configs) == 0 {
+	var value string
+	if len(configs) > 0 {
+		value = mustJSON(brokerConfigsRecord{Configs: configs})
+	}
+	return s.putOrDelete(ctx, op, s.keys.brokerConfigs(id), value)
+}
+
+// putOrDelete puts value at key, or deletes key when value is empty, and
+// returns the revision at which the cache shows the change (the current
+// one when there was nothing to delete). One key per entity: the last
+// writer wins.
+func (s *Store) putOrDelete(ctx context.Context, op, key, value string) (int64, error) {
+	if value == "" {
 		resp, err := s.cli.Txn(ctx).
 			If(clientv3.Compare(clientv3.CreateRevision(key), ">", 0)).
 			Then(clientv3.OpDelete(key)).
@@ -37,9 +48,9 @@ func (s *Store) SetBrokerConfigs(ctx context.Context, id int32, configs map[stri
 		}
 		return s.visible(ctx, op, resp.Header.Revision)
 	}
-	resp, err := s.cli.Put(ctx, key, mustJSON(brokerConfigsRecord{Configs: configs}))
+	resp, err := s.cli.Put(ctx, key, value)
 	if err != nil {
-		return 0, fmt.Errorf("etcdstore: %s: %w", op, err)
+		return 0, writeErr(op, err)
 	}
 	return s.visible(ctx, op, resp.Header.Revision)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/strata-broker/strata/metadata"
 )
 
@@ -19,23 +17,9 @@ func (s *Store) SetScramCredentials(ctx context.Context, user string, creds map[
 	if user == "" {
 		return 0, fmt.Errorf("etcdstore: %s: empty user name", op)
 	}
-	key := s.keys.scram(user)
-	if len(creds) == 0 {
-		resp, err := s.cli.Txn(ctx).
-			If(clientv3.Compare(clientv3.CreateRevision(key), ">", 0)).
-			Then(clientv3.OpDelete(key)).
-			Commit()
-		if err != nil {
-			return 0, writeErr(op, err)
-		}
-		if !resp.Succeeded {
-			return s.cache.Revision(), nil
-		}
-		return s.visible(ctx, op, resp.Header.Revision)
+	var value string
+	if len(creds) > 0 {
+		value = mustJSON(scramRecord{Credentials: creds})
 	}
-	resp, err := s.cli.Put(ctx, key, mustJSON(scramRecord{Credentials: creds}))
-	if err != nil {
-		return 0, writeErr(op, err)
-	}
-	return s.visible(ctx, op, resp.Header.Revision)
+	return s.putOrDelete(ctx, op, s.keys.scram(user), value)
 }
