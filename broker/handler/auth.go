@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/broker/sasl"
@@ -72,6 +74,7 @@ func (a *Auth) now() time.Time {
 // closes the connection for anything else: between SaslHandshake and the
 // exchange's end only SaslAuthenticate; before authentication, and once
 // the session ended, only ApiVersions, SaslHandshake and SaslAuthenticate.
+// The connection then sends Refusal, if any, and closes.
 func (a *Auth) Allow(key int16) error {
 	if a.stage == awaitAuthenticate && key != kmsg.SASLAuthenticate.Int16() {
 		return fmt.Errorf("%w: %s during SASL authentication (after SaslHandshake)", ErrUnauthenticated, kmsg.NameForKey(key))
@@ -87,6 +90,29 @@ func (a *Auth) Allow(key int16) error {
 		return fmt.Errorf("%w: %s after the SASL session expired (connections.max.reauth.ms or the credential's lifetime)", ErrUnauthenticated, kmsg.NameForKey(key))
 	}
 	return nil
+}
+
+// Refusal is the answer to a request with key and version that Allow
+// refused between SaslHandshake and the exchange's end: as Kafka does,
+// its response with ILLEGAL_SASL_STATE as the top-level error code, after
+// which the connection is closed. It is nil (close without an answer) in
+// any other stage, for a version not served, and for an API whose
+// response has no top-level error code.
+func (a *Auth) Refusal(key, version int16) kmsg.Response {
+	if a.stage != awaitAuthenticate || key == kmsg.SASLAuthenticate.Int16() || !Supported(key, version) {
+		return nil
+	}
+	resp := kmsg.ResponseForKey(key)
+	if resp == nil {
+		return nil
+	}
+	f := reflect.ValueOf(resp).Elem().FieldByName("ErrorCode")
+	if !f.IsValid() || f.Kind() != reflect.Int16 {
+		return nil
+	}
+	f.SetInt(int64(kerr.IllegalSaslState.Code))
+	resp.SetVersion(version)
+	return resp
 }
 
 // RawTokens reports whether the connection's next frame is a bare SASL

@@ -19,6 +19,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
@@ -133,6 +134,33 @@ func TestSASLRequestBeforeHandshake(t *testing.T) {
 		t.Fatalf("read %d bytes, %v; want the connection closed", n, err)
 	}
 	waitLog(t, b, "closing connection", "Metadata before SASL authentication")
+}
+
+// TestSASLRequestAfterHandshake: a request other than SaslAuthenticate
+// after SaslHandshake is answered with ILLEGAL_SASL_STATE, as Kafka
+// answers it, and the connection is then closed.
+func TestSASLRequestAfterHandshake(t *testing.T) {
+	b, addr, _ := saslBroker(t, "SASL_PLAINTEXT", "PLAIN", nil)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 1, "PLAIN"
+	if r := rawRequest(t, c, hs, 1).(*kmsg.SASLHandshakeResponse); r.ErrorCode != 0 {
+		t.Fatalf("handshake: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.Version, fc.CoordinatorKey = 2, "g"
+	if r := rawRequest(t, c, fc, 2).(*kmsg.FindCoordinatorResponse); r.ErrorCode != kerr.IllegalSaslState.Code {
+		t.Fatalf("FindCoordinator after SaslHandshake: %v, want ILLEGAL_SASL_STATE", kerr.ErrorForCode(r.ErrorCode))
+	}
+	n, err := c.Read(make([]byte, 4))
+	if err != io.EOF || n != 0 {
+		t.Fatalf("read %d bytes, %v; want the connection closed", n, err)
+	}
+	waitLog(t, b, "ILLEGAL_SASL_STATE", "FindCoordinator during SASL authentication")
 }
 
 // jwtIssuer signs OAUTHBEARER tokens with an EC key whose JWKS it writes
