@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -97,7 +98,7 @@ func (a *Auth) Allow(key int16) error {
 // its response with ILLEGAL_SASL_STATE as the top-level error code, after
 // which the connection is closed. It is nil (close without an answer) in
 // any other stage, for a version not served, and for an API whose
-// response has no top-level error code.
+// response carries no top-level error code at that version.
 func (a *Auth) Refusal(key, version int16) kmsg.Response {
 	if a.stage != awaitAuthenticate || key == kmsg.SASLAuthenticate.Int16() || !Supported(key, version) {
 		return nil
@@ -110,8 +111,12 @@ func (a *Auth) Refusal(key, version int16) kmsg.Response {
 	if !f.IsValid() || f.Kind() != reflect.Int16 {
 		return nil
 	}
-	f.SetInt(int64(kerr.IllegalSaslState.Code))
 	resp.SetVersion(version)
+	without := resp.AppendTo(nil)
+	f.SetInt(int64(kerr.IllegalSaslState.Code))
+	if bytes.Equal(without, resp.AppendTo(nil)) {
+		return nil // the field is not in this version
+	}
 	return resp
 }
 

@@ -330,8 +330,8 @@ func TestScramAuthenticateFromStore(t *testing.T) {
 }
 
 // TestAuthRefusal: between SaslHandshake and SaslAuthenticate every API of
-// the table whose response has a top-level error code is answered with
-// ILLEGAL_SASL_STATE, at each version served; the others, and any request
+// the table whose response carries a top-level error code is answered with
+// ILLEGAL_SASL_STATE, at each version that carries it; the others, and any request
 // in another stage, get no answer.
 func TestAuthRefusal(t *testing.T) {
 	a := &Auth{Mechanisms: []sasl.Mechanism{sasl.NewPlain(map[string]string{"alice": "pw"})}}
@@ -365,7 +365,7 @@ func TestAuthRefusal(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s v%d: decode: %v", kmsg.NameForKey(key), v, err)
 			}
-			if ec := reflect.ValueOf(got).Elem().FieldByName("ErrorCode"); ec.Int() != int64(kerr.IllegalSaslState.Code) && ec.Int() != 0 {
+			if ec := reflect.ValueOf(got).Elem().FieldByName("ErrorCode"); ec.Int() != int64(kerr.IllegalSaslState.Code) {
 				t.Errorf("%s v%d: error code %d", kmsg.NameForKey(key), v, ec.Int())
 			}
 		}
@@ -382,6 +382,12 @@ func TestAuthRefusal(t *testing.T) {
 	}
 	if r := a.Refusal(kmsg.ApiVersions.Int16(), 3).(*kmsg.ApiVersionsResponse); r.ErrorCode != kerr.IllegalSaslState.Code {
 		t.Errorf("ApiVersions: %d", r.ErrorCode)
+	}
+	if a.Refusal(kmsg.Fetch.Int16(), 12) == nil {
+		t.Errorf("Fetch v12 not answered")
+	}
+	if r := a.Refusal(kmsg.Fetch.Int16(), 6); r != nil {
+		t.Errorf("Fetch v6 answered: its response has no top-level error code")
 	}
 	if r := a.Refusal(kmsg.Produce.Int16(), 99); r != nil {
 		t.Errorf("a version not served answered")
