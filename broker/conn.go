@@ -287,7 +287,13 @@ func (s *Server) dispatch(ctx context.Context, frame []byte, held int, mem *requ
 	if conn.SASL != nil {
 		if err := conn.SASL.Allow(h.Key); err != nil {
 			mem.release(held)
-			p.err = err
+			if r := conn.SASL.Refusal(h.Key, h.Version); r != nil {
+				log.Warn("closing connection after answering ILLEGAL_SASL_STATE", "err", err)
+				p.frame, p.err = wire.EncodeResponse(h.CorrelationID, r, nil, nil)
+				p.close = true
+			} else {
+				p.err = err
+			}
 			resp.complete(p)
 			return h.Key, false, false
 		}

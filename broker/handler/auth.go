@@ -1,11 +1,14 @@
 package handler
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/broker/sasl"
@@ -72,6 +75,7 @@ func (a *Auth) now() time.Time {
 // closes the connection for anything else: between SaslHandshake and the
 // exchange's end only SaslAuthenticate; before authentication, and once
 // the session ended, only ApiVersions, SaslHandshake and SaslAuthenticate.
+// The connection then sends Refusal, if any, and closes.
 func (a *Auth) Allow(key int16) error {
 	if a.stage == awaitAuthenticate && key != kmsg.SASLAuthenticate.Int16() {
 		return fmt.Errorf("%w: %s during SASL authentication (after SaslHandshake)", ErrUnauthenticated, kmsg.NameForKey(key))
@@ -87,6 +91,33 @@ func (a *Auth) Allow(key int16) error {
 		return fmt.Errorf("%w: %s after the SASL session expired (connections.max.reauth.ms or the credential's lifetime)", ErrUnauthenticated, kmsg.NameForKey(key))
 	}
 	return nil
+}
+
+// Refusal is the answer to a request with key and version that Allow
+// refused between SaslHandshake and the exchange's end: as Kafka does,
+// its response with ILLEGAL_SASL_STATE as the top-level error code, after
+// which the connection is closed. It is nil (close without an answer) in
+// any other stage, for a version not served, and for an API whose
+// response carries no top-level error code at that version.
+func (a *Auth) Refusal(key, version int16) kmsg.Response {
+	if a.stage != awaitAuthenticate || key == kmsg.SASLAuthenticate.Int16() || !Supported(key, version) {
+		return nil
+	}
+	resp := kmsg.ResponseForKey(key)
+	if resp == nil {
+		return nil
+	}
+	f := reflect.ValueOf(resp).Elem().FieldByName("ErrorCode")
+	if !f.IsValid() || f.Kind() != reflect.Int16 {
+		return nil
+	}
+	resp.SetVersion(version)
+	without := resp.AppendTo(nil)
+	f.SetInt(int64(kerr.IllegalSaslState.Code))
+	if bytes.Equal(without, resp.AppendTo(nil)) {
+		return nil // the field is not in this version
+	}
+	return resp
 }
 
 // RawTokens reports whether the connection's next frame is a bare SASL

@@ -5,6 +5,7 @@ import (
 	"crypto/pbkdf2"
 	"crypto/sha256"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/strata-broker/strata/broker/sasl"
+	"github.com/strata-broker/strata/broker/wire"
 	"github.com/strata-broker/strata/metadata"
 )
 
@@ -324,5 +326,70 @@ func TestScramAuthenticateFromStore(t *testing.T) {
 				t.Errorf("authenticated as %s", s.conn.Principal)
 			}
 		})
+	}
+}
+
+// TestAuthRefusal: between SaslHandshake and SaslAuthenticate every API of
+// the table whose response carries a top-level error code is answered with
+// ILLEGAL_SASL_STATE, at each version that carries it; the others, and any request
+// in another stage, get no answer.
+func TestAuthRefusal(t *testing.T) {
+	a := &Auth{Mechanisms: []sasl.Mechanism{sasl.NewPlain(map[string]string{"alice": "pw"})}}
+	if r := a.Refusal(kmsg.Metadata.Int16(), 12); r != nil {
+		t.Errorf("before SaslHandshake: %T", r)
+	}
+	a.mech, a.session, a.stage = a.Mechanisms[0], a.Mechanisms[0].NewSession(), awaitAuthenticate
+	answered := map[int16]bool{}
+	for _, key := range Keys() {
+		api, _ := Lookup(key)
+		for v := api.Min; v <= api.Max; v++ {
+			r := a.Refusal(key, v)
+			if key == kmsg.SASLAuthenticate.Int16() || r == nil {
+				if key == kmsg.SASLAuthenticate.Int16() && r != nil {
+					t.Errorf("SaslAuthenticate v%d refused", v)
+				}
+				continue
+			}
+			answered[key] = true
+			if r.Key() != key || r.GetVersion() != v {
+				t.Errorf("%s v%d: answered %s v%d", kmsg.NameForKey(key), v, kmsg.NameForKey(r.Key()), r.GetVersion())
+			}
+			f, err := wire.EncodeResponse(7, r, nil, nil)
+			if err != nil {
+				t.Errorf("%s v%d: encode: %v", kmsg.NameForKey(key), v, err)
+				continue
+			}
+			req := kmsg.RequestForKey(key)
+			req.SetVersion(v)
+			got, err := decodeFrame(req, f)
+			if err != nil {
+				t.Fatalf("%s v%d: decode: %v", kmsg.NameForKey(key), v, err)
+			}
+			if ec := reflect.ValueOf(got).Elem().FieldByName("ErrorCode"); ec.Int() != int64(kerr.IllegalSaslState.Code) {
+				t.Errorf("%s v%d: error code %d", kmsg.NameForKey(key), v, ec.Int())
+			}
+		}
+	}
+	for _, k := range []kmsg.Key{kmsg.ApiVersions, kmsg.SASLHandshake, kmsg.FindCoordinator, kmsg.JoinGroup, kmsg.InitProducerID} {
+		if !answered[k.Int16()] {
+			t.Errorf("%s not answered", k.Name())
+		}
+	}
+	for _, k := range []kmsg.Key{kmsg.Produce, kmsg.ListOffsets, kmsg.CreateTopics} {
+		if answered[k.Int16()] {
+			t.Errorf("%s answered: its response has no top-level error code", k.Name())
+		}
+	}
+	if r := a.Refusal(kmsg.ApiVersions.Int16(), 3).(*kmsg.ApiVersionsResponse); r.ErrorCode != kerr.IllegalSaslState.Code {
+		t.Errorf("ApiVersions: %d", r.ErrorCode)
+	}
+	if a.Refusal(kmsg.Fetch.Int16(), 12) == nil {
+		t.Errorf("Fetch v12 not answered")
+	}
+	if r := a.Refusal(kmsg.Fetch.Int16(), 6); r != nil {
+		t.Errorf("Fetch v6 answered: its response has no top-level error code")
+	}
+	if r := a.Refusal(kmsg.Produce.Int16(), 99); r != nil {
+		t.Errorf("a version not served answered")
 	}
 }

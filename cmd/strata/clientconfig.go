@@ -39,6 +39,19 @@ func commandConfigOptions(path string) ([]kgo.Opt, error) {
 	if path == "" {
 		return nil, nil
 	}
+	props, err := readCommandConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := clientOptions(props)
+	if err != nil {
+		return nil, fmt.Errorf("--command-config %s: %w", path, err)
+	}
+	return opts, nil
+}
+
+// readCommandConfig reads a --command-config properties file.
+func readCommandConfig(path string) (map[string]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--command-config: %w", err)
@@ -48,11 +61,18 @@ func commandConfigOptions(path string) ([]kgo.Opt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--command-config %s: %w", path, err)
 	}
-	opts, err := clientOptions(props)
-	if err != nil {
-		return nil, fmt.Errorf("--command-config %s: %w", path, err)
+	return props, nil
+}
+
+// checkClientKeys refuses the ssl.*, sasl.* and security.* keys clients
+// do not support.
+func checkClientKeys(p map[string]string) error {
+	for k := range p {
+		if !clientKeys[k] && (strings.HasPrefix(k, "ssl.") || strings.HasPrefix(k, "sasl.") || strings.HasPrefix(k, "security.")) {
+			return fmt.Errorf("%s is not supported", k)
+		}
 	}
-	return opts, nil
+	return nil
 }
 
 // clientOptions turns Kafka client security properties into franz-go
@@ -62,10 +82,8 @@ func commandConfigOptions(path string) ([]kgo.Opt, error) {
 // the username and password of sasl.jaas.config) for SASL_PLAINTEXT and
 // SASL_SSL.
 func clientOptions(p map[string]string) ([]kgo.Opt, error) {
-	for k := range p {
-		if !clientKeys[k] && (strings.HasPrefix(k, "ssl.") || strings.HasPrefix(k, "sasl.") || strings.HasPrefix(k, "security.")) {
-			return nil, fmt.Errorf("%s is not supported", k)
-		}
+	if err := checkClientKeys(p); err != nil {
+		return nil, err
 	}
 	protocol := config.ProtocolPlaintext
 	if v, ok := p["security.protocol"]; ok {
@@ -105,9 +123,25 @@ func clientOptions(p map[string]string) ([]kgo.Opt, error) {
 	return opts, nil
 }
 
-// tlsDialer dials brokers over TLS with the ssl.* properties, loaded as
-// the broker loads a listener's (PEM only).
+// tlsDialer dials brokers over TLS with the ssl.* properties.
 func tlsDialer(p map[string]string) (func(ctx context.Context, network, host string) (net.Conn, error), error) {
+	c, err := clientTLS(p)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		d := tls.Dialer{NetDialer: &net.Dialer{Timeout: clientDialTimeout}, Config: c.Config(host)}
+		return d.DialContext(ctx, network, addr)
+	}, nil
+}
+
+// clientTLS loads the ssl.* properties as the broker loads a listener's
+// (PEM only).
+func clientTLS(p map[string]string) (*security.Client, error) {
 	or := func(k, def string) string {
 		if v, ok := p[k]; ok {
 			return v
@@ -134,16 +168,5 @@ func tlsDialer(p map[string]string) (func(ctx context.Context, network, host str
 			s.EnabledProtocols = append(s.EnabledProtocols, name)
 		}
 	}
-	c, err := security.NewClient("client", s, slog.New(slog.DiscardHandler))
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		host, _, err := net.SplitHostPort(addr)
-		if err != nil {
-			return nil, err
-		}
-		d := tls.Dialer{NetDialer: &net.Dialer{Timeout: clientDialTimeout}, Config: c.Config(host)}
-		return d.DialContext(ctx, network, addr)
-	}, nil
+	return security.NewClient("client", s, slog.New(slog.DiscardHandler))
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,14 +22,18 @@ import (
 const defaultAdmin = "127.0.0.1:9644"
 
 // tierUsage is the help of `strata tier`.
-const tierUsage = `usage: strata tier status  [--admin host:port]... [--topic T] [--json]
-       strata tier restore --topic T [--admin host:port]... [--topic-id HEX] [--partitions N]
-                           [--replication-factor R] [--config key=value]... [--resume]
+const tierUsage = `usage: strata tier status  [--admin host:port]... [--command-config F] [--topic T] [--json]
+       strata tier restore --topic T [--admin host:port]... [--command-config F] [--topic-id HEX]
+                           [--partitions N] [--replication-factor R] [--config key=value]... [--resume]
 
 The tier commands talk to the brokers' admin endpoints, served on each
 broker's metrics.listener (default 127.0.0.1:9644) beside /metrics, so they
 work the same with embedded or external etcd. --admin is repeatable and
-takes comma-separated lists.
+takes comma-separated lists. --command-config names a properties file
+for a secured endpoint: metrics.listener.security.protocol=SSL (https,
+with the ssl.truststore.* keys and ssl.keystore.* for a client
+certificate, as for Kafka listeners) and metrics.auth.bearer.token or
+metrics.auth.basic.username and metrics.auth.basic.password.
 
 status   prints, per partition each broker hosts: its role, local log start,
          local bytes, log end, remote (tiered) start/end offsets and bytes,
@@ -78,12 +81,14 @@ func (a adminFlags) list() []string {
 	return a
 }
 
-// tierFlags starts a tier subcommand's flag set with --admin.
-func tierFlags(name string, stderr io.Writer, admins *adminFlags) *flag.FlagSet {
+// tierFlags starts a tier subcommand's flag set with --admin and
+// --command-config.
+func tierFlags(name string, stderr io.Writer, admins *adminFlags, commandConfig *string) *flag.FlagSet {
 	fs := flag.NewFlagSet("strata tier "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, tierUsage+"\n\nflags:"); fs.PrintDefaults() }
 	fs.Var(admins, "admin", "broker admin address, metrics.listener (repeatable, comma-separated; default "+defaultAdmin+")")
+	fs.StringVar(commandConfig, "command-config", "", "properties file for the metrics endpoint: metrics.listener.security.protocol, ssl.*, metrics.auth.bearer.token, metrics.auth.basic.username/password")
 	return fs
 }
 
@@ -101,10 +106,15 @@ func parseTierFlags(fs *flag.FlagSet, args []string) error {
 // runTierStatus is `strata tier status`.
 func runTierStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var admins adminFlags
-	fs := tierFlags("status", stderr, &admins)
+	var commandConfig string
+	fs := tierFlags("status", stderr, &admins, &commandConfig)
 	topic := fs.String("topic", "", "only this topic")
 	asJSON := fs.Bool("json", false, "print the brokers' answers as JSON")
 	if err := parseTierFlags(fs, args); err != nil {
+		return err
+	}
+	client, err := newAdminClient(commandConfig)
+	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -117,7 +127,7 @@ func runTierStatus(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var errs []error
 	for _, addr := range admins.list() {
 		var st broker.TierStatus
-		if err := adminCall(ctx, http.MethodGet, addr, "/v1/tier/status", q, nil, &st); err != nil {
+		if err := client.call(ctx, http.MethodGet, addr, "/v1/tier/status", q, nil, &st); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -185,46 +195,4 @@ func oneLine(s string, n int) string {
 		return "-"
 	}
 	return s
-}
-
-// adminCall sends one request to a broker's admin endpoint and decodes
-// the JSON answer into out; an error status becomes an error carrying the
-// broker's message.
-func adminCall(ctx context.Context, method, addr, path string, q url.Values, body, out any) error {
-	u := url.URL{Scheme: "http", Host: addr, Path: path, RawQuery: q.Encode()}
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return fmt.Errorf("encode request: %w", err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, u.String(), err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("broker admin %s (metrics.listener): %w", addr, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return fmt.Errorf("broker admin %s: read answer: %w", addr, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(b, &e) != nil || e.Error == "" {
-			e.Error = strings.TrimSpace(string(b))
-		}
-		return fmt.Errorf("broker admin %s: %s: %s", addr, resp.Status, e.Error)
-	}
-	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("broker admin %s: decode answer: %w", addr, err)
-	}
-	return nil
 }

@@ -25,7 +25,8 @@ const restoreTimeout = 30 * time.Minute
 func runTierRestore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var admins adminFlags
 	var configs setFlags
-	fs := tierFlags("restore", stderr, &admins)
+	var commandConfig string
+	fs := tierFlags("restore", stderr, &admins, &commandConfig)
 	var req broker.TierRestoreRequest
 	fs.StringVar(&req.Topic, "topic", "", "the topic to recreate from the bucket (required)")
 	fs.StringVar(&req.TopicID, "topic-id", "", "its topic id (32 hex digits, as in object keys), when the bucket holds several")
@@ -53,6 +54,10 @@ func runTierRestore(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		req.Configs[k] = v
 	}
+	client, err := newAdminClient(commandConfig)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, restoreTimeout)
 	defer cancel()
 	addrs := admins.list()
@@ -60,7 +65,7 @@ func runTierRestore(ctx context.Context, args []string, stdout, stderr io.Writer
 	q := url.Values{"topic": {req.Topic}}
 	if !*resume {
 		var res broker.TierRestoreResult
-		if err := adminCall(ctx, http.MethodPost, addrs[0], "/v1/tier/restore", nil, req, &res); err != nil {
+		if err := client.call(ctx, http.MethodPost, addrs[0], "/v1/tier/restore", nil, req, &res); err != nil {
 			return err
 		}
 		results, addrs = append(results, res), addrs[1:]
@@ -68,7 +73,7 @@ func runTierRestore(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	for _, addr := range addrs {
 		var res broker.TierRestoreResult
-		if err := adminCall(ctx, http.MethodPost, addr, "/v1/tier/start", q, nil, &res); err != nil {
+		if err := client.call(ctx, http.MethodPost, addr, "/v1/tier/start", q, nil, &res); err != nil {
 			return err
 		}
 		results = append(results, res)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
@@ -133,6 +134,33 @@ func TestSASLRequestBeforeHandshake(t *testing.T) {
 		t.Fatalf("read %d bytes, %v; want the connection closed", n, err)
 	}
 	waitLog(t, b, "closing connection", "Metadata before SASL authentication")
+}
+
+// TestSASLRequestAfterHandshake: a request other than SaslAuthenticate
+// after SaslHandshake is answered with ILLEGAL_SASL_STATE, as Kafka
+// answers it, and the connection is then closed.
+func TestSASLRequestAfterHandshake(t *testing.T) {
+	b, addr, _ := saslBroker(t, "SASL_PLAINTEXT", "PLAIN", nil)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 1, "PLAIN"
+	if r := rawRequest(t, c, hs, 1).(*kmsg.SASLHandshakeResponse); r.ErrorCode != 0 {
+		t.Fatalf("handshake: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.Version, fc.CoordinatorKey = 2, "g"
+	if r := rawRequest(t, c, fc, 2).(*kmsg.FindCoordinatorResponse); r.ErrorCode != kerr.IllegalSaslState.Code {
+		t.Fatalf("FindCoordinator after SaslHandshake: %v, want ILLEGAL_SASL_STATE", kerr.ErrorForCode(r.ErrorCode))
+	}
+	n, err := c.Read(make([]byte, 4))
+	if err != io.EOF || n != 0 {
+		t.Fatalf("read %d bytes, %v; want the connection closed", n, err)
+	}
+	waitLog(t, b, "ILLEGAL_SASL_STATE", "FindCoordinator during SASL authentication")
 }
 
 // jwtIssuer signs OAUTHBEARER tokens with an EC key whose JWKS it writes
@@ -302,14 +330,16 @@ func TestSASLInterBrokerReplication(t *testing.T) {
 	}
 }
 
-func saslReplication(t *testing.T, mech string) {
-	f := newTLSFixture(t)
+// saslSSLCluster starts three brokers whose inter-broker listener,
+// INTERNAL, is SASL_SSL with mech (clients use PLAINTEXT).
+func saslSSLCluster(t *testing.T, f *tlsFixture, mech string) []*harness.Broker {
+	t.Helper()
 	jaasKey := "listener.name.internal." + strings.ToLower(mech) + ".sasl.jaas.config"
 	jaas := plainJAAS
 	if mech != "PLAIN" {
 		jaas = `org.apache.kafka.common.security.scram.ScramLoginModule required username="broker" password="broker-pw";`
 	}
-	bs := startClusterWith(t, 3, func(int) map[string]string {
+	return startClusterWith(t, 3, func(int) map[string]string {
 		return map[string]string{
 			"listeners":                                      "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
 			"listener.security.protocol.map":                 "PLAINTEXT:PLAINTEXT,INTERNAL:SASL_SSL",
@@ -323,6 +353,11 @@ func saslReplication(t *testing.T, mech string) {
 			"listener.name.internal.ssl.truststore.location": f.caFile,
 		}
 	})
+}
+
+func saslReplication(t *testing.T, mech string) {
+	f := newTLSFixture(t)
+	bs := saslSSLCluster(t, f, mech)
 	client := plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()
 	if mech != "PLAIN" {
 		createScramUser(t, bs[0].Admin(), "broker", "broker-pw", kadm.ScramSha512)
@@ -342,6 +377,47 @@ func saslReplication(t *testing.T, mech string) {
 	ssl := bs[1].Server().ListenerAddr("INTERNAL")
 	if n := countRecords(harness.ReadAll(t, ssl, topic, kgo.DialTLSConfig(&tls.Config{RootCAs: f.ca.Pool()}), kgo.SASL(client))); n != 50 {
 		t.Fatalf("read %d records over SASL_SSL, want 50", n)
+	}
+	for _, b := range bs {
+		if strings.Contains(b.Log(), "failed authentication") {
+			t.Fatalf("a broker refused an authentication:\n%s", b.Log())
+		}
+	}
+}
+
+// TestSASLInterBrokerFailover: on a cluster replicating over SASL_SSL,
+// stopping a partition's leader moves it to a follower and acks=all
+// produce goes on (min.insync.replicas=2); the old leader, restarted,
+// catches up over SASL_SSL, rejoins the ISR and holds the same log.
+func TestSASLInterBrokerFailover(t *testing.T) {
+	bs := saslSSLCluster(t, newTLSFixture(t), "PLAIN")
+	const topic = "sasl-failover"
+	resp, err := bs[0].Admin().CreateTopic(testCtx(t), 1, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, topic)
+	if err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	cl := harness.NewClient(t, bs[0].Addr(), kgo.SeedBrokers(seeds(bs)...), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()))
+	adm := kadm.NewClient(cl)
+	produce := func(from, to int) {
+		for i := from; i < to; i++ {
+			produceSync(t, cl, &kgo.Record{Key: []byte(strconv.Itoa(i)), Value: fmt.Appendf(nil, "value-%d", i)})
+		}
+	}
+	produce(0, 30)
+	waitFullISR(t, adm, topic, 3)
+	leader := topicDetail(t, adm, topic).Partitions[0].Leader
+	bs[leader-1].Stop()
+	waitUntil(t, "a new leader", 30*time.Second, func() bool {
+		l := topicDetail(t, adm, topic).Partitions[0].Leader
+		return l > 0 && l != leader
+	})
+	produce(30, 60)
+	bs[leader-1].Restart()
+	waitFullISR(t, adm, topic, 3)
+	produce(60, 70)
+	waitUntil(t, "three identical replicas", 30*time.Second, func() bool { return replicasIdentical(t, bs, topic, 1) })
+	if n := countRecords(harness.ReadAll(t, bs[0].Addr(), topic)); n != 70 {
+		t.Fatalf("read %d records, want 70", n)
 	}
 	for _, b := range bs {
 		if strings.Contains(b.Log(), "failed authentication") {
