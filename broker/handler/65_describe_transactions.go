@@ -35,17 +35,11 @@ func handleDescribeTransactions(_ context.Context, env *Env, req *Request) (Resu
 		if st.ErrorCode = txn.ErrorCode(err); err == nil {
 			st.State = d.State.String()
 			st.ProducerID, st.ProducerEpoch, st.TimeoutMillis, st.StartTimestamp = d.ProducerID, d.ProducerEpoch, d.TimeoutMs, d.StartMs
-			byTopic := map[string]int{}
-			for _, tp := range d.Partitions {
-				i, ok := byTopic[tp.Topic]
-				if !ok {
-					i = len(st.Topics)
-					byTopic[tp.Topic] = i
-					t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
-					t.Topic = tp.Topic
-					st.Topics = append(st.Topics, t)
-				}
-				st.Topics[i].Partitions = append(st.Topics[i].Partitions, tp.Partition)
+			topics, parts := txn.ByTopic(d.Partitions)
+			for i, name := range topics {
+				t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
+				t.Topic, t.Partitions = name, parts[i]
+				st.Topics = append(st.Topics, t)
 			}
 		}
 		resp.TransactionStates = append(resp.TransactionStates, st)

@@ -201,17 +201,11 @@ func addPartitionsRequest(id string, pid int64, epoch int16, tps []txn.TopicPart
 	req.SetVersion(5)
 	rt := kmsg.NewAddPartitionsToTxnRequestTransaction()
 	rt.TransactionalID, rt.ProducerID, rt.ProducerEpoch, rt.VerifyOnly = id, pid, epoch, verifyOnly
-	byTopic := map[string]int{}
-	for _, tp := range tps {
-		i, ok := byTopic[tp.Topic]
-		if !ok {
-			i = len(rt.Topics)
-			byTopic[tp.Topic] = i
-			top := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
-			top.Topic = tp.Topic
-			rt.Topics = append(rt.Topics, top)
-		}
-		rt.Topics[i].Partitions = append(rt.Topics[i].Partitions, tp.Partition)
+	topics, parts := txn.ByTopic(tps)
+	for i, t := range topics {
+		top := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+		top.Topic, top.Partitions = t, parts[i]
+		rt.Topics = append(rt.Topics, top)
 	}
 	req.Transactions = append(req.Transactions, rt)
 	return req

@@ -53,6 +53,23 @@ func (s PartitionSet) Sorted() []TopicPartition {
 	return out
 }
 
+// ByTopic groups tps under their topics, as the wire forms list them:
+// topics in the order they first appear, each with its partitions in the
+// order given.
+func ByTopic(tps []TopicPartition) (topics []string, partitions [][]int32) {
+	idx := map[string]int{}
+	for _, tp := range tps {
+		i, ok := idx[tp.Topic]
+		if !ok {
+			i = len(topics)
+			idx[tp.Topic] = i
+			topics, partitions = append(topics, tp.Topic), append(partitions, nil)
+		}
+		partitions[i] = append(partitions[i], tp.Partition)
+	}
+	return topics, partitions
+}
+
 // containsAll reports whether every partition of o is in s.
 func (s PartitionSet) containsAll(o PartitionSet) bool {
 	for tp := range o {

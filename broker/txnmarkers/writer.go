@@ -243,17 +243,11 @@ func request(m txn.Markers, tps []txn.TopicPartition) *kmsg.WriteTxnMarkersReque
 	req.SetVersion(requestVersion)
 	rm := kmsg.NewWriteTxnMarkersRequestMarker()
 	rm.ProducerID, rm.ProducerEpoch, rm.Committed, rm.CoordinatorEpoch = m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch
-	idx := map[string]int{}
-	for _, tp := range tps {
-		i, ok := idx[tp.Topic]
-		if !ok {
-			i = len(rm.Topics)
-			idx[tp.Topic] = i
-			rt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
-			rt.Topic = tp.Topic
-			rm.Topics = append(rm.Topics, rt)
-		}
-		rm.Topics[i].Partitions = append(rm.Topics[i].Partitions, tp.Partition)
+	topics, parts := txn.ByTopic(tps)
+	for i, t := range topics {
+		rt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+		rt.Topic, rt.Partitions = t, parts[i]
+		rm.Topics = append(rm.Topics, rt)
 	}
 	req.Markers = append(req.Markers, rm)
 	return req
