@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -158,7 +159,13 @@ func TestLZ4ReaderKeepsItsBuffers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := allocated(func() { _ = Validate(b, ValidateOptions{MaxBatchBytes: 1 << 20}) }); n > 4096 {
+	// TotalAlloc counts the whole process: the least of a few runs leaves
+	// out what other goroutines allocated meanwhile.
+	n := uint64(math.MaxUint64)
+	for range 5 {
+		n = min(n, allocated(func() { _ = Validate(b, ValidateOptions{MaxBatchBytes: 1 << 20}) }))
+	}
+	if n > 4096 {
 		t.Fatalf("validating a warm lz4 batch allocated %d bytes", n)
 	}
 }
