@@ -55,7 +55,7 @@ var errIdle = errors.New("idle for connections.max.idle.ms")
 func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients, kl *kafkaListener) {
 	addr := remoteAddr(c)
 	defer cl.quotas.release(addr)
-	conn := &handler.Conn{Listener: kl.cfg.Name, Principal: security.Anonymous}
+	conn := &handler.Conn{Listener: kl.cfg.Name, Principal: security.Anonymous, Host: addr}
 	if kl.tls != nil {
 		tc, principal, err := handshake(serving, c, kl.tls, cl.idle)
 		if err != nil {

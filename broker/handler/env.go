@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 
@@ -70,6 +71,10 @@ type Env struct {
 	Metrics  *Metrics
 	// Self is this broker as clients should reach it.
 	Self metadata.Broker
+	// Authorizer decides which principal may do what (Kafka's
+	// authorizer.class.name); nil: every request is allowed, as Kafka
+	// without an authorizer.
+	Authorizer Authorizer
 	// Draining is closed when the broker stops serving: requests already
 	// read are still answered, and waits (a Fetch's long poll) end early.
 	Draining <-chan struct{}
@@ -101,6 +106,9 @@ type Conn struct {
 	// it becomes the SASL principal ("User:alice") once the client has
 	// authenticated, and no other request is handled before that.
 	Principal string
+	// Host is the client's IP address, for ACLs' host field (the zero
+	// Addr when unknown: a test calling handlers directly).
+	Host netip.Addr
 	// SASL is the authentication state on a SASL_PLAINTEXT or SASL_SSL
 	// listener; nil on others.
 	SASL *Auth
