@@ -151,7 +151,7 @@ func parseFlags(args []string) (benchOptions, error) {
 	codecs := fs.String("codecs", "lz4,zstd", "codecs whose compressed produce strata runs validated and unchecked (empty: none)")
 	fs.BoolVar(&o.txn, "txn", true, "also run the transactions workload: transactional against idempotent produce, read_committed against read_uncommitted, strata against kfake transactions")
 	fs.BoolVar(&o.tls, "tls", true, "also run the security workload: produce and consume over TLS against plaintext, and SCRAM-SHA-512 connection cost")
-	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write CPU profiles of round 1's strata phases to FILE-produce.EXT, FILE-consume.EXT and FILE-produce-CODEC-MODE.EXT")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write CPU profiles of round 1's strata phases to FILE-produce.EXT, FILE-consume.EXT, FILE-produce-CODEC-MODE.EXT and (security table) FILE-tls-produce.EXT, FILE-plain-produce.EXT, ...")
 	fs.StringVar(&o.dir, "dir", "", "parent of strata's temporary data directory (default: the system temp dir)")
 	fs.BoolVar(&o.keep, "keep", false, "keep strata's data directory")
 	fs.BoolVar(&o.verbose, "v", false, "log strata at info level (default: warnings only)")
@@ -220,12 +220,20 @@ func onFresh(ctx context.Context, start starter, o benchOptions, fn func(*system
 // topic.
 func produceConsume(ctx context.Context, sys *system, name, topic string, round int, o benchOptions) (r runResult) {
 	r.round = round
-	profile := o.cpuprofile != "" && name == "strata" && round == 0
+	// The main table's strata run profiles as produce and consume, the
+	// security table's as tls-produce, plain-consume, ...
+	profile := o.cpuprofile != "" && round == 0 && (name == "strata" || name == "tls" || name == "plain")
+	phase := func(p string) string {
+		if name == "strata" {
+			return p
+		}
+		return name + "-" + p
+	}
 	// A phase gets its own bound plus slack to flush and shut down.
 	pctx, cancel := context.WithTimeout(ctx, o.phaseTimeout+30*time.Second)
 	defer cancel()
 
-	r.produce, r.err = profiled(profile, o.cpuprofile, "produce", func() (perf.Result, error) {
+	r.produce, r.err = profiled(profile, o.cpuprofile, phase("produce"), func() (perf.Result, error) {
 		return perf.Produce(pctx, perf.ProduceOptions{
 			Brokers: sys.brokers, Topic: topic, RecordSize: o.recordSize, Records: o.records,
 			Duration: o.phaseTimeout, Partitions: o.partitions, ReplicationFactor: 1, Linger: o.linger,
@@ -240,7 +248,7 @@ func produceConsume(ctx context.Context, sys *system, name, topic string, round 
 		r.err = fmt.Errorf("bench: produce acknowledged %d of %d records within %s", r.produce.Records, o.records, o.phaseTimeout)
 		return r
 	}
-	r.consume, r.err = profiled(profile, o.cpuprofile, "consume", func() (perf.Result, error) {
+	r.consume, r.err = profiled(profile, o.cpuprofile, phase("consume"), func() (perf.Result, error) {
 		return perf.Consume(pctx, perf.ConsumeOptions{
 			Brokers: sys.brokers, Topic: topic, Records: r.produce.Records, Duration: o.phaseTimeout,
 			TLS: sys.tls,
