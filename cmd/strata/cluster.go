@@ -150,8 +150,12 @@ loop:
 		case <-tick.C:
 		}
 	}
-	if last == nil || !last.Healthy {
+	switch {
+	case last == nil:
 		return errUnhealthy
+	case !last.Healthy:
+		return fmt.Errorf("%w: %d under-replicated and %d offline partitions, brokers down: %s, controller %d",
+			errUnhealthy, len(last.UnderReplicated), len(last.Offline), ints(last.DownBrokers), last.Controller)
 	}
 	return nil
 }
