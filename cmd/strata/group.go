@@ -73,7 +73,7 @@ func runGroupList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return fmt.Errorf("list groups: %w", err)
 	}
-	var out []GroupSummary
+	out := []GroupSummary{}
 	for _, g := range listed.Sorted() {
 		out = append(out, GroupSummary{Group: g.Group, Type: orDash(g.GroupType), State: g.State, ProtocolType: g.ProtocolType, Coordinator: g.Coordinator})
 	}

@@ -89,7 +89,7 @@ func runTopicList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return fmt.Errorf("list topics: %w", err)
 	}
-	var out []TopicSummary
+	out := []TopicSummary{}
 	for _, t := range topics.Sorted() {
 		if t.Err != nil {
 			return fmt.Errorf("topic %s: %w", t.Topic, t.Err)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/test/harness"
 )
@@ -331,4 +334,62 @@ func TestCLIGroup(t *testing.T) {
 		t.Fatalf("describe with a member: %+v", ds)
 	}
 	cons.Close()
+}
+
+// TestCLIGroupKIP848: a group on the KIP-848 consumer protocol is listed
+// with type consumer and described from ConsumerGroupDescribe: its member
+// with its assignment, and its lag.
+func TestCLIGroupKIP848(t *testing.T) {
+	b := harness.Start(t, kip848Overrides())
+	br := "--brokers=" + b.Addr()
+	harness.CreateTopic(t, b.Admin(), "cli-848", 2, nil)
+	pr := b.Client(kgo.DefaultProduceTopic("cli-848"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for i := range 6 {
+		produceSync(t, pr, &kgo.Record{Partition: int32(i % 2), Value: []byte(strconv.Itoa(i))})
+	}
+	cons := b.Client(append(kip848Opts(), kgo.ConsumeTopics("cli-848"), kgo.ConsumerGroup("new-proto"), kgo.DisableAutoCommit(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+	defer cons.Close()
+	ctx := testCtx(t)
+	for got := 0; got < 6; {
+		fs := cons.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("consume: %v", err)
+		}
+		got += fs.NumRecords()
+	}
+	// Commit offset 1 of each partition: a lag of 2 each.
+	var commitErr error
+	cons.CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{"cli-848": {0: {Epoch: -1, Offset: 1}, 1: {Epoch: -1, Offset: 1}}},
+		func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+			commitErr = err
+			if resp == nil {
+				return
+			}
+			for _, tp := range resp.Topics {
+				for _, p := range tp.Partitions {
+					commitErr = errors.Join(commitErr, kerr.ErrorForCode(p.ErrorCode))
+				}
+			}
+		})
+	if commitErr != nil {
+		t.Fatalf("commit: %v", commitErr)
+	}
+	var groups []struct{ Group, Type string }
+	cliJSON(t, &groups, "group", "list", br)
+	if len(groups) != 1 || groups[0].Type != "consumer" {
+		t.Fatalf("group list: %+v", groups)
+	}
+	var ds []struct {
+		Type, State string
+		Members     []struct{ Assigned []string }
+		TotalLag    int64 `json:"total_lag"`
+	}
+	waitFor(t, "the member's assignment of both partitions in describe", func() bool {
+		cliJSON(t, &ds, "group", "describe", "new-proto", br)
+		return len(ds) == 1 && len(ds[0].Members) == 1 && len(ds[0].Members[0].Assigned) == 2
+	})
+	if d := ds[0]; d.Type != "consumer" || d.State != "Stable" || d.TotalLag != 4 {
+		t.Fatalf("describe: %+v", d)
+	}
 }
