@@ -209,9 +209,9 @@ func TestCLITopic(t *testing.T) {
 // `list` and `describe` show it with its lag per partition and in total,
 // and `seek` moves it to the start (--dry-run: nothing committed), the
 // end, a time and the offsets of a file; seeking a group that has a
-// member fails.
+// member fails. The broker's consumer group metrics agree with describe.
 func TestCLIGroup(t *testing.T) {
-	b := harness.Start(t, nil)
+	b, metrics := startMetered(t)
 	br := "--brokers=" + b.Addr()
 	harness.CreateTopic(t, b.Admin(), "cli-g", 2, nil)
 	pr := b.Client(kgo.DefaultProduceTopic("cli-g"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -306,6 +306,13 @@ func TestCLIGroup(t *testing.T) {
 	seek("--to-file", file)
 	if offs, total := committed(); !slices.Equal(offs, []int64{1, 2}) || total != 11 {
 		t.Fatalf("after seek --to-file: committed %v, total lag %d", offs, total)
+	}
+	// The coordinator exports the same offsets and lag.
+	for p, want := range map[string][2]int{"0": {1, 6}, "1": {2, 5}} {
+		labels := `{group="readers",partition="` + p + `",topic="cli-g"}`
+		if c, l := metricValue(t, metrics, "strata_consumer_group_committed_offset"+labels), metricValue(t, metrics, "strata_consumer_group_lag"+labels); c != want[0] || l != want[1] {
+			t.Errorf("partition %s: metrics committed %d lag %d, want %v", p, c, l, want)
+		}
 	}
 
 	// A group with a member cannot be seeked.
