@@ -43,7 +43,9 @@ consume       prints records from -o (start, end, an offset N, or @ms: the
               first record at or after that Unix millisecond time) on, -n
               of them, or until each partition's end as of the start with
               -e. With -g it consumes as a member of the group, committing
-              its offsets. -f formats each record as rpk and kcat do:
+              its offsets (with -e, it should be the group's only member);
+              without, it reads the partitions the topics have when it
+              starts. -f formats each record as rpk and kcat do:
               %t topic, %p partition, %o offset, %k key, %v value,
               %d timestamp (ms), %h headers (%h{%k=%v }), %H header count,
               \n \t; the default is "%v\n". --format json prints one JSON
