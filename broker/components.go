@@ -168,6 +168,7 @@ func (s *Server) components(n *node) []component {
 			}
 			n.parts.SetSpaceCheck(check)
 			n.metrics.MustRegister(newPartitionCollector(n.parts, n.store.Cache(), s.cfg.NodeID))
+			n.metrics.MustRegister(newReplicationCollector(n.parts, n.store.Cache()), newLogDirCollector(s.cfg.LogDirs))
 			return nil
 		}},
 		// The remote log manager; its stop drops the chunk cache, after
@@ -198,6 +199,7 @@ func (s *Server) components(n *node) []component {
 		// (and already when serving ends, see serveKafka).
 		{name: "group coordinator", start: func(context.Context) error {
 			n.groups = group.New(group.ConfigFrom(s.cfg), s.log)
+			n.metrics.MustRegister(newGroupCollector(n.groups, n.parts))
 			return nil
 		}, run: func(ctx context.Context, _ func(error)) {
 			n.groups.Run(ctx, s.cfg.NodeID, n.store.Cache(), n.parts)
