@@ -137,6 +137,17 @@ type kustomization struct {
 	Resources          []string    `json:"resources"`
 	ConfigMapGenerator []generator `json:"configMapGenerator"`
 	Patches            []patchRef  `json:"patches"`
+	Images             []image     `json:"images"`
+}
+
+// image is an entry of images (`kustomize edit set image`): containers
+// whose image is Name, with any tag or digest, get NewName, NewTag or
+// Digest instead.
+type image struct {
+	Name    string `json:"name"`
+	NewName string `json:"newName"`
+	NewTag  string `json:"newTag"`
+	Digest  string `json:"digest"`
 }
 
 type generator struct {
@@ -223,6 +234,9 @@ func build(dir string) ([]*object, error) {
 		if err := applyPatch(dir, p, objs); err != nil {
 			return nil, fmt.Errorf("%s: patches[%d]: %w", kpath, i, err)
 		}
+	}
+	for _, o := range objs {
+		setImages(o.raw, k.Images)
 	}
 	seen := map[string]string{}
 	for _, o := range objs {
@@ -416,4 +430,59 @@ func patchAt(node any, toks []string, op string, val any) (any, error) {
 	default:
 		return nil, fmt.Errorf("%q is below a %s, not an object or array", tok, reflect.TypeOf(node))
 	}
+}
+
+// setImages applies images to every container below node.
+func setImages(node any, images []image) {
+	switch n := node.(type) {
+	case map[string]any:
+		for k, v := range n {
+			if list, ok := v.([]any); ok && (k == "containers" || k == "initContainers") {
+				for _, c := range list {
+					if c, ok := c.(map[string]any); ok {
+						if ref, ok := c["image"].(string); ok {
+							c["image"] = setImage(ref, images)
+						}
+					}
+				}
+				continue
+			}
+			setImages(v, images)
+		}
+	case []any:
+		for _, v := range n {
+			setImages(v, images)
+		}
+	}
+}
+
+// setImage rewrites one image reference as kustomize's images field does.
+func setImage(ref string, images []image) string {
+	name, digest, _ := strings.Cut(ref, "@")
+	tag := ""
+	if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
+		name, tag = name[:i], name[i+1:]
+	}
+	for _, im := range images {
+		if im.Name != name {
+			continue
+		}
+		if im.NewName != "" {
+			name = im.NewName
+		}
+		if im.NewTag != "" {
+			tag, digest = im.NewTag, ""
+		}
+		if im.Digest != "" {
+			tag, digest = "", im.Digest
+		}
+	}
+	out := name
+	if tag != "" {
+		out += ":" + tag
+	}
+	if digest != "" {
+		out += "@" + digest
+	}
+	return out
 }

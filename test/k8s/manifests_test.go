@@ -147,6 +147,22 @@ func TestPatchOps(t *testing.T) {
 	}
 }
 
+// TestSetImage checks the images field's rewriting, which the README
+// suggests for a registry's image.
+func TestSetImage(t *testing.T) {
+	images := []image{{Name: "strata", NewName: "registry.example.com/strata", NewTag: "v1.2.3"}, {Name: "quay.io/coreos/etcd", Digest: "sha256:ab"}}
+	for ref, want := range map[string]string{
+		"strata:local":               "registry.example.com/strata:v1.2.3",
+		"strata":                     "registry.example.com/strata:v1.2.3",
+		"quay.io/coreos/etcd:v3.5.1": "quay.io/coreos/etcd@sha256:ab",
+		"localhost:5000/strata:x":    "localhost:5000/strata:x",
+	} {
+		if got := setImage(ref, images); got != want {
+			t.Errorf("setImage(%q) = %q, want %q", ref, got, want)
+		}
+	}
+}
+
 // TestReferencesResolve checks, in every build, what Kubernetes would only
 // find out at run time: Services and PodDisruptionBudgets select pods and
 // name ports the pods have, each StatefulSet's serviceName is a headless
