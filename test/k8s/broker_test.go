@@ -45,6 +45,12 @@ type brokerPod struct {
 // would, through the config package.
 func brokerPods(t *testing.T, objs []*object) []brokerPod {
 	t.Helper()
+	return brokerPodsIn(t, objs, zone)
+}
+
+// brokerPodsIn is brokerPods with the nodes in zone z ("": no zone label).
+func brokerPodsIn(t *testing.T, objs []*object, z string) []brokerPod {
+	t.Helper()
 	sts := named[appsv1.StatefulSet](objs, "strata")
 	if sts == nil {
 		t.Fatal("no StatefulSet strata")
@@ -52,7 +58,7 @@ func brokerPods(t *testing.T, objs []*object) []brokerPod {
 	c := container(t, &sts.Spec.Template, "strata")
 	var out []brokerPod
 	for i := range int(*sts.Spec.Replicas) {
-		bp := brokerPod{pod: statefulPod(sts.Name, i, &sts.Spec.Template), sts: sts, c: c}
+		bp := brokerPod{pod: statefulPodIn(sts.Name, i, &sts.Spec.Template, z), sts: sts, c: c}
 		vars, err := env(objs, bp.pod, c)
 		if err != nil {
 			t.Fatalf("%s: %v", bp.name, err)
@@ -160,6 +166,19 @@ func TestBrokerMatchesConfig(t *testing.T) {
 			}
 			checkReplication(t, b.objs, pods[0])
 		})
+	}
+}
+
+// TestBrokerWithoutZoneLabel checks the pods on a cluster that does not
+// copy the node's zone onto pods (before Kubernetes 1.35): the broker
+// still starts, with no rack.
+func TestBrokerWithoutZoneLabel(t *testing.T) {
+	for _, b := range buildAll(t) {
+		for _, bp := range brokerPodsIn(t, b.objs, "") {
+			if bp.cfg.Rack != "" {
+				t.Errorf("%s %s: broker.rack %q without a zone label, want empty", b.dir, bp.name, bp.cfg.Rack)
+			}
+		}
 	}
 }
 

@@ -138,6 +138,7 @@ type kustomization struct {
 	ConfigMapGenerator []generator `json:"configMapGenerator"`
 	Patches            []patchRef  `json:"patches"`
 	Images             []image     `json:"images"`
+	Namespace          string      `json:"namespace"`
 }
 
 // image is an entry of images (`kustomize edit set image`): containers
@@ -237,6 +238,9 @@ func build(dir string) ([]*object, error) {
 	}
 	for _, o := range objs {
 		setImages(o.raw, k.Images)
+		if meta, ok := o.raw["metadata"].(map[string]any); ok && k.Namespace != "" {
+			meta["namespace"] = k.Namespace
+		}
 	}
 	seen := map[string]string{}
 	for _, o := range objs {

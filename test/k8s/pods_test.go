@@ -164,13 +164,21 @@ type pod struct {
 // control plane adds: the pod name and index, and (PodTopologyLabels)
 // the zone of its node.
 func statefulPod(name string, i int, tmpl *corev1.PodTemplateSpec) pod {
+	return statefulPodIn(name, i, tmpl, zone)
+}
+
+// statefulPodIn is statefulPod on a node in zone z; "" is a cluster that
+// does not copy the zone label onto pods.
+func statefulPodIn(name string, i int, tmpl *corev1.PodTemplateSpec, z string) pod {
 	p := pod{name: fmt.Sprintf("%s-%d", name, i), labels: map[string]string{}}
 	for k, v := range tmpl.Labels {
 		p.labels[k] = v
 	}
 	p.labels["statefulset.kubernetes.io/pod-name"] = p.name
 	p.labels["apps.kubernetes.io/pod-index"] = strconv.Itoa(i)
-	p.labels["topology.kubernetes.io/zone"] = zone
+	if z != "" {
+		p.labels["topology.kubernetes.io/zone"] = z
+	}
 	return p
 }
 
