@@ -119,6 +119,9 @@ func configFile(t *testing.T, objs []*object, sts *appsv1.StatefulSet, c *corev1
 				t.Fatalf("volume %s: items are not modelled", v.Name)
 			}
 			cm := named[corev1.ConfigMap](objs, v.ConfigMap.Name)
+			if cm == nil {
+				t.Fatalf("--config %s: volume %s: no ConfigMap %q", conf, v.Name, v.ConfigMap.Name)
+			}
 			data, ok := cm.Data[path.Base(conf)]
 			if !ok {
 				t.Fatalf("--config %s: ConfigMap %s has no key %s", conf, cm.Name, path.Base(conf))

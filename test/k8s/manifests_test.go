@@ -1,7 +1,6 @@
 package k8s
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/yaml"
 )
 
 // TestEveryManifestDecodesStrictly reads every YAML file under deploy/k8s
@@ -22,13 +20,9 @@ import (
 func TestEveryManifestDecodesStrictly(t *testing.T) {
 	listed := map[string]bool{}
 	for _, dir := range kustomizations(t) {
-		data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+		k, err := readKustomization(dir)
 		if err != nil {
 			t.Fatal(err)
-		}
-		var k kustomization
-		if err := yaml.Unmarshal(data, &k); err != nil {
-			t.Fatalf("%s: %v", dir, err)
 		}
 		for _, r := range k.Resources {
 			listed[filepath.Clean(filepath.Join(dir, r))] = true
@@ -102,12 +96,10 @@ func TestStrictnessCatchesMistakes(t *testing.T) {
 	}
 	builds := []struct{ name, kustomization, want string }{
 		{"missing resource", strings.Replace(kust, "svc.yaml", "gone.yaml", 1), "gone.yaml"},
-		{"field not modelled", kust + "namePrefix: x-\n", "namePrefix"},
-		{"patch of no object", kust + patch("other", "{op: add, path: /spec/type, value: NodePort}"), "matches no object"},
-		{"replace of a missing path", kust + patch("s", "{op: replace, path: /spec/type, value: NodePort}"), "no member"},
-		{"add below a missing path", kust + patch("s", "{op: add, path: /spec/nope/x, value: 1}"), "no member"},
+		{"patch of no object", kust + patch("other", "{op: add, path: /spec/type, value: NodePort}"), "selects no object"},
+		{"remove of a missing path", kust + patch("s", "{op: remove, path: /spec/type}"), "remove"},
 		{"patch making an unknown field", kust + patch("s", "{op: add, path: /spec/typo, value: 1}"), "unknown field"},
-		{"unmodelled operation", kust + patch("s", "{op: move, from: /spec/selector, path: /spec/x}"), "from"},
+		{"strategic merge patch making an unknown field", kust + "patches:\n  - patch: |-\n      {apiVersion: v1, kind: Service, metadata: {name: s}, spec: {typo: 1}}\n", "unknown field"},
 	}
 	for _, c := range builds {
 		dir := t.TempDir()
@@ -120,45 +112,6 @@ func TestStrictnessCatchesMistakes(t *testing.T) {
 		_, err := build(dir)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got error %v, want one containing %q", c.name, err, c.want)
-		}
-	}
-}
-
-// TestPatchOps checks the JSON 6902 operations the overlays use.
-func TestPatchOps(t *testing.T) {
-	doc := map[string]any{}
-	if err := json.Unmarshal([]byte(`{"a":{"list":[1,2],"x":1}}`), &doc); err != nil {
-		t.Fatal(err)
-	}
-	for _, op := range []patchOp{
-		{Op: "add", Path: "/a/list/-", Value: json.RawMessage(`3`)},
-		{Op: "add", Path: "/a/list/0", Value: json.RawMessage(`0`)},
-		{Op: "remove", Path: "/a/x"},
-		{Op: "replace", Path: "/a/list/1", Value: json.RawMessage(`"one"`)},
-		{Op: "add", Path: "/a/y~1z", Value: json.RawMessage(`{}`)},
-	} {
-		if err := applyOp(doc, op); err != nil {
-			t.Fatalf("%+v: %v", op, err)
-		}
-	}
-	got, _ := json.Marshal(doc)
-	if want := `{"a":{"list":[0,"one",2,3],"y/z":{}}}`; string(got) != want {
-		t.Fatalf("patched: %s, want %s", got, want)
-	}
-}
-
-// TestSetImage checks the images field's rewriting, which the README
-// suggests for a registry's image.
-func TestSetImage(t *testing.T) {
-	images := []image{{Name: "strata", NewName: "registry.example.com/strata", NewTag: "v1.2.3"}, {Name: "quay.io/coreos/etcd", Digest: "sha256:ab"}}
-	for ref, want := range map[string]string{
-		"strata:local":               "registry.example.com/strata:v1.2.3",
-		"strata":                     "registry.example.com/strata:v1.2.3",
-		"quay.io/coreos/etcd:v3.5.1": "quay.io/coreos/etcd@sha256:ab",
-		"localhost:5000/strata:x":    "localhost:5000/strata:x",
-	} {
-		if got := setImage(ref, images); got != want {
-			t.Errorf("setImage(%q) = %q, want %q", ref, got, want)
 		}
 	}
 }
