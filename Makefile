@@ -51,10 +51,11 @@ deps: ## install the test dependencies (kcat, python3-kafka, python3-confluent-k
 	bash scripts/install-test-deps.sh
 	bash scripts/install-minio.sh
 
-test: deps ## vet, all tests with -race, then a short run of every fuzz target
+test: deps ## vet, all tests with -race, a short run of every fuzz target, then compose-test
 	$(MAKE) --no-print-directory vet
 	$(MAKE) --no-print-directory unit
 	$(MAKE) --no-print-directory fuzz-smoke
+	$(MAKE) --no-print-directory compose-test
 
 vet:
 	$(GO) vet ./...

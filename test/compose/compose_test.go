@@ -188,7 +188,7 @@ services:
 	}
 	t.Logf("stack up and ready in %v", time.Since(start).Round(time.Millisecond))
 
-	adm := harness.NewAdmin(t, strings.Join(s.kafka, ","))
+	adm := harness.NewAdmin(t, s.kafka[0])
 	if err := poll(func(ctx context.Context) error {
 		_, err := adm.CreateTopic(ctx, 3, 3, map[string]*string{
 			"remote.storage.enable": new("true"),
