@@ -38,6 +38,7 @@ var commands = []command{
 	{"cluster", "cluster: strata cluster info|health [--watch] [--brokers host:port] [flags]", runCluster},
 	{"txn", "transactions: strata txn list|describe <id> [--brokers host:port] [flags]", runTxn},
 	{"config", "print the effective configuration as a properties file", runConfig},
+	{"probe", "health check: strata probe [--url http://127.0.0.1:9644/readyz] (exit 0 when it answers 200)", runProbe},
 	{"version", "print the version", runVersion},
 }
 
