@@ -260,4 +260,3 @@ func deleteAclsRows() []apiRow[*kmsg.DeleteACLsResponse] {
 			want: matched([]int16{0}, [][]metadata.ACL{nil}, all...)},
 	}
 }
-
