@@ -157,11 +157,8 @@ func TestACLAdminSarama(t *testing.T) {
 	pre := sarama.Resource{ResourceType: sarama.AclResourceGroup, ResourceName: "etl-", ResourcePatternType: sarama.AclPatternPrefixed}
 	read := sarama.Acl{Principal: "User:carol", Host: "*", Operation: sarama.AclOperationRead, PermissionType: sarama.AclPermissionAllow}
 	deny := sarama.Acl{Principal: "User:dave", Host: "*", Operation: sarama.AclOperationAll, PermissionType: sarama.AclPermissionDeny}
-	if err := adm.CreateACL(lit, read); err != nil {
-		t.Fatalf("create literal: %v", err)
-	}
-	if err := adm.CreateACL(pre, deny); err != nil {
-		t.Fatalf("create prefixed: %v", err)
+	if err := adm.CreateACLs([]*sarama.ResourceAcls{{Resource: lit, Acls: []*sarama.Acl{&read}}, {Resource: pre, Acls: []*sarama.Acl{&deny}}}); err != nil {
+		t.Fatalf("create: %v", err)
 	}
 	list, err := adm.ListAcls(sarama.AclFilter{ResourceType: sarama.AclResourceAny, ResourcePatternTypeFilter: sarama.AclPatternAny,
 		Operation: sarama.AclOperationAny, PermissionType: sarama.AclPermissionAny})
@@ -187,7 +184,7 @@ func TestACLAdminSarama(t *testing.T) {
 	// No authorizer: SECURITY_DISABLED.
 	plain := harness.Start(t, nil)
 	adm2 := saramaAdmin(t, plain.Addr())
-	if err := adm2.CreateACL(lit, read); err == nil || !strings.Contains(err.Error(), "ecurity") {
+	if err := adm2.CreateACLs([]*sarama.ResourceAcls{{Resource: lit, Acls: []*sarama.Acl{&read}}}); err == nil || !strings.Contains(err.Error(), "ecurity") {
 		t.Fatalf("create without an authorizer: %v", err)
 	}
 }
