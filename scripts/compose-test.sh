@@ -69,6 +69,11 @@ if ! docker info >/dev/null 2>&1; then
 	fi
 fi
 
+# test/compose runs docker and docker-compose without sudo.
+if [ ${#sudo[@]} -gt 0 ] && ! /usr/bin/docker info >/dev/null 2>&1; then
+	skip "$(id -un) cannot reach the docker daemon without sudo (add it to the docker group)"
+fi
+
 # image NAME DIR: builds $TAG/NAME:local from DIR, whose Dockerfile is
 # FROM scratch.
 image() { docker build -q -t "$TAG/$1:local" "$2" >/dev/null; }

@@ -3,6 +3,7 @@ package compose
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -159,7 +160,7 @@ services:
 		ctx, cancel := context.WithTimeout(context.Background(), stackTimeout)
 		defer cancel()
 		if t.Failed() {
-			out, _ := s.compose(ctx, "logs", "--no-color", "--tail=40")
+			out, _ := s.compose(ctx, "logs", "--no-color", "--tail=150", "broker-1", "broker-2", "broker-3")
 			t.Logf("logs:\n%s", out)
 		}
 		if out, err := s.compose(ctx, "down", "--volumes", "--remove-orphans", "--timeout", "10"); err != nil {
@@ -213,7 +214,11 @@ services:
 	slices.Sort(want)
 	ctx, cancel := context.WithTimeout(context.Background(), stackTimeout)
 	defer cancel()
-	if _, err := kcat(ctx, s.kafka, in.String(), "-P", "-t", topic, "-K", "=", "-X", "acks=all", "-X", "enable.idempotence=true", "-z", "none"); err != nil {
+	// Small batches: a segment rolls only at the append after it reached
+	// segment.bytes, so one large batch a partition would leave nothing
+	// sealed to tier.
+	if _, err := kcat(ctx, s.kafka, in.String(), "-P", "-t", topic, "-K", "=", "-X", "acks=all", "-X", "enable.idempotence=true", "-z", "none",
+		"-X", "batch.size=4096", "-X", "batch.num.messages=32"); err != nil {
 		t.Fatalf("produce: %v", err)
 	}
 	got, err := consumeAll(ctx, s.kafka)
@@ -237,6 +242,33 @@ services:
 		}
 		if n == 0 {
 			return fmt.Errorf("no segment of %s in bucket %s yet", topic, bucket)
+		}
+		return nil
+	}); err != nil {
+		// The brokers' own view of their tiering, with its last errors.
+		for i, m := range s.metrics {
+			if resp, err := http.Get("http://" + m + "/v1/tier/status?topic=" + topic); err == nil {
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				t.Logf("broker-%d tier status: %s", i+1, b)
+			}
+		}
+		t.Fatal(err)
+	}
+
+	// The image's HEALTHCHECK (strata probe on /readyz, in a scratch
+	// image) reports the brokers healthy.
+	if err := poll(func(ctx context.Context) error {
+		id, err := s.compose(ctx, "ps", "-q", "broker-1")
+		if err != nil {
+			return err
+		}
+		out, err := exec.CommandContext(ctx, "docker", "inspect", "-f", "{{.State.Health.Status}}", strings.TrimSpace(id)).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("docker inspect: %w: %s", err, out)
+		}
+		if st := strings.TrimSpace(string(out)); st != "healthy" {
+			return fmt.Errorf("broker-1's health check: %s", st)
 		}
 		return nil
 	}); err != nil {
