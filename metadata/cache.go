@@ -19,6 +19,7 @@ const (
 	ChangeBroker                              // one broker registration
 	ChangeBrokerConfigs                       // the dynamic configs of one broker or of the cluster default
 	ChangeScram                               // one user's SCRAM credentials
+	ChangeClientQuotas                        // one client-quota entity's values
 )
 
 // Change is one key-level change, as a store's watch delivers it. Deleting
@@ -39,6 +40,10 @@ type Change struct {
 	// Scram is a ChangeScram put: the user's credentials by mechanism
 	// (owned by the cache afterwards).
 	Scram map[string]ScramCredential
+	// Quota is a ChangeClientQuotas' entity; Quotas its values by key on a
+	// put (owned by the cache afterwards).
+	Quota  QuotaEntity
+	Quotas map[string]float64
 }
 
 // Cache is an in-memory, watch-fed view of the metadata store. Returned
@@ -65,6 +70,10 @@ type Cache struct {
 	// scram holds each user's SCRAM credentials by mechanism. Published
 	// maps are never mutated.
 	scram map[string]map[string]ScramCredential
+	// quotas holds each client-quota entity's values by key; quotaGen
+	// counts their changes. Published maps are never mutated.
+	quotas   map[QuotaEntity]map[string]float64
+	quotaGen uint64
 
 	sortedTopics  []Topic  // memo for Topics; nil when stale
 	sortedBrokers []Broker // memo for Brokers; nil when stale
@@ -85,6 +94,8 @@ func (c *Cache) reset() {
 	c.brokers = make(map[int32]Broker)
 	c.brokerConfigs = make(map[int32]map[string]string)
 	c.scram = make(map[string]map[string]ScramCredential)
+	c.quotas = make(map[QuotaEntity]map[string]float64)
+	c.quotaGen++
 	c.sortedTopics, c.sortedBrokers = nil, nil
 }
 
@@ -162,6 +173,13 @@ func (c *Cache) apply(changes []Change) {
 			} else {
 				c.scram[ch.User] = ch.Scram
 			}
+		case ChangeClientQuotas:
+			if ch.Delete || len(ch.Quotas) == 0 {
+				delete(c.quotas, ch.Quota)
+			} else {
+				c.quotas[ch.Quota] = ch.Quotas
+			}
+			c.quotaGen++
 		}
 	}
 	for name := range cloned {

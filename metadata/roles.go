@@ -48,6 +48,18 @@ type ScramCredentials interface {
 	SetScramCredentials(ctx context.Context, user string, creds map[string]ScramCredential) (rev int64, err error)
 }
 
+// ClientQuotas stores the client quotas (Kafka's AlterClientQuotas): per
+// entity (a user, a client id, both, an ip, or a default of those), its
+// values by key ("producer_byte_rate", "consumer_byte_rate",
+// "request_percentage", "connection_creation_rate"). Reads go through
+// the Cache (Cache.ClientQuota, Cache.ClientQuotas).
+type ClientQuotas interface {
+	// SetClientQuotas replaces entity's values; nil or empty removes
+	// them. Fails with ErrInvalidQuotaEntity for an entity Kafka does not
+	// allow. Concurrent writers of one entity: the last one wins.
+	SetClientQuotas(ctx context.Context, entity QuotaEntity, values map[string]float64) (rev int64, err error)
+}
+
 // Partitions changes one partition's leader, ISR or replicas. Its
 // writers are the controller, through its Term (fenced), and a
 // partition's leader changing its own ISR; nothing else writes partition
@@ -105,6 +117,7 @@ type Store interface {
 	Topics
 	BrokerConfigs
 	ScramCredentials
+	ClientQuotas
 	Partitions
 	Brokers
 	ProducerIDs

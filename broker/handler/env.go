@@ -27,6 +27,7 @@ type Store interface {
 	metadata.Topics
 	metadata.BrokerConfigs
 	metadata.ScramCredentials
+	metadata.ClientQuotas
 	metadata.ProducerIDs
 	PutReassignment(ctx context.Context, r metadata.Reassignment) error
 	Reassignments(ctx context.Context) ([]metadata.Reassignment, error)

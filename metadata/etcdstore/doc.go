@@ -20,6 +20,7 @@
 //	<prefix>/configs/brokers/<id>   {"configs":{"k":"v"}}: broker id's dynamic configs (brokerconfigs.go)
 //	<prefix>/configs/brokers/<default>  {"configs":{"k":"v"}}: the cluster-wide default of the dynamic broker configs
 //	<prefix>/scram/users/<user>     {"credentials":{"SCRAM-SHA-256":{"salt":…,"iterations":4096,"stored_key":…,"server_key":…}}}: one user's SCRAM credentials, the name path-escaped (scram.go)
+//	<prefix>/quotas/users/<user>[/clients/<client>], quotas/clients/<client>, quotas/ips/<ip>  {"values":{"producer_byte_rate":1048576}}: one client-quota entity, names path-escaped, <default> for a default (quotas.go)
 //	<prefix>/producer-ids/next      next free producer id, decimal
 //	<prefix>/controller/election/<lease>  campaign keys of concurrency.Election; the oldest one leads
 //	<prefix>/controller/epoch       controller epoch, decimal; bumped by every elected controller
@@ -43,7 +44,7 @@
 // many partitions take (the embedded server allows 16384 ops and 8 MiB);
 // a txn beyond etcd's limits is metadata.ErrTooLarge, a write etcd
 // refuses for lack of space (its NOSPACE alarm) metadata.ErrNoSpace.
-// SetBrokerConfigs and SetScramCredentials are one put (or delete) of
+// SetBrokerConfigs, SetScramCredentials and SetClientQuotas are one put (or delete) of
 // their entity's key.
 // AddPartitions, SetTopicConfigs,
 // CompareAndSetPartition and AllocateProducerIDs read, then write in a txn

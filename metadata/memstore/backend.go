@@ -26,7 +26,10 @@ type Backend struct {
 	brokerConfigs map[int32]map[string]string
 	// scram holds each user's SCRAM credentials by mechanism; a stored
 	// map is never modified.
-	scram   map[string]map[string]metadata.ScramCredential
+	scram map[string]map[string]metadata.ScramCredential
+	// quotas holds each client-quota entity's values; a stored map is
+	// never modified.
+	quotas  map[metadata.QuotaEntity]map[string]float64
 	ctl     election
 	handles map[*Store]struct{} // open handles, whose caches commit feeds
 }
@@ -61,6 +64,7 @@ func NewBackend() *Backend {
 		deleted:       map[metadata.TopicID]string{},
 		brokerConfigs: map[int32]map[string]string{},
 		scram:         map[string]map[string]metadata.ScramCredential{},
+		quotas:        map[metadata.QuotaEntity]map[string]float64{},
 		ctl:           election{record: noController, changed: make(chan struct{})},
 		handles:       map[*Store]struct{}{},
 	}
@@ -151,6 +155,9 @@ func (b *Backend) listing() []metadata.Change {
 	}
 	for _, user := range slices.Sorted(maps.Keys(b.scram)) {
 		out = append(out, metadata.Change{Kind: metadata.ChangeScram, User: user, Scram: b.scram[user]})
+	}
+	for e, v := range b.quotas { // the cache keys them by entity: order does not matter
+		out = append(out, metadata.Change{Kind: metadata.ChangeClientQuotas, Quota: e, Quotas: v})
 	}
 	return out
 }
