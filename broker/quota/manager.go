@@ -3,6 +3,7 @@ package quota
 import (
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-broker/strata/metadata"
@@ -56,16 +57,25 @@ type resolved struct {
 	ok    bool
 }
 
+// seen is what the quotas held at one revision of the source.
+type seen struct {
+	gen   uint64
+	kinds [numKinds]bool // kinds some entity has a quota of
+}
+
 // Manager measures clients against their quotas (see the package doc).
-// The zero value is not usable; call New.
+// The zero value is not usable; call New. A nil *Manager enforces no
+// quota.
 type Manager struct {
 	src Source
 	w   Window
 	obs Observer
 
+	// seen is the src.QuotaRevision byClient and kinds reflect, with
+	// kinds: requests of a kind no entity has a quota for skip mu.
+	seen atomic.Pointer[seen]
+
 	mu        sync.Mutex
-	gen       uint64 // src.QuotaRevision that byClient and any reflect
-	any       [numKinds]bool
 	byClient  map[sensorKey]resolved // by kind, user and client id (or ip) as the client gave them
 	sensors   map[sensorKey]*rate
 	lastSweep time.Time
@@ -77,8 +87,9 @@ func New(src Source, w Window, obs Observer) *Manager {
 	if w.Samples < 1 || w.Size <= 0 {
 		w = DefaultWindow
 	}
-	return &Manager{src: src, w: w, obs: obs, gen: ^uint64(0),
-		byClient: map[sensorKey]resolved{}, sensors: map[sensorKey]*rate{}}
+	m := &Manager{src: src, w: w, obs: obs, byClient: map[sensorKey]resolved{}, sensors: map[sensorKey]*rate{}}
+	m.seen.Store(&seen{gen: ^uint64(0)})
+	return m
 }
 
 // Record records v for the client (user is the principal's name without
@@ -86,10 +97,12 @@ func New(src Source, w Window, obs Observer) *Manager {
 // kind k at now, and returns how long the client is throttled; zero when
 // it is within its quota or has none.
 func (m *Manager) Record(k Kind, user, clientID string, v float64, now time.Time) time.Duration {
+	if m == nil || !m.enabled(k) {
+		return 0
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.refresh()
-	if !m.any[k] {
+	if m.refresh(); !m.seen.Load().kinds[k] {
 		return 0
 	}
 	r := m.resolve(sensorKey{kind: k, user: user, client: clientID})
@@ -112,10 +125,12 @@ func (m *Manager) Record(k Kind, user, clientID string, v float64, now time.Time
 // throttled connection is not counted and is closed after that long, as
 // Kafka does. Zero: the connection is admitted.
 func (m *Manager) RecordConnection(ip netip.Addr, now time.Time) time.Duration {
+	if m == nil || !m.enabled(ConnectionCreation) {
+		return 0
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.refresh()
-	if !m.any[ConnectionCreation] {
+	if m.refresh(); !m.seen.Load().kinds[ConnectionCreation] {
 		return 0
 	}
 	r := m.resolve(sensorKey{kind: ConnectionCreation, ip: ip})
@@ -140,22 +155,29 @@ func (m *Manager) observe(k Kind, d time.Duration) {
 	}
 }
 
+// enabled reports whether some entity may have a quota of kind k: false
+// only when, at the source's current revision, none has.
+func (m *Manager) enabled(k Kind) bool {
+	st := m.seen.Load()
+	return st.gen != m.src.QuotaRevision() || st.kinds[k]
+}
+
 // refresh drops the resolutions when the quotas changed. m.mu held.
 func (m *Manager) refresh() {
 	gen := m.src.QuotaRevision()
-	if gen == m.gen {
+	if gen == m.seen.Load().gen {
 		return
 	}
-	m.gen = gen
 	clear(m.byClient)
-	m.any = [numKinds]bool{}
+	st := &seen{gen: gen}
 	for _, vals := range m.src.ClientQuotas() {
 		for k := range numKinds {
 			if _, ok := vals[k.Key()]; ok {
-				m.any[k] = true
+				st.kinds[k] = true
 			}
 		}
 	}
+	m.seen.Store(st)
 }
 
 // sensor is the measurement of key, made at now if new. Now and then it
