@@ -312,3 +312,52 @@ func TestClientQuotasAdmin(t *testing.T) {
 		t.Fatalf("after removing all: %v %+v", err, got)
 	}
 }
+
+// TestConnectionCreationRate: an ip over its connection_creation_rate has
+// its new connections closed, without an answer, while those within the
+// rate are served; strata_quota_throttled_total counts the refused ones.
+func TestConnectionCreationRate(t *testing.T) {
+	b, metrics := startMeteredWith(t, quotaConfig)
+	res, err := b.Admin().AlterClientQuotas(testCtx(t), []kadm.AlterClientQuotaEntry{{
+		Entity: kadm.ClientQuotaEntity{{Type: "ip", Name: kadm.StringPtr("127.0.0.1")}},
+		Ops:    []kadm.AlterClientQuotaOp{{Key: "connection_creation_rate", Value: 2}},
+	}})
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("alter client quotas: %v %+v", err, res)
+	}
+	// 10 connections at once: at 2 per second over at least one window,
+	// 2 get in (the admin client's came before the quota).
+	var conns []net.Conn
+	for range 10 {
+		c, err := net.Dial("tcp", b.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	var served, refused int
+	for i, c := range conns {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.Version = 3
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "quota-test", "1"
+		_, err := c.Write(kmsg.NewRequestFormatter().AppendRequest(nil, req, int32(i)))
+		_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		var size [4]byte
+		if err == nil {
+			_, err = io.ReadFull(c, size[:])
+		}
+		if err != nil {
+			refused++
+		} else {
+			served++
+		}
+	}
+	t.Logf("served %d, refused %d", served, refused)
+	if served < 1 || served > 3 || refused < 7 {
+		t.Errorf("served %d and refused %d of 10 connections at once, want at most 3 served", served, refused)
+	}
+	if n := metricValue(t, metrics, `strata_quota_throttled_total{type="connection"}`); n < refused {
+		t.Errorf("strata_quota_throttled_total{type=\"connection\"} = %d, want at least %d", n, refused)
+	}
+}
