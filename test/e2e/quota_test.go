@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -177,18 +178,21 @@ func TestFetchQuota(t *testing.T) {
 
 // TestQuotaMutesConnection: after a response with throttle_time_ms, the
 // broker does not answer the next request on that connection before the
-// throttle time has passed (KIP-219), although it was sent at once.
+// throttle time has passed (KIP-219), although it was sent at once. A
+// client of a version before KIP-219 (Produce v5) gets its response held
+// back for the throttle time instead.
 func TestQuotaMutesConnection(t *testing.T) {
 	b, metrics := startMeteredWith(t, quotaConfig)
 	adm := b.Admin()
 	const topic = "quota-mute"
 	harness.CreateTopic(t, adm, topic, 1, nil)
 	setQuota(t, adm, "muted", "producer_byte_rate", 50<<10)
+	setQuota(t, adm, "old", "producer_byte_rate", 50<<10)
 
 	batch := harness.BuildBatch(harness.BatchSpec{ProducerID: -1, Records: []harness.RawRecord{{Value: make([]byte, 100<<10)}}})
-	produce := func() kmsg.Request {
+	produce := func(v int16) kmsg.Request {
 		req := kmsg.NewPtrProduceRequest()
-		req.Version, req.Acks, req.TimeoutMillis = 9, 1, 10000
+		req.Version, req.Acks, req.TimeoutMillis = v, 1, 10000
 		rt := kmsg.NewProduceRequestTopic()
 		rt.Topic = topic
 		rp := kmsg.NewProduceRequestTopicPartition()
@@ -197,15 +201,19 @@ func TestQuotaMutesConnection(t *testing.T) {
 		req.Topics = append(req.Topics, rt)
 		return req
 	}
-	c, err := net.Dial("tcp", b.Addr())
-	if err != nil {
-		t.Fatal(err)
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", b.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
 	}
-	defer c.Close()
+	c := dial()
 	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID("muted"))
 	var out []byte
 	for corr := range int32(2) { // both at once, as a client that ignores throttles
-		out = append(out, f.AppendRequest(nil, produce(), corr)...)
+		out = append(out, f.AppendRequest(nil, produce(9), corr)...)
 	}
 	if _, err := c.Write(out); err != nil {
 		t.Fatal(err)
@@ -229,6 +237,16 @@ func TestQuotaMutesConnection(t *testing.T) {
 	}
 	if n := metricValue(t, metrics, `strata_quota_throttle_time_ms_total{type="produce"}`); n < int(throttles[0]) {
 		t.Errorf("strata_quota_throttle_time_ms_total{type=\"produce\"} = %d, want at least %d", n, throttles[0])
+	}
+
+	old := dial()
+	sent := time.Now()
+	if _, err := old.Write(kmsg.NewRequestFormatter(kmsg.FormatterClientID("old")).AppendRequest(nil, produce(5), 0)); err != nil {
+		t.Fatal(err)
+	}
+	resp := readProduceResponse(t, old, 5)
+	if took := time.Since(sent); resp.ThrottleMillis < 500 || took < time.Duration(resp.ThrottleMillis)*time.Millisecond/2 {
+		t.Errorf("Produce v5: throttle_time_ms %d, answered after %v: want the response held back", resp.ThrottleMillis, took)
 	}
 }
 
@@ -359,5 +377,40 @@ func TestConnectionCreationRate(t *testing.T) {
 	}
 	if n := metricValue(t, metrics, `strata_quota_throttled_total{type="connection"}`); n < refused {
 		t.Errorf("strata_quota_throttled_total{type=\"connection\"} = %d, want at least %d", n, refused)
+	}
+}
+
+// TestClientQuotasSarama: sarama's ClusterAdmin sets and describes client
+// quotas, at the APIs' version 0 (sarama's Kafka 2.6) and 1 (3.6).
+func TestClientQuotasSarama(t *testing.T) {
+	b := harness.Start(t, nil)
+	for _, v := range []sarama.KafkaVersion{sarama.V2_6_0_0, sarama.V3_6_0_0} {
+		cfg := sarama.NewConfig()
+		cfg.Version = v
+		adm, err := sarama.NewClusterAdmin([]string{b.Addr()}, cfg)
+		if err != nil {
+			t.Fatalf("sarama admin: %v", err)
+		}
+		client := "sarama-" + v.String()
+		entity := []sarama.QuotaEntityComponent{{EntityType: sarama.QuotaEntityClientID, MatchType: sarama.QuotaMatchExact, Name: client}}
+		if err := adm.AlterClientQuotas(entity, sarama.ClientQuotasOp{Key: "consumer_byte_rate", Value: 4096}, false); err != nil {
+			t.Fatalf("%v: alter: %v", v, err)
+		}
+		def := []sarama.QuotaEntityComponent{{EntityType: sarama.QuotaEntityUser, MatchType: sarama.QuotaMatchDefault}}
+		if err := adm.AlterClientQuotas(def, sarama.ClientQuotasOp{Key: "request_percentage", Value: 25}, false); err != nil {
+			t.Fatalf("%v: alter default user: %v", v, err)
+		}
+		got, err := adm.DescribeClientQuotas([]sarama.QuotaFilterComponent{{EntityType: sarama.QuotaEntityClientID, MatchType: sarama.QuotaMatchExact, Match: client}}, true)
+		if err != nil || len(got) != 1 || got[0].Values["consumer_byte_rate"] != 4096 || got[0].Entity[0].Name != client {
+			t.Fatalf("%v: describe: %v %+v", v, err, got)
+		}
+		got, err = adm.DescribeClientQuotas([]sarama.QuotaFilterComponent{{EntityType: sarama.QuotaEntityUser, MatchType: sarama.QuotaMatchDefault}}, true)
+		if err != nil || len(got) != 1 || got[0].Values["request_percentage"] != 25 || got[0].Entity[0].MatchType != sarama.QuotaMatchDefault {
+			t.Fatalf("%v: describe default user: %v %+v", v, err, got)
+		}
+		if err := adm.AlterClientQuotas(entity, sarama.ClientQuotasOp{Key: "connection_creation_rate", Value: 1}, false); err == nil {
+			t.Fatalf("%v: a client id's connection_creation_rate was accepted", v)
+		}
+		_ = adm.Close()
 	}
 }
