@@ -51,7 +51,9 @@ var errIdle = errors.New("idle for connections.max.idle.ms")
 // first byte (awaitRequest), and a response be taken by the client within
 // it (at least half of it, responder.write); a request's bytes count in
 // queued.max.request.bytes from their reading until its handler is done
-// with them (dispatch).
+// with them (dispatch). A response throttled by a client quota mutes the
+// connection (KIP-219): the next request read waits out the throttle
+// before it is handled (connMute).
 func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients, kl *kafkaListener) {
 	addr := remoteAddr(c)
 	defer cl.quotas.release(addr)

@@ -32,9 +32,9 @@ var quotaKeys = map[string]quotaKeyDef{
 	"connection_creation_rate": {ip: true, whole: true},
 }
 
-// authorizedCluster reports whether the request's principal may do op on
+// quotaAuthorized reports whether the request's principal may do op on
 // the cluster (always, without an authorizer).
-func authorizedCluster(env *Env, req *Request, op kmsg.ACLOperation) bool {
+func quotaAuthorized(env *Env, req *Request, op kmsg.ACLOperation) bool {
 	if env.Authorizer == nil {
 		return true
 	}
