@@ -498,10 +498,13 @@ func (s *Server) serveKafka(ctx context.Context, fail func(error), n *node) {
 		Txn: n.txn, ProducerIDs: n.pids,
 		Controller: n.observer, Elector: n.ctrl, Peers: n.peers, Log: s.log, Metrics: n.handlerMetrics,
 		Self: n.self, Draining: ctx.Done(),
+		Quotas: newQuotas(s.cfg, n.store.Cache(), n.metrics),
 	}
 	if n.acl != nil {
 		s.env.Authorizer = n.acl
 	}
+
+	n.clients.rates = s.env.Quotas
 	n.env.Store(s.env)
 	closed := make(chan struct{})
 	context.AfterFunc(ctx, func() {
