@@ -80,6 +80,11 @@ func runTLS(ctx context.Context, round int, o benchOptions) (r tlsRun) {
 	start := func(ctx context.Context, o benchOptions) (*system, error) { return startStrataWith(ctx, o, keys) }
 	r.err = onFresh(ctx, start, o, func(sys *system) error {
 		secure := &system{brokers: []string{sys.strata.ListenerAddr("SSL")}, tls: &tls.Config{RootCAs: ca.Pool()}}
+		if round == 0 {
+			if err := printNegotiated(secure); err != nil {
+				return err
+			}
+		}
 		for i := range 2 {
 			if (round+i)%2 == 0 {
 				r.plain = produceConsume(ctx, sys, "plain", "bench-plain", round, o)
@@ -96,6 +101,19 @@ func runTLS(ctx context.Context, round int, o benchOptions) (r tlsRun) {
 		return timeHandshakes(ctx, sys, &r)
 	})
 	return r
+}
+
+// printNegotiated prints the TLS version and cipher suite a client
+// with sys's configuration (Go's defaults, as franz-go's) and the
+// broker agree on.
+func printNegotiated(sys *system) error {
+	c, err := tls.Dial("tcp", sys.brokers[0], sys.tls)
+	if err != nil {
+		return fmt.Errorf("bench: TLS dial: %w", err)
+	}
+	st := c.ConnectionState()
+	fmt.Printf("bench: TLS negotiated %s, %s\n", tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite))
+	return c.Close()
 }
 
 // benchCerts makes a CA and a certificate for 127.0.0.1 and writes the
@@ -206,27 +224,94 @@ func tlsMedian(runs []tlsRun, v func(tlsRun) float64) (float64, bool) {
 }
 
 // printTLSTable writes the security table: TLS against plaintext
-// produce and consume throughput against the target, and the cost of a
-// SCRAM-SHA-512 connection against a plaintext one.
+// produce and consume throughput against the target, the CPU time per
+// MB behind them, and the cost of a SCRAM-SHA-512 connection against a
+// plaintext one. A ratio is the median of the rounds' own ratios, each
+// between two phases run back to back on one broker, so that a slow
+// stretch of a shared machine moves both sides of a ratio together.
 func printTLSTable(w io.Writer, runs []tlsRun) {
-	mb := func(f func(tlsRun) perf.Result) func(tlsRun) float64 {
-		return func(r tlsRun) float64 { return f(r).MBPerSec() }
+	mb := func(side func(tlsRun) runResult, f func(runResult) perf.Result) func(tlsRun) float64 {
+		return func(r tlsRun) float64 { return f(side(r)).MBPerSec() }
 	}
-	pp, ppok := tlsMedian(runs, mb(func(r tlsRun) perf.Result { return r.plain.produce }))
-	tp, tpok := tlsMedian(runs, mb(func(r tlsRun) perf.Result { return r.tls.produce }))
-	pc, pcok := tlsMedian(runs, mb(func(r tlsRun) perf.Result { return r.plain.consume }))
-	tc, tcok := tlsMedian(runs, mb(func(r tlsRun) perf.Result { return r.tls.consume }))
+	// cpu is the process's CPU milliseconds per MB of a phase.
+	cpu := func(side func(tlsRun) runResult, f func(runResult) (perf.Result, time.Duration)) func(tlsRun) float64 {
+		return func(r tlsRun) float64 {
+			res, d := f(side(r))
+			if res.Bytes <= 0 {
+				return 0
+			}
+			return ms(d) / (float64(res.Bytes) / (1 << 20))
+		}
+	}
+	plain := func(r tlsRun) runResult { return r.plain }
+	secure := func(r tlsRun) runResult { return r.tls }
+	produce := func(r runResult) perf.Result { return r.produce }
+	consume := func(r runResult) perf.Result { return r.consume }
+	produceCPU := func(r runResult) (perf.Result, time.Duration) { return r.produce, r.produceCPU }
+	consumeCPU := func(r runResult) (perf.Result, time.Duration) { return r.consume, r.consumeCPU }
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "security MB/s\tplaintext\tTLS\tTLS/plaintext\ttarget\t\t")
-	ratioRow(tw, "strata produce", pp, ppok, tp, tpok, tlsTarget)
-	ratioRow(tw, "strata consume", pc, pcok, tc, tcok, tlsTarget)
+	fmt.Fprintln(tw, "security\tplaintext\tTLS\tTLS/plaintext\ttarget\t\t")
+	tlsRow(tw, runs, "strata produce MB/s", mb(plain, produce), mb(secure, produce), false, tlsTarget)
+	tlsRow(tw, runs, "strata consume MB/s", mb(plain, consume), mb(secure, consume), false, tlsTarget)
+	tlsRow(tw, runs, "produce CPU ms/MB", cpu(plain, produceCPU), cpu(secure, produceCPU), true, 0)
+	tlsRow(tw, runs, "consume CPU ms/MB", cpu(plain, consumeCPU), cpu(secure, consumeCPU), true, 0)
 	_ = tw.Flush()
+	fmt.Fprintf(w, "medians over %d successful round(s); a ratio is the median of the rounds' ratios; CPU is this process's (client and broker), its ratio plaintext/TLS (the throughput ratio when CPU-bound)\n",
+		func() int {
+			n := 0
+			for _, r := range runs {
+				if r.err == nil {
+					n++
+				}
+			}
+			return n
+		}())
 	q := func(h func(*tlsRun) *perf.Histogram, q float64) float64 {
 		v, _ := tlsMedian(runs, func(r tlsRun) float64 { return ms(h(&r).Quantile(q)) })
 		return v
 	}
-	plain := func(r *tlsRun) *perf.Histogram { return &r.connect }
+	conn := func(r *tlsRun) *perf.Histogram { return &r.connect }
 	scr := func(r *tlsRun) *perf.Histogram { return &r.scram }
 	fmt.Fprintf(w, "strata connect to first Metadata (%d per round): plaintext p50 %.2f ms, p99 %.2f ms; SCRAM-SHA-512 (%d iterations) p50 %.2f ms, p99 %.2f ms; medians over rounds\n",
-		scramHandshakes, q(plain, 0.5), q(plain, 0.99), scramIterations, q(scr, 0.5), q(scr, 0.99))
+		scramHandshakes, q(conn, 0.5), q(conn, 0.99), scramIterations, q(scr, 0.5), q(scr, 0.99))
+}
+
+// tlsRow writes one row of the security table: the medians of the
+// plaintext and the TLS values over the successful runs and the median
+// of the runs' TLS/plaintext ratios (plaintext/TLS when inverse: for a
+// cost), against target when it is positive.
+func tlsRow(w io.Writer, runs []tlsRun, name string, plain, secure func(tlsRun) float64, inverse bool, target float64) {
+	p, pok := tlsMedian(runs, plain)
+	t, tok := tlsMedian(runs, secure)
+	ratio, rok := tlsMedian(runs, func(r tlsRun) float64 {
+		a, b := secure(r), plain(r)
+		if inverse {
+			a, b = b, a
+		}
+		if b <= 0 {
+			return 0
+		}
+		return a / b
+	})
+	row := []string{name, "error", "error", "-", "-", ""}
+	if pok {
+		row[1] = fmt.Sprintf("%.2f", p)
+	}
+	if tok {
+		row[2] = fmt.Sprintf("%.2f", t)
+	}
+	if rok && pok && tok {
+		row[3] = fmt.Sprintf("%.2fx", ratio)
+		if target > 0 {
+			row[4] = fmt.Sprintf("≥ %.2fx", target)
+			row[5] = "below"
+			if ratio >= target {
+				row[5] = "meets"
+			}
+		}
+	}
+	for _, cell := range row {
+		fmt.Fprintf(w, "%s\t", cell)
+	}
+	fmt.Fprintln(w)
 }
