@@ -181,7 +181,7 @@ func handshake(serving context.Context, c net.Conn, srv *security.Server, idle t
 	}
 	ctx, cancel := context.WithTimeout(serving, idle)
 	defer cancel()
-	tc := tls.Server(c, srv.Config())
+	tc := tls.Server(wire.NewTLSBase(c), srv.Config())
 	if err := tc.HandshakeContext(ctx); err != nil {
 		return nil, "", err
 	}
