@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -162,5 +163,28 @@ func TestTLSRatioIsMedianOfRounds(t *testing.T) {
 	s := strings.Join(strings.Fields(out.String()), " ")
 	if !strings.Contains(s, "strata produce MB/s 100.00 90.00 0.70x") {
 		t.Errorf("want the median of the rounds' ratios, 0.70x:\n%s", s)
+	}
+}
+
+// TestTLSOrder: plaintext goes first and last by turns, and over four
+// rounds each TLS phase precedes the other twice.
+func TestTLSOrder(t *testing.T) {
+	if got := tlsOrder(1, false); !slices.Equal(got, []string{"tls", "plain"}) {
+		t.Errorf("round 2 without bare: %q", got)
+	}
+	first := map[string]int{}
+	for round := range 4 {
+		o := tlsOrder(round, true)
+		if len(o) != 3 || (o[0] != "plain") == (round%2 == 0) {
+			t.Errorf("round %d: %q", round+1, o)
+		}
+		if i, j := slices.Index(o, "tls"), slices.Index(o, "bare"); i < j {
+			first["tls"]++
+		} else {
+			first["bare"]++
+		}
+	}
+	if first["tls"] != 2 || first["bare"] != 2 {
+		t.Errorf("TLS phases first: %v", first)
 	}
 }

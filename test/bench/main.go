@@ -29,6 +29,7 @@ type benchOptions struct {
 	codecs       []string // compressed produce runs, validated against unchecked
 	txn          bool     // run the transactions workload
 	tls          bool     // run the security workload: TLS and SCRAM
+	tlsBare      bool     // the security workload also over TLS without wire.TLSBase
 	cpuprofile   string
 	dir          string
 	keep         bool
@@ -156,8 +157,9 @@ func parseFlags(args []string) (benchOptions, error) {
 	codecs := fs.String("codecs", "lz4,zstd", "codecs whose compressed produce strata runs validated and unchecked (empty: none)")
 	fs.BoolVar(&o.txn, "txn", true, "also run the transactions workload: transactional against idempotent produce, read_committed against read_uncommitted, strata against kfake transactions")
 	fs.BoolVar(&o.tls, "tls", true, "also run the security workload: produce and consume over TLS against plaintext, and SCRAM-SHA-512 connection cost")
+	fs.BoolVar(&o.tlsBare, "tls-bare", false, "the security table also runs TLS straight on the TCP connection, as before wire.TLSBase (a bench-only switch), and compares")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write CPU profiles of round 1's strata phases to FILE-produce.EXT, FILE-consume.EXT, FILE-produce-CODEC-MODE.EXT and (security table) FILE-tls-produce.EXT, FILE-plain-produce.EXT, ...")
-	fs.StringVar(&o.dir, "dir", "", "parent of strata's temporary data directory (default: the system temp dir)")
+	fs.StringVar(&o.dir, "dir", "", "parent of strata's temporary data directory (default: the system temp dir; the security table: /dev/shm when it has room)")
 	fs.BoolVar(&o.keep, "keep", false, "keep strata's data directory")
 	fs.BoolVar(&o.verbose, "v", false, "log strata at info level (default: warnings only)")
 	if err := fs.Parse(args); err != nil {
@@ -227,7 +229,7 @@ func produceConsume(ctx context.Context, sys *system, name, topic string, round 
 	r.round = round
 	// The main table's strata run profiles as produce and consume, the
 	// security table's as tls-produce, plain-consume, ...
-	profile := o.cpuprofile != "" && round == 0 && (name == "strata" || name == "tls" || name == "plain")
+	profile := o.cpuprofile != "" && round == 0 && (name == "strata" || name == "tls" || name == "plain" || name == "bare")
 	phase := func(p string) string {
 		if name == "strata" {
 			return p

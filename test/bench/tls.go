@@ -1,12 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509/pkix"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -15,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/strata-broker/strata/internal/benchhook"
 	"github.com/strata-broker/strata/internal/testcerts"
 	"github.com/strata-broker/strata/perf"
 )
@@ -35,14 +39,33 @@ const (
 // times of plaintext clients and of SCRAM-SHA-512 clients, interleaved.
 type tlsRun struct {
 	plain, tls     runResult
+	bare           runResult // over TLS without wire.TLSBase (-tls-bare)
 	connect, scram perf.Histogram
 	err            error
 }
 
-// runTLSRounds runs the security workload every round.
+// tmpfsDir is where the security table keeps its brokers' data when
+// -dir is not given and it has room: in memory, so that the page cache
+// writing back a gigabyte or two to a disk does not decide a ratio of
+// CPU costs.
+const tmpfsDir = "/dev/shm"
+
+// runTLSRounds runs the security workload in an even number of rounds
+// (-rounds, rounded up), so that as many rounds start with TLS as with
+// plaintext.
 func runTLSRounds(ctx context.Context, o benchOptions) []tlsRun {
+	if o.dir == "" {
+		// Two topics of the workload, with room to spare.
+		need := 3 * uint64(o.records) * uint64(o.recordSize+100)
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(tmpfsDir, &st); err == nil && st.Bavail*uint64(st.Bsize) >= need {
+			o.dir = tmpfsDir
+		}
+	}
+	rounds := o.rounds + o.rounds%2
+	fmt.Printf("bench: security table: %d rounds, data in %s\n", rounds, cmp.Or(o.dir, os.TempDir()))
 	var runs []tlsRun
-	for round := range o.rounds {
+	for round := range rounds {
 		r := runTLS(ctx, round, o)
 		if r.err != nil {
 			fmt.Printf("round %d strata security ERROR: %v\n", round+1, r.err)
@@ -85,22 +108,45 @@ func runTLS(ctx context.Context, round int, o benchOptions) (r tlsRun) {
 				return err
 			}
 		}
-		for i := range 2 {
-			if (round+i)%2 == 0 {
-				r.plain = produceConsume(ctx, sys, "plain", "bench-plain", round, o)
-				if r.plain.err != nil {
-					return r.plain.err
-				}
-			} else {
-				r.tls = produceConsume(ctx, secure, "tls", "bench-tls", round, o)
-				if r.tls.err != nil {
-					return r.tls.err
-				}
+		for _, v := range tlsOrder(round, o.tlsBare) {
+			var res *runResult
+			switch v {
+			case "plain":
+				res = &r.plain
+				*res = produceConsume(ctx, sys, v, "bench-plain", round, o)
+			case "tls":
+				res = &r.tls
+				*res = produceConsume(ctx, secure, v, "bench-tls", round, o)
+			case "bare":
+				res = &r.bare
+				benchhook.BareTLS.Store(true)
+				*res = produceConsume(ctx, secure, v, "bench-bare", round, o)
+				benchhook.BareTLS.Store(false)
+			}
+			if res.err != nil {
+				return res.err
 			}
 		}
 		return timeHandshakes(ctx, sys, &r)
 	})
 	return r
+}
+
+// tlsOrder is the order of a round's phases: plaintext first or last
+// by turns and, with bare, the two TLS phases next to each other, each
+// first in half of every four rounds.
+func tlsOrder(round int, bare bool) []string {
+	seq := []string{"plain", "tls"}
+	if bare {
+		seq = append(seq, "bare")
+		if (round/2)%2 == 1 {
+			seq[1], seq[2] = seq[2], seq[1]
+		}
+	}
+	if round%2 == 1 {
+		slices.Reverse(seq)
+	}
+	return seq
 }
 
 // printNegotiated prints the TLS version and cipher suite a client
@@ -255,6 +301,14 @@ func printTLSTable(w io.Writer, runs []tlsRun) {
 	tlsRow(tw, runs, "strata consume MB/s", mb(plain, consume), mb(secure, consume), false, tlsTarget)
 	tlsRow(tw, runs, "produce CPU ms/MB", cpu(plain, produceCPU), cpu(secure, produceCPU), true, 0)
 	tlsRow(tw, runs, "consume CPU ms/MB", cpu(plain, consumeCPU), cpu(secure, consumeCPU), true, 0)
+	if slices.ContainsFunc(runs, func(r tlsRun) bool { return r.bare.produce.Records > 0 }) {
+		bare := func(r tlsRun) runResult { return r.bare }
+		fmt.Fprintln(tw, "TLSBase\tbare TLS\tTLS\tTLS/bare\t\t\t")
+		tlsRow(tw, runs, "strata produce MB/s", mb(bare, produce), mb(secure, produce), false, 0)
+		tlsRow(tw, runs, "strata consume MB/s", mb(bare, consume), mb(secure, consume), false, 0)
+		tlsRow(tw, runs, "produce CPU ms/MB", cpu(bare, produceCPU), cpu(secure, produceCPU), true, 0)
+		tlsRow(tw, runs, "consume CPU ms/MB", cpu(bare, consumeCPU), cpu(secure, consumeCPU), true, 0)
+	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "medians over %d successful round(s); a ratio is the median of the rounds' ratios; CPU is this process's (client and broker), its ratio plaintext/TLS (the throughput ratio when CPU-bound)\n",
 		func() int {
@@ -277,9 +331,9 @@ func printTLSTable(w io.Writer, runs []tlsRun) {
 }
 
 // tlsRow writes one row of the security table: the medians of the
-// plaintext and the TLS values over the successful runs and the median
-// of the runs' TLS/plaintext ratios (plaintext/TLS when inverse: for a
-// cost), against target when it is positive.
+// plaintext (or bare TLS) and the TLS values over the successful runs and
+// the median of the runs' TLS/plaintext ratios (plaintext/TLS when
+// inverse: for a cost), against target when it is positive.
 func tlsRow(w io.Writer, runs []tlsRun, name string, plain, secure func(tlsRun) float64, inverse bool, target float64) {
 	p, pok := tlsMedian(runs, plain)
 	t, tok := tlsMedian(runs, secure)
