@@ -249,7 +249,7 @@ func produceConsume(ctx context.Context, sys *system, name, topic string, round 
 		})
 	})
 	r.produceCPU = perf.SelfCPU() - cpu
-	fmt.Printf("round %d %-6s %s\n", round+1, name, r.produce)
+	fmt.Printf("round %d %-6s %s; process CPU %.2fs\n", round+1, name, r.produce, r.produceCPU.Seconds())
 	if r.err != nil {
 		return r
 	}
@@ -265,7 +265,7 @@ func produceConsume(ctx context.Context, sys *system, name, topic string, round 
 		})
 	})
 	r.consumeCPU = perf.SelfCPU() - cpu
-	fmt.Printf("round %d %-6s %s\n", round+1, name, r.consume)
+	fmt.Printf("round %d %-6s %s; process CPU %.2fs\n", round+1, name, r.consume, r.consumeCPU.Seconds())
 	if r.err == nil && r.consume.Records < r.produce.Records {
 		r.err = fmt.Errorf("bench: consume read %d of %d records within %s", r.consume.Records, r.produce.Records, o.phaseTimeout)
 	}
