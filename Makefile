@@ -78,7 +78,8 @@ fuzz: ## run each fuzz target for FUZZTIME_LONG (2m)
 	$(MAKE) --no-print-directory fuzz-smoke FUZZTIME=$(FUZZTIME_LONG)
 
 bench: ## benchmarks: produce/consume and groups vs kfake, cleaner vs its ceiling, cluster, tiered storage vs raw MinIO GETs, fetch sessions vs none
-	$(GO) run ./test/bench
+	$(GO) run ./test/bench -tls=false
+	$(GO) run ./test/bench -systems "" -codecs "" -txn=false -records 1000000
 	$(GO) run ./test/bench/groups
 	$(GO) run ./test/bench/cleaner
 	$(GO) run ./test/bench/cluster

@@ -22,6 +22,7 @@ import (
 	"github.com/strata-broker/strata/broker/handler"
 	"github.com/strata-broker/strata/broker/security"
 	"github.com/strata-broker/strata/broker/wire"
+	"github.com/strata-broker/strata/internal/benchhook"
 )
 
 // connDrainTimeout bounds how long a connection of a stopping broker may
@@ -185,7 +186,11 @@ func handshake(serving context.Context, c net.Conn, srv *security.Server, idle t
 	}
 	ctx, cancel := context.WithTimeout(serving, idle)
 	defer cancel()
-	tc := tls.Server(c, srv.Config())
+	var under net.Conn = wire.NewTLSBase(c)
+	if benchhook.BareTLS.Load() {
+		under = c
+	}
+	tc := tls.Server(under, srv.Config())
 	if err := tc.HandshakeContext(ctx); err != nil {
 		return nil, "", err
 	}
