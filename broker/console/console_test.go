@@ -122,12 +122,12 @@ func TestPages(t *testing.T) {
 
 	// Bad input: 4xx with a message.
 	for path, code := range map[string]int{
-		"/topics/nope":                                  404,
-		"/topics/nope/messages":                         404,
+		"/topics/nope":          404,
+		"/topics/nope/messages": 404,
 		"/topics/orders/messages?seek=offset&offset=999": 400,
-		"/topics/orders/messages?key=re:(":              400,
-		"/topics?sort=bogus":                            400,
-		"/topics/orders/export?as=xml":                  400,
+		"/topics/orders/messages?key=re:(":               400,
+		"/topics?sort=bogus":                             400,
+		"/topics/orders/export?as=xml":                   400,
 	} {
 		if got, body := s.get(path); got != code {
 			t.Errorf("GET %s: %d, want %d: %s", path, got, code, body)
@@ -169,5 +169,57 @@ func TestReadOnly(t *testing.T) {
 	}
 	if code, _ := s.post("/topics", url.Values{"name": {"x"}}); code != http.StatusForbidden {
 		t.Fatalf("create in read-only mode: %d", code)
+	}
+}
+
+// waitFor polls path until it contains want, for at most 30 s.
+func (s *site) waitFor(path, want string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, body := s.get(path)
+		if strings.Contains(body, want) {
+			return body
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("GET %s: no %q after 30s:\n%s", path, want, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestGroupLagAndReset(t *testing.T) {
+	s := startSite(t, nil)
+	harness.CreateTopic(t, s.b.Admin(), "events", 2, nil)
+	cl := s.b.Client()
+	for i := range 10 {
+		produce(t, cl, &kgo.Record{Topic: "events", Partition: int32(i % 2), Value: []byte("v")})
+	}
+	consumer := s.b.Client(kgo.ConsumerGroup("readers"), kgo.ConsumeTopics("events"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for n := 0; n < 10; {
+		fs := consumer.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("consumed %d of 10: %v", n, err)
+		}
+		n += fs.NumRecords()
+	}
+	if err := consumer.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFor("/groups/readers", `<dd id="total-lag">0</dd>`)
+	s.must("/groups", "readers")
+	consumer.Close()
+	s.waitFor("/groups/readers", `<dd id="state">Empty</dd>`)
+	// The first POST previews; only the confirmation commits.
+	code, body := s.post("/groups/readers/reset", url.Values{"to": {"earliest"}})
+	if code != 200 || !strings.Contains(body, "Confirm reset") {
+		t.Fatalf("reset preview: %d %s", code, body)
+	}
+	s.must("/groups/readers", `<dd id="total-lag">0</dd>`)
+	code, body = s.post("/groups/readers/reset", url.Values{"to": {"earliest"}, "confirm": {"yes"}})
+	if code != 200 || !strings.Contains(body, `<dd id="total-lag">10</dd>`) {
+		t.Fatalf("reset: %d %s", code, body)
 	}
 }
