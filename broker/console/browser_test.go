@@ -19,6 +19,9 @@ import (
 	"github.com/strata-broker/strata/test/harness"
 )
 
+// stepWait bounds one step of a browser test.
+const stepWait = 30 * time.Second
+
 // browser is a headless Chromium (Debian's chromium, installed by
 // scripts/install-test-deps.sh) driven over the DevTools protocol.
 type browser struct {
@@ -48,13 +51,16 @@ func newBrowser(t *testing.T) *browser {
 // run runs actions, failing the test (with a screenshot) on an error.
 func (b *browser) run(what string, actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	if err := chromedp.Do(b.ctx, actions...); err != nil {
+	ctx, cancel := context.WithTimeout(b.ctx, stepWait)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
 		b.shot("failed-" + strings.ReplaceAll(what, " ", "-"))
-		b.t.Fatalf("%s: %v", what, err)
+		html, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
+		b.t.Fatalf("%s: %v\npage:\n%s", what, err, html)
 	}
 }
 
-// shot saves a full-page screenshot as name.png in the artifact directory.
+// shot saves a full-page screenshot as name.jpg in the artifact directory.
 func (b *browser) shot(name string) string {
 	b.t.Helper()
 	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(80))
@@ -62,7 +68,7 @@ func (b *browser) shot(name string) string {
 		b.t.Logf("screenshot %s: %v", name, err)
 		return ""
 	}
-	p := filepath.Join(b.dir, name+".png")
+	p := filepath.Join(b.dir, name+".jpg") // FullScreenshot below 100 is a JPEG
 	if err := os.WriteFile(p, png, 0o644); err != nil {
 		b.t.Fatalf("save screenshot: %v", err)
 	}
@@ -94,7 +100,7 @@ func TestBrowserTopicsAndMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	harness.CreateTopic(t, adm, "orders", 2, nil)
-	cl := s.b.Client()
+	cl := s.b.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	for i := range 30 {
 		produce(t, cl, &kgo.Record{Topic: "orders", Partition: int32(i % 2), Key: fmt.Appendf(nil, "order-%d", i),
 			Value: fmt.Appendf(nil, `{"id":%d,"item":"widget"}`, i), Headers: []kgo.RecordHeader{{Key: "trace", Value: fmt.Appendf(nil, "t-%d", i)}}})
@@ -161,7 +167,7 @@ func TestBrowserTopicsAndMessages(t *testing.T) {
 func TestBrowserGroup(t *testing.T) {
 	s := startSite(t, nil)
 	harness.CreateTopic(t, s.b.Admin(), "events", 2, nil)
-	cl := s.b.Client()
+	cl := s.b.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	for i := range 10 {
 		produce(t, cl, &kgo.Record{Topic: "events", Partition: int32(i % 2), Value: []byte("v")})
 	}
@@ -179,10 +185,19 @@ func TestBrowserGroup(t *testing.T) {
 		}
 		n += fs.NumRecords()
 	}
+	// Auto-commit commits in the background; this one makes sure the
+	// last offsets are in before the consumer leaves.
+	if err := consumer.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		br.run("group page", chromedp.Navigate(s.base+"/groups/readers"), chromedp.WaitVisible(chromedp.CSS("#total-lag")))
-		if br.text("#total-lag") == "0" {
+		rows, err := chromedp.Run(br.ctx, chromedp.Evaluate[int](`document.querySelectorAll("#lag td.lag").length`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows == 2 && br.text("#total-lag") == "0" {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -98,7 +98,7 @@ func produce(t *testing.T, cl *kgo.Client, recs ...*kgo.Record) {
 func TestPages(t *testing.T) {
 	s := startSite(t, nil)
 	harness.CreateTopic(t, s.b.Admin(), "orders", 3, nil)
-	cl := s.b.Client()
+	cl := s.b.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	for i := range 20 {
 		produce(t, cl, &kgo.Record{Topic: "orders", Partition: int32(i % 3), Key: fmt.Appendf(nil, "k%d", i),
 			Value: fmt.Appendf(nil, `{"n":%d}`, i), Headers: []kgo.RecordHeader{{Key: "trace", Value: fmt.Appendf(nil, "t-%d", i)}}})
@@ -191,7 +191,7 @@ func (s *site) waitFor(path, want string) string {
 func TestGroupLagAndReset(t *testing.T) {
 	s := startSite(t, nil)
 	harness.CreateTopic(t, s.b.Admin(), "events", 2, nil)
-	cl := s.b.Client()
+	cl := s.b.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	for i := range 10 {
 		produce(t, cl, &kgo.Record{Topic: "events", Partition: int32(i % 2), Value: []byte("v")})
 	}
@@ -209,6 +209,7 @@ func TestGroupLagAndReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.waitFor("/groups/readers", `<dd id="total-lag">0</dd>`)
+	s.must("/groups/readers", `<td>events-0</td>`, `<td>events-1</td>`)
 	s.must("/groups", "readers")
 	consumer.Close()
 	s.waitFor("/groups/readers", `<dd id="state">Empty</dd>`)

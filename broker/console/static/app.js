@@ -31,4 +31,9 @@
     source.addEventListener("failure", function (e) { if (st) { st.textContent = e.data; } });
   });
   document.addEventListener("htmx:beforeSwap", function () { stop(null); });
+  // A refused request (4xx, 5xx) is shown, not swapped in.
+  document.addEventListener("htmx:responseError", function (e) {
+    const f = document.getElementById("flash");
+    if (f) { f.textContent = e.detail.xhr.status + ": " + e.detail.xhr.responseText; }
+  });
 })();
