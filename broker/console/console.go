@@ -111,6 +111,7 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("POST /topics", s.authed(s.createTopic))
 	s.mux.HandleFunc("GET /topics/{topic}", s.authed(s.topic))
 	s.mux.HandleFunc("POST /topics/{topic}/delete", s.authed(s.deleteTopic))
+	s.mux.HandleFunc("POST /topics/{topic}/config", s.authed(s.alterConfig))
 	s.mux.HandleFunc("GET /topics/{topic}/messages", s.authed(s.messages))
 	s.mux.HandleFunc("GET /topics/{topic}/export", s.authed(s.export))
 	s.mux.HandleFunc("GET /topics/{topic}/tail", s.authed(s.tail))

@@ -148,6 +148,16 @@ func TestPages(t *testing.T) {
 		t.Fatalf("produce: %d %s", code, body)
 	}
 	s.must("/topics/orders/messages?header=src%3Dconsole", "from the form")
+	// Edit a config: the topic's source shows it, and back.
+	if code, body := s.post("/topics/orders/config", url.Values{"name": {"retention.ms"}, "value": {"123456"}, "op": {"set"}}); code != 200 || !strings.Contains(body, "123456") {
+		t.Fatalf("set config: %d %s", code, body)
+	}
+	if code, body := s.post("/topics/orders/config", url.Values{"name": {"retention.ms"}, "value": {"-7"}, "op": {"set"}}); code != 400 {
+		t.Fatalf("bad config value: %d %s", code, body)
+	}
+	if code, body := s.post("/topics/orders/config", url.Values{"name": {"retention.ms"}, "op": {"delete"}}); code != 200 || strings.Contains(body, "123456") {
+		t.Fatalf("delete config: %d %s", code, body)
+	}
 	// Create and delete a topic.
 	if code, body := s.post("/topics", url.Values{"name": {"made-here"}, "partitions": {"2"}}); code != 200 || !strings.Contains(body, "made-here") {
 		t.Fatalf("create: %d %s", code, body)

@@ -209,7 +209,8 @@ func coordinator(ctx context.Context, be *backend, name string) (int32, error) {
 		return -1, err
 	}
 	fr := res.(*kmsg.FindCoordinatorResponse)
-	for _, c := range fr.Coordinators {
+	if len(fr.Coordinators) > 0 {
+		c := fr.Coordinators[0]
 		if err := kerr.ErrorForCode(c.ErrorCode); err != nil {
 			return -1, fmt.Errorf("coordinator of group %q: %w", name, err)
 		}

@@ -291,16 +291,16 @@ func (s *Server) produce(q *req) {
 		s.fail(q, http.StatusBadGateway, err)
 		return
 	}
-	for _, rt := range res.(*kmsg.ProduceResponse).Topics {
-		for _, p := range rt.Partitions {
-			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-				s.fail(q, kafkaStatus(p.ErrorCode), fmt.Errorf("produce to %s-%d: %w", t.Name, part, err))
-				return
-			}
-			q.w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			fmt.Fprintf(q.w, `<p class="ok" id="produced">Produced to partition %d at offset %d.</p>`, part, p.BaseOffset)
-			return
-		}
+	pr := res.(*kmsg.ProduceResponse)
+	if len(pr.Topics) != 1 || len(pr.Topics[0].Partitions) != 1 {
+		s.fail(q, http.StatusBadGateway, errors.New("produce: no answer for the partition"))
+		return
 	}
-	s.fail(q, http.StatusBadGateway, errors.New("produce: no answer for the partition"))
+	p := pr.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+		s.fail(q, kafkaStatus(p.ErrorCode), fmt.Errorf("produce to %s-%d: %w", t.Name, part, err))
+		return
+	}
+	q.w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprintf(q.w, `<p class="ok" id="produced">Produced to partition %d at offset %d.</p>`, part, p.BaseOffset)
 }

@@ -113,20 +113,20 @@ func fetchRemote(ctx context.Context, be *backend, leader int32, topic string, p
 	if err != nil {
 		return nil, -1, err
 	}
-	for _, rt := range res.(*kmsg.FetchResponse).Topics {
-		for _, p := range rt.Partitions {
-			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-				if errors.Is(err, kerr.OffsetOutOfRange) {
-					return nil, p.HighWatermark, fmt.Errorf("%s-%d: offset %d: %w", topic, part, offset, errPastEnd)
-				}
-				return nil, p.HighWatermark, fmt.Errorf("%s-%d: fetch from broker %d: %w", topic, part, leader, err)
-			}
-			n, _ := record.ValidPrefix(p.RecordBatches)
-			batches, err := record.Split(p.RecordBatches[:n])
-			return batches, p.HighWatermark, err
-		}
+	fr := res.(*kmsg.FetchResponse)
+	if len(fr.Topics) != 1 || len(fr.Topics[0].Partitions) != 1 {
+		return nil, -1, fmt.Errorf("%s-%d: broker %d answered no partition", topic, part, leader)
 	}
-	return nil, -1, fmt.Errorf("%s-%d: broker %d answered no partition", topic, part, leader)
+	p := fr.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+		if errors.Is(err, kerr.OffsetOutOfRange) {
+			return nil, p.HighWatermark, fmt.Errorf("%s-%d: offset %d: %w", topic, part, offset, errPastEnd)
+		}
+		return nil, p.HighWatermark, fmt.Errorf("%s-%d: fetch from broker %d: %w", topic, part, leader, err)
+	}
+	n, _ := record.ValidPrefix(p.RecordBatches)
+	batches, err := record.Split(p.RecordBatches[:n])
+	return batches, p.HighWatermark, err
 }
 
 // messagesOf decodes batches into messages from offset on, skipping

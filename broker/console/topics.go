@@ -3,6 +3,7 @@ package console
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -353,4 +354,54 @@ func kafkaStatus(code int16) int {
 		return http.StatusBadRequest
 	}
 	return http.StatusBadGateway
+}
+
+// alterConfig sets (op=set) or removes (op=delete, back to the default)
+// one of the topic's configs through IncrementalAlterConfigs.
+func (s *Server) alterConfig(q *req) {
+	if s.o.ReadOnly {
+		s.fail(q, http.StatusForbidden, errReadOnly)
+		return
+	}
+	t, ok := s.topicOf(q)
+	if !ok {
+		return
+	}
+	name := strings.TrimSpace(q.r.PostFormValue("name"))
+	value := q.r.PostFormValue("value")
+	rc := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	rc.Name, rc.Value = name, &value
+	switch q.r.PostFormValue("op") {
+	case "set":
+		rc.Op = kmsg.IncrementalAlterConfigOpSet
+	case "delete":
+		rc.Op, rc.Value = kmsg.IncrementalAlterConfigOpDelete, nil
+	default:
+		s.fail(q, http.StatusBadRequest, fmt.Errorf("op: want set or delete, not %q", q.r.PostFormValue("op")))
+		return
+	}
+	if name == "" {
+		s.fail(q, http.StatusBadRequest, errors.New("name: which config?"))
+		return
+	}
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName, rr.Configs = kmsg.ConfigResourceTypeTopic, t.Name, []kmsg.IncrementalAlterConfigsRequestResourceConfig{rc}
+	req.Resources = append(req.Resources, rr)
+	res, err := q.be.local(q.r.Context(), req)
+	if err != nil {
+		s.fail(q, http.StatusInternalServerError, err)
+		return
+	}
+	for _, r := range res.(*kmsg.IncrementalAlterConfigsResponse).Resources {
+		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+			msg := err.Error()
+			if r.ErrorMessage != nil {
+				msg += ": " + *r.ErrorMessage
+			}
+			s.fail(q, kafkaStatus(r.ErrorCode), fmt.Errorf("alter %s of %q: %s", name, t.Name, msg))
+			return
+		}
+	}
+	http.Redirect(q.w, q.r, "/topics/"+t.Name, http.StatusSeeOther)
 }
