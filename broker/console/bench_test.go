@@ -162,3 +162,21 @@ func TestPrincipalAppliesToPages(t *testing.T) {
 		t.Fatalf("no session: %d %v", w.Code, w.Header())
 	}
 }
+
+// TestCrossSitePostRefused: a POST another site's page sends is refused
+// before it reaches a form, the login included.
+func TestCrossSitePostRefused(t *testing.T) {
+	s := bigCluster(t, 1, 1)
+	for _, h := range []map[string]string{{"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}, {"Origin": "null"}} {
+		r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader("user=a&password=b"))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for k, v := range h {
+			r.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		if w.Code != http.StatusForbidden {
+			t.Errorf("POST with %v: %d", h, w.Code)
+		}
+	}
+}
