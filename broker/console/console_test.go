@@ -234,3 +234,37 @@ func TestGroupLagAndReset(t *testing.T) {
 		t.Fatalf("reset: %d %s", code, body)
 	}
 }
+
+// TestClusterView: broker 1's console shows what broker 2 knows, asked
+// over the inter-broker connection: the records and offsets of the
+// partitions broker 2 leads, its configuration, and its log bytes.
+func TestClusterView(t *testing.T) {
+	etcd := harness.StartEtcd(t)
+	var sites []*site
+	for node := 1; node <= 2; node++ {
+		sites = append(sites, startSite(t, map[string]string{"node.id": fmt.Sprint(node), "metadata.etcd.endpoints": etcd.Endpoint()}))
+	}
+	s := sites[0]
+	s.waitFor("/", "<td>2</td>")
+	harness.CreateTopic(t, s.b.Admin(), "spread", 4, map[string]string{})
+	cl := s.b.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for p := range int32(4) {
+		produce(t, cl, &kgo.Record{Topic: "spread", Partition: p, Value: fmt.Appendf(nil, "in-%d", p),
+			Headers: []kgo.RecordHeader{{Key: "p", Value: fmt.Appendf(nil, "%d", p)}}})
+	}
+	// The offsets of broker 2's partitions come from its ListOffsets.
+	body := s.must("/topics/spread", "Records (HW − log start)</dt><dd>4</dd>")
+	if strings.Contains(body, `colspan="11" class="err"`) {
+		t.Fatalf("topic page: a leader did not answer:\n%s", body)
+	}
+	if !regexp.MustCompile(`<tr >\s*<td>\d</td><td>2</td>`).MatchString(body) {
+		t.Fatalf("broker 2 leads no partition of the topic:\n%s", body)
+	}
+	// Every partition's record is found, whichever broker leads it.
+	body = s.must("/topics/spread/messages?seek=start", "in-0", "in-1", "in-2", "in-3")
+	if n := strings.Count(body, `class="record"`); n != 4 {
+		t.Fatalf("%d records, want 4", n)
+	}
+	s.must("/brokers?id=2", "node.id", ">2<")
+	s.must("/", "<td>2</td>")
+}
