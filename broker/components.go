@@ -36,6 +36,7 @@ import (
 type node struct {
 	kafkaLns  []*kafkaListener // in the order of listeners
 	metricsLn net.Listener
+	consoleLn net.Listener      // console.listener; nil: the console is off
 	peerTLS   *security.Client  // the inter-broker listener's TLS client side; nil: plaintext
 	peerSASL  kgosasl.Mechanism // the inter-broker listener's SASL client side; nil: none
 
@@ -102,6 +103,7 @@ func (s *Server) components(n *node) []component {
 			return errors.Join(errs...)
 		}},
 		{name: "metrics listener", start: func(context.Context) error { return s.listenMetrics(n) }, stop: closeListener(&n.metricsLn)},
+		{name: "console listener", start: func(context.Context) error { return s.listenConsole(n) }, stop: closeListener(&n.consoleLn)},
 		// The log directory's lock, released last.
 		{name: "log dir", start: func(context.Context) error {
 			ld, err := openLogDir(s.cfg.LogDirs[0], s.cfg.NodeID)
@@ -230,6 +232,9 @@ func (s *Server) components(n *node) []component {
 		{name: "remote tier tasks", run: func(ctx context.Context, _ func(error)) { n.tier.Run(ctx) }},
 		// /metrics, the admin endpoints and pprof on metrics.listener.
 		{name: "metrics server", run: func(ctx context.Context, _ func(error)) { s.serveMetrics(ctx, n) }},
+		// The web console on console.listener; its pages wait for the
+		// handlers' Env, set once the Kafka server runs.
+		{name: "console server", run: func(ctx context.Context, _ func(error)) { s.serveConsole(ctx, n) }},
 		// Connections to other brokers, for requests forwarded to the
 		// controller; closed once no handler runs.
 		{name: "peer client", start: func(context.Context) error {

@@ -7,7 +7,8 @@
 // log manager (tier/remote) — while serving the Kafka protocol on its
 // listener and, on metrics.listener, Prometheus metrics (/metrics) and
 // the tier admin endpoints of `strata tier` (admin.go: GET /v1/tier/status,
-// POST /v1/tier/restore and /v1/tier/start).
+// POST /v1/tier/restore and /v1/tier/start), and on console.listener the
+// web console (broker/console, wired in consoleserve.go).
 //
 // # Listeners
 //
@@ -78,6 +79,7 @@
 //	start ↓                     stop ↑ (reverse)
 //	kafka listener              bind every listener first, TLS stores loaded: a bad address or key store fails before anything starts
 //	metrics listener            bind
+//	console listener            bind (console.listener; empty: none)
 //	log dir                     lock; released last
 //	embedded etcd               single-node mode only, in metadata.etcd.dir
 //	metadata store              waits for etcd (logged, bounded); closed after everything that uses it
@@ -95,6 +97,7 @@
 //	log cleaner                 retention and compaction
 //	remote tier tasks           copies, remote expiry, deleted topics' sweep
 //	metrics server              /metrics, admin endpoints, pprof
+//	console server              the web console (broker/console); pages wait for the handlers' Env
 //	peer client                 connections to other brokers (forwarding to the controller)
 //	transaction coordinator     transactions on __transaction_state; markers through the peers
 //	kafka server                accepts clients only now; at stop, connections drain

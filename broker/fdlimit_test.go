@@ -177,7 +177,7 @@ func TestAcceptRetriesWhenOutOfFileDescriptors(t *testing.T) {
 func acceptUnderFDLimit(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	r := startServerLogging(t, testConfig(t, t.TempDir(), map[string]string{
-		"remote.log.storage.system.enable": "false", "metrics.listener": "",
+		"remote.log.storage.system.enable": "false", "metrics.listener": "", "console.listener": "",
 	}), log)
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {

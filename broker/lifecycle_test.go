@@ -34,6 +34,7 @@ func testConfig(t *testing.T, dir string, overrides map[string]string) *config.B
 		"log.dirs":                         dir,
 		"metadata.etcd.endpoints":          "",
 		"metrics.listener":                 "127.0.0.1:0",
+		"console.listener":                 "127.0.0.1:0",
 		"remote.log.storage.system.enable": "true",
 		"remote.log.storage.backend":       "local",
 		"remote.log.storage.local.dir":     filepath.Join(dir, "tier-store"),

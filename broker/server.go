@@ -21,11 +21,12 @@ type Server struct {
 	cfg *config.Broker
 	log *slog.Logger
 
-	ready chan struct{}
-	mu    sync.Mutex
-	addr  string
-	addrs map[string]string // bound address by listener name
-	node  *node             // the parts of the current Run (tests look into it)
+	ready       chan struct{}
+	mu          sync.Mutex
+	addr        string
+	addrs       map[string]string // bound address by listener name
+	consoleAddr string            // console.listener's bound address
+	node        *node             // the parts of the current Run (tests look into it)
 
 	env *handler.Env
 

@@ -113,6 +113,10 @@ type Broker struct {
 
 	MetricsListener string     // metrics.listener ("127.0.0.1:9644"; "" disables the Prometheus endpoint)
 	LogLevel        slog.Level // log.level (info)
+	// ConsoleListener is console.listener ("127.0.0.1:9645"; "" disables
+	// the web console) and ConsoleReadOnly console.read.only (true).
+	ConsoleListener string
+	ConsoleReadOnly bool
 	// Metrics is the metrics.listener endpoint's protocol, TLS settings
 	// and credentials.
 	Metrics Metrics

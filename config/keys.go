@@ -159,6 +159,10 @@ var brokerKeys = []keyDef{
 		f: strField(func(b *Broker) *string { return &b.Metrics.BasicUsername }, nil)},
 	{name: "metrics.auth.basic.password", typ: TypePassword, kind: keyOptional, sensitive: true, doc: "Password of metrics.auth.basic.username.",
 		f: strField(func(b *Broker) *string { return &b.Metrics.BasicPassword }, nil)},
+	{name: "console.listener", typ: TypeString, def: "127.0.0.1:9645", doc: "host:port of the built-in web console (HTTP); empty disables it.",
+		f: strField(func(b *Broker) *string { return &b.ConsoleListener }, optionalHostPort)},
+	{name: "console.read.only", typ: TypeBoolean, def: "true", doc: "When true the web console only shows: creating and deleting topics, producing records and resetting offsets are refused.",
+		f: boolField(func(b *Broker) *bool { return &b.ConsoleReadOnly })},
 	{name: "log.level", typ: TypeString, def: "info", doc: "Level of the broker's own log: debug, info, warn or error.",
 		f: levelField(func(b *Broker) *slog.Level { return &b.LogLevel })},
 

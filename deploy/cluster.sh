@@ -76,6 +76,7 @@ supervise() {
 			--set log.dirs="$DIR/broker-$id" \
 			--set metadata.etcd.endpoints="http://$ETCD_CLIENT" \
 			--set metrics.listener="127.0.0.1:1964$((id + 3))" \
+			--set console.listener="127.0.0.1:1965$((id + 3))" \
 			--set remote.log.storage.local.dir="$DIR/tier-store" \
 			--set default.replication.factor=3 \
 			--set min.insync.replicas=2 \

@@ -5,6 +5,7 @@
 #   python3-confluent-kafka - confluent-kafka-python (librdkafka) for
 #                   /usr/bin/python3 (e2e transaction tests)
 #   etcd-server   - a real etcd for the multi-broker tests
+#   chromium      - a headless browser for the web console's tests
 # Idempotent and quick when everything is present: it only runs apt-get when
 # a check fails, and then runs `apt-get update` once. Works as root, or via
 # sudo when not root.
@@ -30,8 +31,12 @@ if ! have_pkg etcd-server || ! command -v etcd >/dev/null 2>&1; then
 	missing+=(etcd-server)
 fi
 
+if ! have_pkg chromium || ! command -v chromium >/dev/null 2>&1; then
+	missing+=(chromium)
+fi
+
 if [ ${#missing[@]} -eq 0 ]; then
-	echo "install-test-deps: kcat, python3-kafka, python3-confluent-kafka and etcd-server already installed"
+	echo "install-test-deps: kcat, python3-kafka, python3-confluent-kafka, etcd-server and chromium already installed"
 else
 	if ! command -v apt-get >/dev/null 2>&1; then
 		echo "install-test-deps: missing ${missing[*]} and apt-get is not available; install them by hand" >&2
@@ -56,6 +61,7 @@ else
 	"$PY" -c 'import kafka' || { echo "install-test-deps: $PY cannot import kafka" >&2; exit 1; }
 	"$PY" -c 'import confluent_kafka' || { echo "install-test-deps: $PY cannot import confluent_kafka" >&2; exit 1; }
 	command -v etcd >/dev/null || { echo "install-test-deps: etcd still missing" >&2; exit 1; }
+	command -v chromium >/dev/null || { echo "install-test-deps: chromium still missing" >&2; exit 1; }
 fi
 
 echo "install-test-deps: kcat $(dpkg-query -W -f='${Version}' kcat 2>/dev/null || echo '?')," \

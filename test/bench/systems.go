@@ -59,7 +59,7 @@ func startStrataWith(ctx context.Context, opts benchOptions, keys map[string]str
 		}
 		return os.RemoveAll(dir)
 	}
-	all := map[string]string{"listeners": "127.0.0.1:0", "metrics.listener": ""}
+	all := map[string]string{"listeners": "127.0.0.1:0", "metrics.listener": "", "console.listener": ""}
 	maps.Copy(all, keys)
 	all["log.dirs"] = dir
 	cfg, err := config.Parse(all)

@@ -66,13 +66,15 @@ func Start(t testing.TB, overrides map[string]string) *Broker {
 
 // BaseConfig is the configuration every harness broker starts from: one
 // plaintext listener on 127.0.0.1:port (0 = kernel's choice), log.dirs at
-// dataDir, embedded etcd (no endpoints) and no metrics listener.
+// dataDir, embedded etcd (no endpoints), no metrics listener and no web
+// console (a test that wants one sets console.listener to 127.0.0.1:0).
 func BaseConfig(dataDir string, port int) map[string]string {
 	return map[string]string{
 		"listeners":               "PLAINTEXT://127.0.0.1:" + strconv.Itoa(port),
 		"log.dirs":                dataDir,
 		"metadata.etcd.endpoints": "",
 		"metrics.listener":        "",
+		"console.listener":        "",
 	}
 }
 

@@ -115,6 +115,7 @@ func startCluster(bin, dir string, n int, settings map[string]string) (*cluster,
 			"--set", "log.dirs=" + filepath.Join(dir, "broker-"+strconv.Itoa(id)),
 			"--set", "metadata.etcd.endpoints=" + client,
 			"--set", "metrics.listener=",
+			"--set", "console.listener=",
 		}
 		for k, v := range settings {
 			args = append(args, "--set", k+"="+v)

@@ -55,6 +55,7 @@ func startStrata(ctx context.Context, o serveOptions) (*system, error) {
 		"listeners":                        "127.0.0.1:0",
 		"log.dirs":                         dir,
 		"metrics.listener":                 "",
+		"console.listener":                 "",
 		"group.initial.rebalance.delay.ms": fmt.Sprint(o.initialDelay.Milliseconds()),
 	})
 	if err != nil {

@@ -109,7 +109,7 @@ func measure(o options, bin, dir string, sessions bool) (side, error) {
 		return s, err
 	}
 	child, err := harness.StartChild(filepath.Join(dir, "broker.log"), bin, "serve",
-		"--set", "listeners=PLAINTEXT://"+addr, "--set", "log.dirs="+filepath.Join(dir, "data"), "--set", "metrics.listener=")
+		"--set", "listeners=PLAINTEXT://"+addr, "--set", "log.dirs="+filepath.Join(dir, "data"), "--set", "metrics.listener=", "--set", "console.listener=")
 	if err != nil {
 		return s, err
 	}

@@ -33,6 +33,7 @@ func brokerConfig(dir string, s3 *minio.Server) map[string]string {
 		"listeners":                        "127.0.0.1:0",
 		"log.dirs":                         dir,
 		"metrics.listener":                 "",
+		"console.listener":                 "",
 		"remote.log.storage.system.enable": "true",
 		"remote.log.storage.backend":       "s3",
 		"remote.log.storage.s3.bucket":     s3.Bucket,

@@ -1,0 +1,342 @@
+package console
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/metadata"
+)
+
+// Bounds of one browse: records shown, records scanned per partition
+// (filters skip the others), and the time spent.
+const (
+	defaultLimit = 50
+	maxLimit     = 500
+	maxScan      = 100_000
+	scanTime     = 5 * time.Second
+)
+
+// browse is a parsed message query.
+type browse struct {
+	Topic      metadata.Topic
+	Partition  int64 // -1: all
+	Seek       string
+	Offset     int64
+	Timestamp  string
+	Limit      int64
+	Key, Value string
+	Header     string
+	Format     string
+	f          filters
+	tsMs       int64
+}
+
+// parseBrowse reads the message query of r; errors are the user's.
+func parseBrowse(r *http.Request, t metadata.Topic, limitMax int64) (*browse, error) {
+	b := &browse{Topic: t, Seek: r.FormValue("seek"), Timestamp: r.FormValue("ts"), Format: r.FormValue("format"),
+		Key: r.FormValue("key"), Value: r.FormValue("value"), Header: r.FormValue("header")}
+	var err error
+	if b.Partition, err = intParam(r, "partition", -1); err != nil {
+		return nil, err
+	}
+	if b.Partition < -1 || b.Partition >= int64(len(t.Partitions)) {
+		return nil, fmt.Errorf("partition: topic %q has partitions 0 to %d", t.Name, len(t.Partitions)-1)
+	}
+	if b.Offset, err = intParam(r, "offset", 0); err != nil {
+		return nil, err
+	}
+	if b.Limit, err = intParam(r, "limit", defaultLimit); err != nil {
+		return nil, err
+	}
+	if b.Limit < 1 || b.Limit > limitMax {
+		return nil, fmt.Errorf("limit: want 1 to %d", limitMax)
+	}
+	switch b.Format {
+	case "":
+		b.Format = "auto"
+	case "auto", "json", "text", "hex":
+	default:
+		return nil, fmt.Errorf("format: want auto, json, text or hex, not %q", b.Format)
+	}
+	switch b.Seek {
+	case "":
+		b.Seek = "end"
+	case "end", "start":
+	case "offset":
+		if b.Offset < 0 {
+			return nil, fmt.Errorf("offset: %d is negative", b.Offset)
+		}
+	case "timestamp":
+		if b.tsMs, err = parseTime(b.Timestamp); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("seek: want start, end, offset or timestamp, not %q", b.Seek)
+	}
+	if b.f, err = parseFilters(b.Key, b.Value, b.Header); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// parseTime reads a timestamp: milliseconds since the epoch, RFC 3339,
+// or the browser's datetime-local (UTC).
+func parseTime(s string) (int64, error) {
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return ms, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UnixMilli(), nil
+		}
+	}
+	return 0, fmt.Errorf("timestamp %q: want milliseconds since the epoch or 2006-01-02T15:04:05", s)
+}
+
+// partitions are the partitions a query reads.
+func (b *browse) partitions() []int32 {
+	if b.Partition >= 0 {
+		return []int32{int32(b.Partition)}
+	}
+	out := make([]int32, 0, len(b.Topic.Partitions))
+	for i := range int32(len(b.Topic.Partitions)) {
+		out = append(out, i)
+	}
+	return out
+}
+
+// listOffsets asks each partition's leader for the offset at ts (-1
+// latest, -2 earliest, or a timestamp; -1 when none is that late).
+func listOffsets(ctx context.Context, be *backend, topic string, parts []int32, ts int64) (map[int32]int64, error) {
+	byLeader := map[int32][]int32{}
+	for _, p := range parts {
+		st, ok := be.env.Cache.Partition(topic, p)
+		if !ok || st.Leader < 0 {
+			return nil, fmt.Errorf("%s-%d: no leader", topic, p)
+		}
+		byLeader[st.Leader] = append(byLeader[st.Leader], p)
+	}
+	out := map[int32]int64{}
+	for leader, ps := range byLeader {
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.ReplicaID = -1
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = topic
+		for _, p := range ps {
+			rp := kmsg.NewListOffsetsRequestTopicPartition()
+			rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = p, ts, -1
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		req.Topics = append(req.Topics, rt)
+		res, err := be.on(ctx, leader, req)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range res.(*kmsg.ListOffsetsResponse).Topics {
+			for _, p := range t.Partitions {
+				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+					return nil, fmt.Errorf("%s-%d: list offsets: %w", topic, p.Partition, err)
+				}
+				out[p.Partition] = p.Offset
+			}
+		}
+	}
+	return out, nil
+}
+
+// scan runs a query: for each partition, from its start, the records
+// that pass the filters, up to limit per partition; then the newest
+// limit of them all. It stops at the high watermark, after maxScan
+// records or scanTime.
+func scan(ctx context.Context, be *backend, b *browse) ([]message, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, scanTime)
+	defer cancel()
+	parts := b.partitions()
+	starts, err := startOffsets(ctx, be, b, parts)
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []message
+	scanned := 0
+	for _, p := range parts {
+		off, ok := starts[p]
+		if !ok || off < 0 {
+			continue
+		}
+		var got []message
+		for n := 0; n < maxScan && int64(len(got)) < b.Limit && ctx.Err() == nil; {
+			batches, hw, err := readBatches(ctx, be, b.Topic.Name, p, off, readChunk)
+			if err != nil {
+				return nil, scanned, err
+			}
+			msgs, err := messagesOf(p, batches, off)
+			if err != nil {
+				return nil, scanned, err
+			}
+			for i := range msgs {
+				n++
+				scanned++
+				if b.f.match(&msgs[i]) {
+					got = append(got, msgs[i])
+				}
+			}
+			if len(batches) == 0 {
+				break
+			}
+			if off = batches[len(batches)-1].LastOffset() + 1; off >= hw {
+				break
+			}
+		}
+		if int64(len(got)) > b.Limit {
+			got = got[:b.Limit]
+		}
+		out = append(out, got...)
+	}
+	slices.SortFunc(out, func(x, y message) int {
+		return cmp.Or(cmp.Compare(x.Timestamp, y.Timestamp), cmp.Compare(x.Partition, y.Partition), cmp.Compare(x.Offset, y.Offset))
+	})
+	if int64(len(out)) > b.Limit {
+		if b.Seek == "end" {
+			out = out[int64(len(out))-b.Limit:]
+		} else {
+			out = out[:b.Limit]
+		}
+	}
+	return out, scanned, nil
+}
+
+// startOffsets is where the query starts in each partition.
+func startOffsets(ctx context.Context, be *backend, b *browse, parts []int32) (map[int32]int64, error) {
+	switch b.Seek {
+	case "start":
+		return listOffsets(ctx, be, b.Topic.Name, parts, -2)
+	case "timestamp":
+		return listOffsets(ctx, be, b.Topic.Name, parts, b.tsMs)
+	case "offset":
+		ends, err := listOffsets(ctx, be, b.Topic.Name, parts, -1)
+		if err != nil {
+			return nil, err
+		}
+		out := map[int32]int64{}
+		for _, p := range parts {
+			if b.Offset > ends[p] {
+				return nil, fmt.Errorf("%s-%d: offset %d, high watermark %d: %w", b.Topic.Name, p, b.Offset, ends[p], errPastEnd)
+			}
+			out[p] = b.Offset
+		}
+		return out, nil
+	}
+	starts, err := listOffsets(ctx, be, b.Topic.Name, parts, -2)
+	if err != nil {
+		return nil, err
+	}
+	ends, err := listOffsets(ctx, be, b.Topic.Name, parts, -1)
+	if err != nil {
+		return nil, err
+	}
+	back := b.Limit
+	if !b.f.empty() {
+		back = maxScan
+	}
+	for p, end := range ends {
+		starts[p] = max(starts[p], end-back)
+	}
+	return starts, nil
+}
+
+// messageRow is one message as the page shows it.
+type messageRow struct {
+	Partition int32
+	Offset    int64
+	Timestamp int64
+	Key       rendered
+	Value     rendered
+	Headers   []headerRow
+}
+
+type headerRow struct {
+	Key   string
+	Value rendered
+}
+
+func rowOf(m message, format string) messageRow {
+	r := messageRow{Partition: m.Partition, Offset: m.Offset, Timestamp: m.Timestamp,
+		Key: render(m.Key, m.NullKey, format), Value: render(m.Value, m.NullValue, format)}
+	for _, h := range m.Headers {
+		r.Headers = append(r.Headers, headerRow{Key: h.Key, Value: render(h.Value, h.Value == nil, "text")})
+	}
+	return r
+}
+
+// messagesData is the message browser's data.
+type messagesData struct {
+	Q       *browse
+	Rows    []messageRow
+	Scanned int
+	Parts   []int32
+	Query   string
+}
+
+// readTopic checks the user may read the page's topic.
+func (s *Server) readTopic(q *req) (metadata.Topic, bool) {
+	t, ok := s.topicOf(q)
+	if !ok {
+		return t, false
+	}
+	if !q.be.allowed(kmsg.ACLOperationRead, kmsg.ACLResourceTypeTopic, t.Name) {
+		s.fail(q, http.StatusForbidden, fmt.Errorf("read topic %q: %w", t.Name, errDenied))
+		return t, false
+	}
+	return t, true
+}
+
+func (s *Server) messages(q *req) {
+	t, ok := s.readTopic(q)
+	if !ok {
+		return
+	}
+	b, err := parseBrowse(q.r, t, maxLimit)
+	if err != nil {
+		s.fail(q, http.StatusBadRequest, err)
+		return
+	}
+	msgs, scanned, err := scan(q.r.Context(), q.be, b)
+	if err != nil {
+		s.fail(q, scanStatus(err), err)
+		return
+	}
+	d := messagesData{Q: b, Scanned: scanned, Parts: b.partitions(), Query: q.r.URL.RawQuery}
+	if b.Partition >= 0 {
+		d.Parts = nil
+		for i := range int32(len(t.Partitions)) {
+			d.Parts = append(d.Parts, i)
+		}
+	}
+	for _, m := range msgs {
+		d.Rows = append(d.Rows, rowOf(m, b.Format))
+	}
+	s.render(q, "messages", t.Name+" messages", "topics", d)
+}
+
+// scanStatus is the HTTP status of a failed scan.
+func scanStatus(err error) int {
+	switch {
+	case errors.Is(err, errPastEnd), errors.Is(err, kerr.OffsetOutOfRange):
+		return http.StatusBadRequest
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout
+	case strings.Contains(err.Error(), "no leader"):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusBadGateway
+}
