@@ -69,7 +69,20 @@ func (e *Env) authorize(req *Request, op kmsg.ACLOperation, typ kmsg.ACLResource
 	if req.Conn == nil {
 		return true // the broker's own request, served in process
 	}
-	return e.Authorizer.Authorize(Action{Principal: req.Conn.Principal, Host: req.Conn.Host, Op: op, Type: typ, Name: name})
+	return e.Authorizer.Authorize(Action{Principal: req.Conn.principal(), Host: req.Conn.Host, Op: op, Type: typ, Name: name})
+}
+
+// principal is the connection's principal as the authorizer sees it: on
+// a SASL listener the authenticated one, also for a client that
+// authenticated with bare tokens after a v0 SaslHandshake (kafka-python),
+// which leaves Principal as it was.
+func (c *Conn) principal() string {
+	if c.SASL != nil {
+		if p := c.SASL.Principal(); p != "" {
+			return p
+		}
+	}
+	return c.Principal
 }
 
 // allowedCluster is allowed for op on the cluster.
@@ -103,7 +116,7 @@ func (e *Env) allowedAnyOfType(req *Request, op kmsg.ACLOperation, typ kmsg.ACLR
 	if !ok {
 		return true
 	}
-	return ta.AuthorizeByResourceType(Action{Principal: req.Conn.Principal, Host: req.Conn.Host, Op: op, Type: typ})
+	return ta.AuthorizeByResourceType(Action{Principal: req.Conn.principal(), Host: req.Conn.Host, Op: op, Type: typ})
 }
 
 // authorizedOps are the operations Kafka supports on each resource type

@@ -226,3 +226,19 @@ func want[R kmsg.Response](f func(t *testing.T, r R)) func(*testing.T, kmsg.Resp
 		f(t, resp.(R))
 	}
 }
+
+// TestAuthorizationSASLPrincipal: the authorizer sees the SASL
+// principal, also when the client authenticated with bare tokens (a v0
+// SaslHandshake, as kafka-python does), which leaves Conn.Principal
+// anonymous.
+func TestAuthorizationSASLPrincipal(t *testing.T) {
+	env := &Env{Authorizer: allowSet{{aclWrite, resTopic, "t"}: true}}
+	conn := &Conn{Principal: "User:ANONYMOUS", SASL: &Auth{principal: testPrincipal}}
+	if !env.allowedTopic(&Request{Conn: conn}, aclWrite, "t") {
+		t.Error("the SASL principal was not asked about")
+	}
+	conn.SASL = &Auth{}
+	if env.allowedTopic(&Request{Conn: conn}, aclWrite, "t") {
+		t.Error("an unauthenticated SASL connection was allowed as the SASL principal")
+	}
+}
