@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	kgosasl "github.com/twmb/franz-go/pkg/sasl"
 
+	"github.com/strata-broker/strata/broker/acl"
 	"github.com/strata-broker/strata/broker/fetchsession"
 	"github.com/strata-broker/strata/broker/group"
 	"github.com/strata-broker/strata/broker/handler"
@@ -60,6 +61,7 @@ type node struct {
 	txn          *txn.Coordinator
 	markers      *txnmarkers.Writer
 	pids         *producerid.Allocator
+	acl          *acl.Authorizer             // authorizer.class.name's authorizer; nil: none
 	env          atomic.Pointer[handler.Env] // the handlers' Env, once the Kafka server runs
 	clients      *clients                    // the Kafka listener's connection limits, request memory and log limit
 
@@ -244,6 +246,19 @@ func (s *Server) components(n *node) []component {
 				n.markers.Close()
 				return err
 			}},
+		// The ACL authorizer, when authorizer.class.name names one: it
+		// indexes the ACLs of the metadata cache and follows them.
+		{name: "authorizer", start: func(context.Context) error {
+			if a := s.cfg.Authorizer; a.ClassName != "" {
+				s.log.Info("authorizer on", "authorizer.class.name", a.ClassName, "super.users", a.SuperUsers, "allow.everyone.if.no.acl.found", a.AllowEveryoneIfNoACLFound)
+				n.acl = acl.New(acl.Config{SuperUsers: a.SuperUsers, AllowEveryoneIfNoACLFound: a.AllowEveryoneIfNoACLFound}, n.store.Cache(), n.store, s.log.With("component", "authorizer"))
+			}
+			return nil
+		}, run: func(ctx context.Context, _ func(error)) {
+			if n.acl != nil {
+				n.acl.Run(ctx)
+			}
+		}},
 		// Kafka clients: accepted from here on, within the connection
 		// limits; when this step stops, connections drain. An accept
 		// failure that does not pass stops the broker.
@@ -481,6 +496,9 @@ func (s *Server) serveKafka(ctx context.Context, fail func(error), n *node) {
 		Txn: n.txn, ProducerIDs: n.pids,
 		Controller: n.observer, Elector: n.ctrl, Peers: n.peers, Log: s.log, Metrics: n.handlerMetrics,
 		Self: n.self, Draining: ctx.Done(),
+	}
+	if n.acl != nil {
+		s.env.Authorizer = n.acl
 	}
 	n.env.Store(s.env)
 	closed := make(chan struct{})

@@ -52,6 +52,10 @@ type Broker struct {
 	// waits for etcd before the broker exits with an error.
 	InitialBrokerRegistrationTimeoutMs int64
 
+	// Authorizer is authorizer.class.name, super.users and
+	// allow.everyone.if.no.acl.found.
+	Authorizer Authorizer
+
 	MaxConnections      int32 // max.connections (MaxInt32): accepting waits while this many are open
 	MaxConnectionsPerIP int32 // max.connections.per.ip (MaxInt32): more from one address are closed at once
 	// MaxConnectionsPerIPOverrides is max.connections.per.ip.overrides

@@ -211,6 +211,14 @@ var brokerKeys = []keyDef{
 	{name: "connection.failed.authentication.delay.ms", typ: TypeInt, def: "100", doc: "Connection close delay on failed authentication: the time by which the SASL_AUTHENTICATION_FAILED answer, and the close after it, are delayed, to slow down password guessing.",
 		f: intField(0, func(b *Broker) *int32 { return &b.ConnectionFailedAuthenticationDelayMs })},
 
+	// Authorization (ACLs).
+	{name: "authorizer.class.name", typ: TypeString, def: "", doc: "The authorizer that checks every request against the ACLs (kept in the metadata store, managed with CreateAcls, DescribeAcls and DeleteAcls): org.apache.kafka.metadata.authorizer.StandardAuthorizer, kafka.security.authorizer.AclAuthorizer or strata all name Strata's, which follows the StandardAuthorizer's rules. Empty: no authorizer, every request is allowed.",
+		f: strField(func(b *Broker) *string { return &b.Authorizer.ClassName }, authorizerClass)},
+	{name: "super.users", typ: TypeList, def: "", doc: "List of users that will have super user access to all resources, separated by semicolons (User:admin;User:broker).",
+		f: superUsersField(func(b *Broker) *[]string { return &b.Authorizer.SuperUsers })},
+	{name: "allow.everyone.if.no.acl.found", typ: TypeBoolean, def: "false", doc: "With an authorizer: whether a resource that no ACL applies to is open to everyone (true) or to super users only (false).",
+		f: boolField(func(b *Broker) *bool { return &b.Authorizer.AllowEveryoneIfNoACLFound })},
+
 	// Log segments, flushing and retention.
 	{name: "log.segment.bytes", dynamic: true, typ: TypeInt, def: "1073741824", doc: "Size at which the active segment is rolled.",
 		f: intRange(14, math.MaxInt32, func(b *Broker) *int64 { return &b.LogSegmentBytes })},

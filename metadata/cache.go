@@ -19,6 +19,7 @@ const (
 	ChangeBroker                              // one broker registration
 	ChangeBrokerConfigs                       // the dynamic configs of one broker or of the cluster default
 	ChangeScram                               // one user's SCRAM credentials
+	ChangeACL                                 // one ACL binding
 )
 
 // Change is one key-level change, as a store's watch delivers it. Deleting
@@ -39,6 +40,7 @@ type Change struct {
 	// Scram is a ChangeScram put: the user's credentials by mechanism
 	// (owned by the cache afterwards).
 	Scram map[string]ScramCredential
+	ACL   ACL // ChangeACL: the binding put or deleted
 }
 
 // Cache is an in-memory, watch-fed view of the metadata store. Returned
@@ -65,6 +67,11 @@ type Cache struct {
 	// scram holds each user's SCRAM credentials by mechanism. Published
 	// maps are never mutated.
 	scram map[string]map[string]ScramCredential
+	// acls holds the ACL bindings; aclVersion counts the changes of that
+	// set (readers rebuild what they derive from it when it moves).
+	acls       map[ACL]struct{}
+	aclVersion uint64
+	sortedACLs []ACL // memo for ACLs; nil when stale
 
 	sortedTopics  []Topic  // memo for Topics; nil when stale
 	sortedBrokers []Broker // memo for Brokers; nil when stale
@@ -85,6 +92,11 @@ func (c *Cache) reset() {
 	c.brokers = make(map[int32]Broker)
 	c.brokerConfigs = make(map[int32]map[string]string)
 	c.scram = make(map[string]map[string]ScramCredential)
+	if len(c.acls) > 0 || c.acls == nil {
+		c.aclVersion++
+	}
+	c.acls = make(map[ACL]struct{})
+	c.sortedACLs = nil
 	c.sortedTopics, c.sortedBrokers = nil, nil
 }
 
@@ -161,6 +173,17 @@ func (c *Cache) apply(changes []Change) {
 				delete(c.scram, ch.User)
 			} else {
 				c.scram[ch.User] = ch.Scram
+			}
+		case ChangeACL:
+			_, had := c.acls[ch.ACL]
+			if ch.Delete {
+				delete(c.acls, ch.ACL)
+			} else {
+				c.acls[ch.ACL] = struct{}{}
+			}
+			if had == ch.Delete {
+				c.aclVersion++
+				c.sortedACLs = nil
 			}
 		}
 	}
@@ -340,4 +363,26 @@ func (c *Cache) ScramUsers() map[string]map[string]ScramCredential {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return maps.Clone(c.scram)
+}
+
+// ACLs returns every ACL binding in CompareACLs order, and the version of
+// that set: it changes whenever the set does, so a reader that derives an
+// index from the ACLs rebuilds it only then. The slice is shared: do not
+// modify it.
+func (c *Cache) ACLs() ([]ACL, uint64) {
+	c.mu.RLock()
+	if c.sortedACLs != nil {
+		defer c.mu.RUnlock()
+		return c.sortedACLs, c.aclVersion
+	}
+	c.mu.RUnlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sortedACLs == nil {
+		c.sortedACLs = slices.SortedFunc(maps.Keys(c.acls), CompareACLs)
+		if c.sortedACLs == nil {
+			c.sortedACLs = []ACL{}
+		}
+	}
+	return c.sortedACLs, c.aclVersion
 }

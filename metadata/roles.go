@@ -48,6 +48,19 @@ type ScramCredentials interface {
 	SetScramCredentials(ctx context.Context, user string, creds map[string]ScramCredential) (rev int64, err error)
 }
 
+// ACLs stores the access-control bindings (Kafka's CreateAcls and
+// DeleteAcls). Reads go through the Cache (Cache.ACLs), which every
+// broker's watch keeps current. Writes of more ACLs than one etcd txn
+// takes are split into several txns, each atomic.
+type ACLs interface {
+	// CreateACLs stores acls; those already stored stay as they are.
+	// Every ACL must be Concrete (ErrInvalidACL otherwise, and nothing is
+	// written).
+	CreateACLs(ctx context.Context, acls []ACL) (rev int64, err error)
+	// DeleteACLs removes acls; those not stored are ignored.
+	DeleteACLs(ctx context.Context, acls []ACL) (rev int64, err error)
+}
+
 // Partitions changes one partition's leader, ISR or replicas. Its
 // writers are the controller, through its Term (fenced), and a
 // partition's leader changing its own ISR; nothing else writes partition
@@ -105,6 +118,7 @@ type Store interface {
 	Topics
 	BrokerConfigs
 	ScramCredentials
+	ACLs
 	Partitions
 	Brokers
 	ProducerIDs

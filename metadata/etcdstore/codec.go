@@ -119,6 +119,9 @@ func decodeBroker(b []byte) (metadata.Broker, error) {
 // change turns one key/value (a listed key, or a watch event) into a cache
 // change. ok is false for keys the cache does not track.
 func (k keys) change(key string, value []byte, deleted bool) (ch metadata.Change, ok bool, err error) {
+	if a, ok := k.parseACL(key); ok {
+		return metadata.Change{Kind: metadata.ChangeACL, Delete: deleted, ACL: a}, true, nil
+	}
 	kind, topic, n := k.parse(key)
 	switch kind {
 	case keyTopic:

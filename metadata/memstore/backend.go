@@ -27,6 +27,7 @@ type Backend struct {
 	// scram holds each user's SCRAM credentials by mechanism; a stored
 	// map is never modified.
 	scram   map[string]map[string]metadata.ScramCredential
+	acls    map[metadata.ACL]struct{}
 	ctl     election
 	handles map[*Store]struct{} // open handles, whose caches commit feeds
 }
@@ -61,6 +62,7 @@ func NewBackend() *Backend {
 		deleted:       map[metadata.TopicID]string{},
 		brokerConfigs: map[int32]map[string]string{},
 		scram:         map[string]map[string]metadata.ScramCredential{},
+		acls:          map[metadata.ACL]struct{}{},
 		ctl:           election{record: noController, changed: make(chan struct{})},
 		handles:       map[*Store]struct{}{},
 	}
@@ -151,6 +153,9 @@ func (b *Backend) listing() []metadata.Change {
 	}
 	for _, user := range slices.Sorted(maps.Keys(b.scram)) {
 		out = append(out, metadata.Change{Kind: metadata.ChangeScram, User: user, Scram: b.scram[user]})
+	}
+	for _, a := range slices.SortedFunc(maps.Keys(b.acls), metadata.CompareACLs) {
+		out = append(out, metadata.Change{Kind: metadata.ChangeACL, ACL: a})
 	}
 	return out
 }

@@ -37,6 +37,7 @@ func Run(t *testing.T, newCluster func(t *testing.T) Cluster) {
 		{"CacheAcrossHandles", testCacheAcrossHandles},
 		{"BrokerConfigs", testBrokerConfigs},
 		{"ScramCredentials", testScramCredentials},
+		{"ACLs", testACLs},
 		{"ClosedStore", testClosedStore},
 		{"RegisterBrokerAndClose", testRegisterBrokerAndClose},
 		{"RegistrationExpiry", testRegistrationExpiry},
