@@ -81,7 +81,7 @@ func handleMetadata(ctx context.Context, env *Env, req *Request) (Result, error)
 	if r.IncludeClusterAuthorizedOperations { // v8-10 only
 		resp.AuthorizedOperations = 0
 		if env.allowedCluster(req, aclDescribe) {
-			resp.AuthorizedOperations = env.authorizedOperations(req, resCluster, clusterName)
+			resp.AuthorizedOperations = env.authorizedOperations(req, resCluster, clusterResource)
 		}
 	}
 	// answer adds a topic the principal may describe, with its

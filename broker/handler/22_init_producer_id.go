@@ -32,7 +32,7 @@ import (
 // * A transactional id needs WRITE on it
 //   (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); an idempotent producer
 //   IDEMPOTENT_WRITE on the cluster or WRITE on any topic
-//   (CLUSTER_AUTHORIZATION_FAILED), as in Kafka (see TypeAuthorizer).
+//   (CLUSTER_AUTHORIZATION_FAILED), as in Kafka (see ResourceTypeAuthorizer).
 
 func handleInitProducerID(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.InitProducerIDRequest)

@@ -43,7 +43,7 @@ func handleDescribeCluster(_ context.Context, env *Env, req *Request) (Result, e
 	if r.IncludeClusterAuthorizedOperations {
 		resp.ClusterAuthorizedOperations = 0
 		if env.allowedCluster(req, aclDescribe) {
-			resp.ClusterAuthorizedOperations = env.authorizedOperations(req, resCluster, clusterName)
+			resp.ClusterAuthorizedOperations = env.authorizedOperations(req, resCluster, clusterResource)
 		}
 	}
 	for _, b := range env.Cache.Brokers() {

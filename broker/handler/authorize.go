@@ -18,9 +18,6 @@ import (
 // authenticate as any client, so their principal needs CLUSTER_ACTION
 // (or super.users), as in Kafka.
 
-// clusterName is the name of Kafka's one cluster resource.
-const clusterName = "kafka-cluster"
-
 // notRequested is the authorized-operations value of a response that was
 // not asked for them (Kafka's INT32_MIN).
 const notRequested = math.MinInt32
@@ -43,20 +40,6 @@ const (
 	aclAlterConfigs    = kmsg.ACLOperationAlterConfigs
 	aclIdempotentWrite = kmsg.ACLOperationIdempotentWrite
 )
-
-// TypeAuthorizer is an Authorizer that also answers Kafka's
-// authorizeByResourceType: whether the principal may do an operation on
-// some resource of a type (Action.Name is ignored): an idempotent
-// producer's InitProducerId needs IDEMPOTENT_WRITE on the cluster or
-// WRITE on any topic. With an Authorizer that is not one, such a
-// producer gets its id without the check; it still needs WRITE on each
-// topic it produces to.
-type TypeAuthorizer interface {
-	Authorizer
-	// AuthorizeByResourceType reports whether some resource of a.Type
-	// allows a.Op to the principal.
-	AuthorizeByResourceType(a Action) bool
-}
 
 // allowed reports whether the request's principal may do op on the
 // resource typ/name; always true without an authorizer.
@@ -87,7 +70,7 @@ func (c *Conn) principal() string {
 
 // allowedCluster is allowed for op on the cluster.
 func (e *Env) allowedCluster(req *Request, op kmsg.ACLOperation) bool {
-	return e.allowed(req, op, resCluster, clusterName)
+	return e.allowed(req, op, resCluster, clusterResource)
 }
 
 // allowedTopic is allowed for op on a topic.
@@ -106,17 +89,16 @@ func (e *Env) allowedTxnID(req *Request, op kmsg.ACLOperation, id string) bool {
 }
 
 // allowedAnyOfType is Kafka's authorizeByResourceType: op on some
-// resource of typ. See TypeAuthorizer for an authorizer that cannot
-// answer it.
+// resource of typ (see ResourceTypeAuthorizer; an Authorizer that is not
+// one is asked about the resource "*").
 func (e *Env) allowedAnyOfType(req *Request, op kmsg.ACLOperation, typ kmsg.ACLResourceType) bool {
 	if e.Authorizer == nil || req.Conn == nil {
 		return true
 	}
-	ta, ok := e.Authorizer.(TypeAuthorizer)
-	if !ok {
-		return true
+	if ra, ok := e.Authorizer.(ResourceTypeAuthorizer); ok {
+		return ra.AuthorizeAny(req.Conn.principal(), req.Conn.Host, op, typ)
 	}
-	return ta.AuthorizeByResourceType(Action{Principal: req.Conn.principal(), Host: req.Conn.Host, Op: op, Type: typ})
+	return e.authorize(req, op, typ, "*")
 }
 
 // authorizedOps are the operations Kafka supports on each resource type

@@ -380,6 +380,19 @@ func adminRows(topic step) []authRow {
 		{key: kmsg.AlterUserSCRAMCredentials, req: r(func() kmsg.Request {
 			return &kmsg.AlterUserSCRAMCredentialsRequest{Deletions: []kmsg.AlterUserSCRAMCredentialsRequestDeletion{{Name: "u", Mechanism: 1}}}
 		}), needs: []need{alterCluster}},
+		{key: kmsg.DescribeACLs, req: r(func() kmsg.Request {
+			return &kmsg.DescribeACLsRequest{ResourceType: kmsg.ACLResourceTypeAny, ResourcePatternType: kmsg.ACLResourcePatternTypeAny,
+				Operation: kmsg.ACLOperationAny, PermissionType: kmsg.ACLPermissionTypeAny}
+		}), needs: []need{describeCluster}},
+		{key: kmsg.CreateACLs, req: r(func() kmsg.Request {
+			return &kmsg.CreateACLsRequest{Creations: []kmsg.CreateACLsRequestCreation{{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "t",
+				ResourcePatternType: kmsg.ACLResourcePatternTypeLiteral, Principal: "User:x", Host: "*",
+				Operation: kmsg.ACLOperationRead, PermissionType: kmsg.ACLPermissionTypeAllow}}}
+		}), needs: []need{alterCluster}},
+		{key: kmsg.DeleteACLs, req: r(func() kmsg.Request {
+			return &kmsg.DeleteACLsRequest{Filters: []kmsg.DeleteACLsRequestFilter{{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: kmsg.StringPtr("t"),
+				ResourcePatternType: kmsg.ACLResourcePatternTypeLiteral, Operation: kmsg.ACLOperationAny, PermissionType: kmsg.ACLPermissionTypeAny}}}
+		}), needs: []need{alterCluster}},
 		{key: kmsg.DescribeCluster, req: r(func() kmsg.Request {
 			return &kmsg.DescribeClusterRequest{IncludeClusterAuthorizedOperations: true, EndpointType: 1}
 		}), needs: []need{clusterNeed(aclDescribe, 0)}, allowed: ops(1 << aclDescribe), denied: ops(0)},
