@@ -3,16 +3,17 @@ package handler
 import (
 	"math"
 
-	"github.com/strata-broker/strata/metadata"
-
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/metadata"
 )
 
 // Authorization: each handler checks the operations and resources of
 // Kafka's operation table (KafkaApis) through these helpers, and answers
 // TOPIC_, GROUP_, CLUSTER_ or TRANSACTIONAL_ID_AUTHORIZATION_FAILED as
-// Kafka does. With no Env.Authorizer every check is one nil comparison:
-// no allocation, nothing per topic. A request without a connection
+// Kafka does. With no Env.Authorizer every check is one nil comparison
+// (per topic, for the APIs that name several): no allocation, no lookup,
+// no Action built. A request without a connection
 // (Local: the broker's own requests to itself) is the broker's and is
 // always allowed; other brokers reach this one over the network and
 // authenticate as any client, so their principal needs CLUSTER_ACTION
