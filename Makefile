@@ -83,6 +83,7 @@ bench: ## benchmarks: produce/consume and groups vs kfake, cleaner vs its ceilin
 	$(GO) run ./test/bench/cluster
 	$(GO) run ./test/bench/tier
 	$(GO) run ./test/bench/sessions
+	$(GO) run ./test/bench/acl
 
 lint: ## no binaries or large files in git, gofmt, go vet, staticcheck
 	bash scripts/check-tree.sh

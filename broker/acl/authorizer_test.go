@@ -14,7 +14,7 @@ import (
 )
 
 // newAuth returns an authorizer over a fresh memstore holding acls.
-func newAuth(t *testing.T, cfg Config, acls ...metadata.ACL) *Authorizer {
+func newAuth(t testing.TB, cfg Config, acls ...metadata.ACL) *Authorizer {
 	t.Helper()
 	s := memstore.New()
 	t.Cleanup(func() { _ = s.Close() })
