@@ -39,7 +39,7 @@ STATICCHECK_VERSION := v0.8.2
 GOBIN_DIR   := $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
 STATICCHECK := $(GOBIN_DIR)/staticcheck
 
-.PHONY: build run deps test vet unit fuzz-smoke fuzz bench lint chaos cluster clean clean-data help
+.PHONY: build run deps test vet unit fuzz-smoke fuzz bench lint chaos cluster clean clean-data help compose-test
 
 build: ## build bin/strata
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/strata
@@ -51,10 +51,11 @@ deps: ## install the test dependencies (kcat, python3-kafka, python3-confluent-k
 	bash scripts/install-test-deps.sh
 	bash scripts/install-minio.sh
 
-test: deps ## vet, all tests with -race, then a short run of every fuzz target
+test: deps ## vet, all tests with -race, a short run of every fuzz target, then compose-test
 	$(MAKE) --no-print-directory vet
 	$(MAKE) --no-print-directory unit
 	$(MAKE) --no-print-directory fuzz-smoke
+	$(MAKE) --no-print-directory compose-test
 
 vet:
 	$(GO) vet ./...
@@ -77,7 +78,8 @@ fuzz: ## run each fuzz target for FUZZTIME_LONG (2m)
 	$(MAKE) --no-print-directory fuzz-smoke FUZZTIME=$(FUZZTIME_LONG)
 
 bench: ## benchmarks: produce/consume and groups vs kfake, cleaner vs its ceiling, cluster, tiered storage vs raw MinIO GETs, fetch sessions vs none
-	$(GO) run ./test/bench
+	$(GO) run ./test/bench -tls=false
+	$(GO) run ./test/bench -systems "" -codecs "" -txn=false -records 1000000
 	$(GO) run ./test/bench/groups
 	$(GO) run ./test/bench/cleaner
 	$(GO) run ./test/bench/cluster
@@ -112,6 +114,9 @@ chaos: deps ## fault-injection tests against a 3-broker cluster, and the hostile
 		STRATA_FAULT_ETCD_OUTAGE=$(CHAOS_ETCD_OUTAGE) STRATA_FAULT_GROUP_PROTOCOLS=$(CHAOS_GROUP_PROTOCOLS) \
 		$(GO) test -race -count=1 -v -timeout $(TEST_TIMEOUT) -run TestNemesis ./test/fault/
 	STRATA_HOSTILE_LONG=1 $(GO) test -race -count=1 -v -timeout $(TEST_TIMEOUT) ./test/hostile/
+
+compose-test: ## run deploy/compose.yaml for real with images built here (skips when docker cannot be started)
+	bash scripts/compose-test.sh
 
 cluster: build ## etcd + 3 brokers on loopback (19092-19094, data in ./data/cluster)
 	bash deploy/cluster.sh

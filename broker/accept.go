@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/strata-broker/strata/broker/quota"
 	"github.com/strata-broker/strata/broker/security"
 	"github.com/strata-broker/strata/config"
 )
@@ -30,6 +31,8 @@ type clients struct {
 	mem    *requestMemory
 	log    *slog.Logger // Warn and above rate-limited over all connections
 	idle   time.Duration
+	// rates holds connection_creation_rate per ip; nil: none.
+	rates *quota.Manager
 }
 
 func newClients(ctx context.Context, cfg *config.Broker, log *slog.Logger) (*clients, error) {
@@ -81,6 +84,12 @@ func (cl *clients) accept(ctx context.Context, ln net.Listener, protected bool) 
 			continue
 		}
 		pause = 0
+		if d := cl.rates.RecordConnection(remoteAddr(c), time.Now()); d > 0 {
+			// As Kafka: the connection is closed once the throttle passed.
+			cl.log.Warn("closing connection: its address is over its connection_creation_rate", "remote", c.RemoteAddr().String(), "throttle", d)
+			time.AfterFunc(d, func() { _ = c.Close() })
+			continue
+		}
 		if limit, ok := cl.quotas.admit(remoteAddr(c)); !ok {
 			cl.log.Warn("closing connection: its address has max.connections.per.ip open", "remote", c.RemoteAddr().String(), "max", limit)
 			_ = c.Close()

@@ -3,6 +3,7 @@ package broker
 import (
 	"slices"
 	"strconv"
+	"syscall"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/strata-broker/strata/broker/partition"
@@ -193,5 +194,102 @@ func (c *metadataSpaceCollector) Collect(ch chan<- prometheus.Metric) {
 		c.avail: float64(st.avail), c.reserve: float64(st.reserve), c.noSpace: noSpace,
 	} {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
+	}
+}
+
+// replicationCollector reports, at scrape time, the partitions this
+// broker leads whose ISR lacks some of their replicas (Kafka's
+// UnderReplicatedPartitions) and the partitions of the whole cluster
+// that have no leader as this broker's metadata shows them (Kafka's
+// OfflinePartitionsCount, which only the controller reports; every
+// Strata broker reports it, so take the max over brokers).
+type replicationCollector struct {
+	parts          *partition.Manager
+	cache          *metadata.Cache
+	under, offline *prometheus.Desc
+	underMinISR    *prometheus.Desc
+}
+
+func newReplicationCollector(parts *partition.Manager, cache *metadata.Cache) *replicationCollector {
+	return &replicationCollector{
+		parts: parts, cache: cache,
+		under:       prometheus.NewDesc("strata_under_replicated_partitions", "Partitions this broker leads whose ISR is smaller than their replica set (Kafka's UnderReplicatedPartitions).", nil, nil),
+		underMinISR: prometheus.NewDesc("strata_under_min_isr_partitions", "Partitions this broker leads whose ISR is smaller than min.insync.replicas: acks=all produces fail (Kafka's UnderMinIsrPartitionCount).", nil, nil),
+		offline:     prometheus.NewDesc("strata_offline_partitions", "Partitions of the cluster without a leader, as this broker's metadata shows them (Kafka's OfflinePartitionsCount).", nil, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *replicationCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.under
+	ch <- c.underMinISR
+	ch <- c.offline
+}
+
+// Collect implements prometheus.Collector.
+func (c *replicationCollector) Collect(ch chan<- prometheus.Metric) {
+	under, underMin, offline := 0, 0, 0
+	for _, t := range c.cache.Topics() {
+		for idx, st := range t.Partitions {
+			if st.Leader == metadata.NoLeader {
+				offline++
+				continue
+			}
+			p, open := c.parts.Get(t.Name, idx)
+			if !open || !p.IsLeader() {
+				continue
+			}
+			isr := len(p.ISR())
+			if isr < len(st.Replicas) {
+				under++
+			}
+			if int32(isr) < p.Config().MinInsyncReplicas {
+				underMin++
+			}
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(c.under, prometheus.GaugeValue, float64(under))
+	ch <- prometheus.MustNewConstMetric(c.underMinISR, prometheus.GaugeValue, float64(underMin))
+	ch <- prometheus.MustNewConstMetric(c.offline, prometheus.GaugeValue, float64(offline))
+}
+
+// logDirCollector reports the size and free space of the filesystems of
+// the log directories at scrape time (Kafka's log dir TotalBytes and
+// UsableBytes), by directory.
+type logDirCollector struct {
+	dirs               []string
+	total, used, avail *prometheus.Desc
+}
+
+func newLogDirCollector(dirs []string) *logDirCollector {
+	d := []string{"dir"}
+	return &logDirCollector{
+		dirs:  dirs,
+		total: prometheus.NewDesc("strata_log_dir_total_bytes", "Size of the filesystem holding the log directory.", d, nil),
+		used:  prometheus.NewDesc("strata_log_dir_used_bytes", "Bytes in use on the filesystem holding the log directory (all files, not only logs).", d, nil),
+		avail: prometheus.NewDesc("strata_log_dir_available_bytes", "Bytes free for this broker on the filesystem holding the log directory.", d, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *logDirCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.total
+	ch <- c.used
+	ch <- c.avail
+}
+
+// Collect implements prometheus.Collector; a directory that cannot be
+// measured is left out.
+func (c *logDirCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, dir := range c.dirs {
+		var st syscall.Statfs_t
+		if syscall.Statfs(dir, &st) != nil {
+			continue
+		}
+		bs := uint64(st.Bsize)
+		total, free, avail := st.Blocks*bs, st.Bfree*bs, st.Bavail*bs
+		ch <- prometheus.MustNewConstMetric(c.total, prometheus.GaugeValue, float64(total), dir)
+		ch <- prometheus.MustNewConstMetric(c.used, prometheus.GaugeValue, float64(total-free), dir)
+		ch <- prometheus.MustNewConstMetric(c.avail, prometheus.GaugeValue, float64(avail), dir)
 	}
 }

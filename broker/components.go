@@ -170,6 +170,7 @@ func (s *Server) components(n *node) []component {
 			}
 			n.parts.SetSpaceCheck(check)
 			n.metrics.MustRegister(newPartitionCollector(n.parts, n.store.Cache(), s.cfg.NodeID))
+			n.metrics.MustRegister(newReplicationCollector(n.parts, n.store.Cache()), newLogDirCollector(s.cfg.LogDirs))
 			return nil
 		}},
 		// The remote log manager; its stop drops the chunk cache, after
@@ -200,6 +201,7 @@ func (s *Server) components(n *node) []component {
 		// (and already when serving ends, see serveKafka).
 		{name: "group coordinator", start: func(context.Context) error {
 			n.groups = group.New(group.ConfigFrom(s.cfg), s.log)
+			n.metrics.MustRegister(newGroupCollector(n.groups, n.parts))
 			return nil
 		}, run: func(ctx context.Context, _ func(error)) {
 			n.groups.Run(ctx, s.cfg.NodeID, n.store.Cache(), n.parts)
@@ -496,10 +498,13 @@ func (s *Server) serveKafka(ctx context.Context, fail func(error), n *node) {
 		Txn: n.txn, ProducerIDs: n.pids,
 		Controller: n.observer, Elector: n.ctrl, Peers: n.peers, Log: s.log, Metrics: n.handlerMetrics,
 		Self: n.self, Draining: ctx.Done(),
+		Quotas: newQuotas(s.cfg, n.store.Cache(), n.metrics),
 	}
 	if n.acl != nil {
 		s.env.Authorizer = n.acl
 	}
+
+	n.clients.rates = s.env.Quotas
 	n.env.Store(s.env)
 	closed := make(chan struct{})
 	context.AfterFunc(ctx, func() {

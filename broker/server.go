@@ -208,7 +208,8 @@ func (s *Server) register(ctx context.Context, n *node) error {
 const metricsStopTimeout = 5 * time.Second
 
 // serveMetrics serves Prometheus metrics at metrics.listener/metrics, the
-// admin endpoints (admin.go) beside them, and Go's profiles at
+// admin endpoints (admin.go) and the health endpoints (health.go) beside
+// them, and Go's profiles at
 // /debug/pprof/ (the listener is loopback by default, like the admin
 // endpoints, which have no authentication either) until ctx ends. Then
 // the requests still running have their context cancelled and are
@@ -221,6 +222,7 @@ func (s *Server) serveMetrics(ctx context.Context, n *node) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(n.metrics, promhttp.HandlerOpts{}))
 	adm.mount(mux)
+	(&health{nodeID: s.cfg.NodeID, reg: n.reg, cache: n.store.Cache(), parts: n.parts}).mount(mux)
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)

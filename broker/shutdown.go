@@ -9,9 +9,11 @@ import (
 	"github.com/strata-broker/strata/metadata/controller"
 )
 
-// controlledShutdownTimeout bounds how long a stopping broker waits for its
-// leaderships to move away before it closes anyway.
-const controlledShutdownTimeout = 5 * time.Second
+// ControlledShutdownTimeout bounds how long a stopping broker waits for its
+// leaderships to move away before it closes anyway; a supervisor's stop
+// timeout (systemd's TimeoutStopSec, Kubernetes'
+// terminationGracePeriodSeconds) must exceed it.
+const ControlledShutdownTimeout = 5 * time.Second
 
 // controlledShutdown announces this broker's controlled shutdown and waits
 // until the controller moved its leaderships away, as Kafka's controlled
@@ -26,11 +28,11 @@ const controlledShutdownTimeout = 5 * time.Second
 // writes (metadata/controller). Partitions with no other such member keep
 // their leader. This returns once the cache shows no partition led here
 // that the controller would move (controller.Reelect), or after
-// controlledShutdownTimeout (e.g. no controller is elected), while the
+// ControlledShutdownTimeout (e.g. no controller is elected), while the
 // broker still serves requests, so in-flight produces get
 // NOT_LEADER_OR_FOLLOWER and retry on the new leader.
 func controlledShutdown(reg metadata.Registration, cache *metadata.Cache, self int32, log *slog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), controlledShutdownTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), ControlledShutdownTimeout)
 	defer cancel()
 	start := time.Now()
 	if _, err := reg.RequestShutdown(ctx); err != nil {

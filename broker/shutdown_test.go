@@ -58,7 +58,7 @@ func TestControlledShutdownWaitsForController(t *testing.T) {
 	var logged logbuf.Buffer
 	start := time.Now()
 	controlledShutdown(regs[1], brokers.Cache(), 1, slog.New(slog.NewTextHandler(&logged, nil)))
-	if took := time.Since(start); took >= controlledShutdownTimeout {
+	if took := time.Since(start); took >= ControlledShutdownTimeout {
 		t.Fatalf("controlled shutdown took %v: it timed out", took)
 	}
 	cache := brokers.Cache()

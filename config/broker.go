@@ -68,6 +68,8 @@ type Broker struct {
 	// ConnectionFailedAuthenticationDelayMs is
 	// connection.failed.authentication.delay.ms (100).
 	ConnectionFailedAuthenticationDelayMs int32
+	QuotaWindowNum                        int32 // quota.window.num (11): samples a client quota's rate is measured over
+	QuotaWindowSizeSeconds                int32 // quota.window.size.seconds (1): span of each sample
 	QueuedMaxRequestBytes                 int64 // queued.max.request.bytes (268435456 here, -1 in Kafka; <= 0: unbounded)
 
 	// ReplicaSelectorClass is replica.selector.class (unset: consumers

@@ -78,6 +78,11 @@ var brokerKeys = []keyDef{
 		f: intField(math.MinInt64, func(b *Broker) *int64 { return &b.ConnectionsMaxIdleMs })},
 	{name: "queued.max.request.bytes", typ: TypeLong, def: "268435456", doc: "The number of queued bytes allowed before no more requests are read: the bytes of the requests all connections are reading or whose handling has not finished. At the limit, reading pauses beyond the first 64 KiB of a request (so small requests go on), except for the request that began first (so requests read part-way cannot wait on each other), until handled requests free their bytes. A paused request must still arrive whole within connections.max.idle.ms of its first byte. Kafka's default is -1 (unbounded); Strata bounds it, since a reading pause is cheaper than running out of memory. Zero or negative: unbounded.",
 		f: intField(math.MinInt64, func(b *Broker) *int64 { return &b.QueuedMaxRequestBytes })},
+	// Client quotas (Kafka's ClientQuotaManager keys).
+	{name: "quota.window.num", typ: TypeInt, def: "11", doc: "The number of samples to retain in memory for client quotas.",
+		f: intField(1, func(b *Broker) *int32 { return &b.QuotaWindowNum })},
+	{name: "quota.window.size.seconds", typ: TypeInt, def: "1", doc: "The time span of each sample for client quotas.",
+		f: intField(1, func(b *Broker) *int32 { return &b.QuotaWindowSizeSeconds })},
 	{name: "broker.session.timeout.ms", typ: TypeInt, def: "9000", doc: "Lease TTL of the broker's registration in etcd; the broker is considered gone after it.",
 		f: intField(1, func(b *Broker) *int64 { return &b.BrokerSessionTimeoutMs })},
 	{name: "initial.broker.registration.timeout.ms", typ: TypeInt, def: "60000", doc: "How long a starting broker waits for etcd (to load the metadata and register) before it exits with an error; it logs while it waits and accepts no client meanwhile.",

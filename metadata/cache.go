@@ -20,6 +20,7 @@ const (
 	ChangeBrokerConfigs                       // the dynamic configs of one broker or of the cluster default
 	ChangeScram                               // one user's SCRAM credentials
 	ChangeACL                                 // one ACL binding
+	ChangeClientQuotas                        // one client-quota entity's values
 )
 
 // Change is one key-level change, as a store's watch delivers it. Deleting
@@ -41,6 +42,11 @@ type Change struct {
 	// (owned by the cache afterwards).
 	Scram map[string]ScramCredential
 	ACL   ACL // ChangeACL: the binding put or deleted
+
+	// Quota is a ChangeClientQuotas' entity; Quotas its values by key on a
+	// put (owned by the cache afterwards).
+	Quota  QuotaEntity
+	Quotas map[string]float64
 }
 
 // Cache is an in-memory, watch-fed view of the metadata store. Returned
@@ -73,6 +79,11 @@ type Cache struct {
 	aclVersion uint64
 	sortedACLs []ACL // memo for ACLs; nil when stale
 
+	// quotas holds each client-quota entity's values by key; quotaGen
+	// counts their changes. Published maps are never mutated.
+	quotas   map[QuotaEntity]map[string]float64
+	quotaGen uint64
+
 	sortedTopics  []Topic  // memo for Topics; nil when stale
 	sortedBrokers []Broker // memo for Brokers; nil when stale
 }
@@ -97,6 +108,8 @@ func (c *Cache) reset() {
 	}
 	c.acls = make(map[ACL]struct{})
 	c.sortedACLs = nil
+	c.quotas = make(map[QuotaEntity]map[string]float64)
+	c.quotaGen++
 	c.sortedTopics, c.sortedBrokers = nil, nil
 }
 
@@ -185,6 +198,13 @@ func (c *Cache) apply(changes []Change) {
 				c.aclVersion++
 				c.sortedACLs = nil
 			}
+		case ChangeClientQuotas:
+			if ch.Delete || len(ch.Quotas) == 0 {
+				delete(c.quotas, ch.Quota)
+			} else {
+				c.quotas[ch.Quota] = ch.Quotas
+			}
+			c.quotaGen++
 		}
 	}
 	for name := range cloned {

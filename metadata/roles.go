@@ -61,6 +61,18 @@ type ACLs interface {
 	DeleteACLs(ctx context.Context, acls []ACL) (rev int64, err error)
 }
 
+// ClientQuotas stores the client quotas (Kafka's AlterClientQuotas): per
+// entity (a user, a client id, both, an ip, or a default of those), its
+// values by key ("producer_byte_rate", "consumer_byte_rate",
+// "request_percentage", "connection_creation_rate"). Reads go through
+// the Cache (Cache.ClientQuota, Cache.ClientQuotas).
+type ClientQuotas interface {
+	// SetClientQuotas replaces entity's values; nil or empty removes
+	// them. Fails with ErrInvalidQuotaEntity for an entity Kafka does not
+	// allow. Concurrent writers of one entity: the last one wins.
+	SetClientQuotas(ctx context.Context, entity QuotaEntity, values map[string]float64) (rev int64, err error)
+}
+
 // Partitions changes one partition's leader, ISR or replicas. Its
 // writers are the controller, through its Term (fenced), and a
 // partition's leader changing its own ISR; nothing else writes partition
@@ -119,6 +131,8 @@ type Store interface {
 	BrokerConfigs
 	ScramCredentials
 	ACLs
+
+	ClientQuotas
 	Partitions
 	Brokers
 	ProducerIDs

@@ -12,6 +12,7 @@ import (
 	"github.com/strata-broker/strata/broker/group"
 	"github.com/strata-broker/strata/broker/partition"
 	"github.com/strata-broker/strata/broker/producerid"
+	"github.com/strata-broker/strata/broker/quota"
 	"github.com/strata-broker/strata/broker/txn"
 	"github.com/strata-broker/strata/broker/wire"
 	"github.com/strata-broker/strata/config"
@@ -27,6 +28,7 @@ type Store interface {
 	metadata.Topics
 	metadata.BrokerConfigs
 	metadata.ScramCredentials
+	metadata.ClientQuotas
 	metadata.ProducerIDs
 	PutReassignment(ctx context.Context, r metadata.Reassignment) error
 	Reassignments(ctx context.Context) ([]metadata.Reassignment, error)
@@ -75,6 +77,9 @@ type Env struct {
 	// authorizer.class.name); nil: every request is allowed, as Kafka
 	// without an authorizer.
 	Authorizer Authorizer
+	// Quotas measures clients against their client quotas (the broker
+	// throttles their responses); nil: no quotas are enforced.
+	Quotas *quota.Manager
 	// Draining is closed when the broker stops serving: requests already
 	// read are still answered, and waits (a Fetch's long poll) end early.
 	Draining <-chan struct{}

@@ -60,8 +60,11 @@ func (m *Metrics) Observe(key int16, took time.Duration, failed bool) {
 	m.inFlight.WithLabelValues(name).Dec()
 	m.requests.WithLabelValues(name).Inc()
 	m.latency.WithLabelValues(name).Observe(took.Seconds())
+	// The error series exists (at 0) once the API was used, so rates
+	// and alerts over it see 0 rather than no data.
+	errs := m.errors.WithLabelValues(name)
 	if failed {
-		m.errors.WithLabelValues(name).Inc()
+		errs.Inc()
 	}
 }
 

@@ -69,6 +69,8 @@ func init() {
 		{Key: kmsg.AlterPartitionAssignments, Min: 0, Max: 0, Fn: handleAlterPartitionReassignments},
 		{Key: kmsg.ListPartitionReassignments, Min: 0, Max: 0, Fn: handleListPartitionReassignments},
 		{Key: kmsg.OffsetDelete, Min: 0, Max: 0, Fn: handleOffsetDelete},
+		{Key: kmsg.DescribeClientQuotas, Min: 0, Max: 1, Fn: handleDescribeClientQuotas},
+		{Key: kmsg.AlterClientQuotas, Min: 0, Max: 1, Fn: handleAlterClientQuotas},
 		{Key: kmsg.DescribeUserSCRAMCredentials, Min: 0, Max: 0, Fn: handleDescribeUserScramCredentials},
 		{Key: kmsg.AlterUserSCRAMCredentials, Min: 0, Max: 0, Fn: handleAlterUserScramCredentials},
 		{Key: kmsg.DescribeCluster, Min: 0, Max: 1, Fn: handleDescribeCluster},

@@ -12,6 +12,10 @@
 // a tagged-field section for flexible versions (never for ApiVersions), then
 // the body.
 //
-// Concurrency: the package holds no state; a Frame or Request belongs to the
-// goroutine that made it.
+// Under TLS, where sendfile cannot be used, a frame goes through a pooled
+// buffer, and a TLSBase under the server's tls.Conn lets one read(2) or
+// write(2) carry many 16 KiB TLS records instead of one each.
+//
+// Concurrency: the package holds no state but pooled buffers; a Frame or
+// Request belongs to the goroutine that made it.
 package wire

@@ -67,8 +67,22 @@ func memOf(r Region) ([]byte, bool) {
 	return nil, false
 }
 
-// writeCopied writes f to conn through a pooled buffered writer.
+// writeCopied writes f to conn through a pooled buffered writer; a
+// tls.Conn over a TLSBase gathers the frame's records there.
 func writeCopied(conn net.Conn, f *Frame) error {
+	if base := tlsBaseOf(conn); base != nil {
+		base.Gather()
+		err := writeBuffered(conn, f)
+		if ferr := base.Flush(); err == nil && ferr != nil {
+			err = fmt.Errorf("write response: %w", ferr)
+		}
+		return err
+	}
+	return writeBuffered(conn, f)
+}
+
+// writeBuffered writes f to conn through a pooled buffered writer.
+func writeBuffered(conn net.Conn, f *Frame) error {
 	bw := copyWriters.Get().(*bufio.Writer)
 	bw.Reset(conn)
 	defer func() {

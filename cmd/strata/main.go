@@ -33,8 +33,12 @@ var commands = []command{
 	{"serve", "run a broker: strata serve --config server.properties [--set key=value]...", runServe},
 	{"perf", "load generator: strata perf produce|consume --brokers host:port [flags]", runPerf},
 	{"tier", "tiered storage: strata tier status|restore [--admin host:port] [flags]", runTier},
+	{"topic", "topics: strata topic list|describe|create|delete|alter-config|produce|consume [--brokers host:port] [flags]", runTopic},
+	{"group", "consumer groups: strata group list|describe|seek [--brokers host:port] [flags]", runGroup},
+	{"cluster", "cluster: strata cluster info|health [--watch] [--brokers host:port] [flags]", runCluster},
 	{"txn", "transactions: strata txn list|describe <id> [--brokers host:port] [flags]", runTxn},
 	{"config", "print the effective configuration as a properties file", runConfig},
+	{"probe", "health check: strata probe [--url http://127.0.0.1:9644/readyz] (exit 0 when it answers 200)", runProbe},
 	{"version", "print the version", runVersion},
 }
 

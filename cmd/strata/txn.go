@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -13,22 +11,16 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // txnUsage is the help of `strata txn`.
-const txnUsage = `usage: strata txn list     [--brokers host:port,...] [--command-config F] [--state S]... [--min-age D] [--json]
-       strata txn describe <transactional id> [--brokers host:port,...] [--command-config F] [--json]
+const txnUsage = `usage: strata txn list     [--brokers host:port,...] [--command-config F] [--state S]... [--min-age D] [--format table|json]
+       strata txn describe <transactional id> [--brokers host:port,...] [--command-config F] [--format table|json]
 
 The txn commands ask the cluster's transaction coordinators over the Kafka
 protocol (ListTransactions, DescribeTransactions, DescribeProducers), so
-they work against any broker of the cluster. --command-config names a
-Kafka client properties file for a secured listener, as Kafka's tools take
-it: security.protocol, ssl.truststore.location or
-ssl.truststore.certificates (PEM), ssl.keystore.location (PEM, for
-ssl.client.auth), ssl.endpoint.identification.algorithm, sasl.mechanism
-(PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) and sasl.jaas.config with username
-and password.
+they work against any broker of the cluster.
+` + commandConfigHelp + `
 
 list      prints every transactional id: its producer id and epoch, state,
           age (time since its open transaction started; - with none open),
@@ -44,37 +36,6 @@ describe  prints one transactional id as list does, and for each of its
 // runTxn is `strata txn list|describe [flags]`.
 func runTxn(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return runSubcommand(ctx, "txn", txnUsage, []subcommand{{"list", runTxnList}, {"describe", runTxnDescribe}}, args, stdout, stderr)
-}
-
-// txnFlags are the flags both txn commands take.
-type txnFlags struct {
-	fs            *flag.FlagSet
-	brokers       *string
-	commandConfig *string
-	json          *bool
-}
-
-func newTxnFlags(name string, stderr io.Writer) txnFlags {
-	fs := flag.NewFlagSet("strata txn "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, txnUsage) }
-	return txnFlags{fs: fs,
-		brokers:       fs.String("brokers", "localhost:9092", "comma-separated seed brokers (host:port)"),
-		commandConfig: fs.String("command-config", "", "Kafka client properties file: security.protocol, ssl.*, sasl.mechanism, sasl.jaas.config"),
-		json:          fs.Bool("json", false, "print JSON instead of a table")}
-}
-
-// admin connects to the seed brokers, secured as --command-config says.
-func (f txnFlags) admin() (*kadm.Client, error) {
-	opts, err := commandConfigOptions(*f.commandConfig)
-	if err != nil {
-		return nil, err
-	}
-	cl, err := kgo.NewClient(append(opts, kgo.SeedBrokers(strings.Split(*f.brokers, ",")...))...)
-	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", *f.brokers, err)
-	}
-	return kadm.NewClient(cl), nil
 }
 
 // TxnInfo is one transactional id as the txn commands print it.
@@ -143,15 +104,12 @@ func describeTxns(ctx context.Context, adm *kadm.Client, ids []string) ([]TxnInf
 
 // runTxnList is `strata txn list`.
 func runTxnList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f := newTxnFlags("list", stderr)
+	f := newKafkaFlags("txn list", txnUsage, stderr)
 	var states multiFlag
 	f.fs.Var(&states, "state", "keep ids in this state (repeatable, comma-separated)")
 	minAge := f.fs.Duration("min-age", 0, "keep ids whose open transaction is at least this old")
-	if err := f.fs.Parse(args); err != nil {
+	if _, err := f.parse(args, 0, 0, "no arguments"); err != nil {
 		return err
-	}
-	if f.fs.NArg() != 0 {
-		return fmt.Errorf("unexpected arguments %q", f.fs.Args())
 	}
 	adm, err := f.admin()
 	if err != nil {
@@ -173,7 +131,7 @@ func runTxnList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *minAge > 0 {
 		all = slices.DeleteFunc(all, func(ti TxnInfo) bool { return ti.AgeMs < minAge.Milliseconds() })
 	}
-	if *f.json {
+	if f.asJSON() {
 		return writeJSON(stdout, all)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
@@ -187,20 +145,12 @@ func runTxnList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 // runTxnDescribe is `strata txn describe <id>`.
 func runTxnDescribe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f := newTxnFlags("describe", stderr)
-	// The id may come before or after the flags.
-	var id string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		id, args = args[0], args[1:]
-	}
-	if err := f.fs.Parse(args); err != nil {
+	f := newKafkaFlags("txn describe", txnUsage, stderr)
+	pos, err := f.parse(args, 1, 1, "one transactional id")
+	if err != nil {
 		return err
 	}
-	if id == "" && f.fs.NArg() == 1 {
-		id = f.fs.Arg(0)
-	} else if f.fs.NArg() != 0 || id == "" {
-		return errors.New("want one transactional id")
-	}
+	id := pos[0]
 	adm, err := f.admin()
 	if err != nil {
 		return err
@@ -216,7 +166,7 @@ func runTxnDescribe(ctx context.Context, args []string, stdout, stderr io.Writer
 			return err
 		}
 	}
-	if *f.json {
+	if f.asJSON() {
 		return writeJSON(stdout, ti)
 	}
 	fmt.Fprintf(stdout, "transactional id: %s\nproducer id:      %d\nproducer epoch:   %d\nstate:            %s\nage:              %s\ntimeout:          %s\ncoordinator:      %d\n",

@@ -12,3 +12,8 @@ import "sync/atomic"
 // compressed batch, as it did before it checked compressed records, unless
 // the topic requires keys (which always needed the records).
 var SkipCompressedRecords atomic.Bool
+
+// BareTLS makes SSL listeners run TLS straight on the TCP connection,
+// one read(2) and write(2) per record, as they did before wire.TLSBase
+// went under it.
+var BareTLS atomic.Bool

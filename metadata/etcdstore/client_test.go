@@ -114,7 +114,10 @@ func TestOpenTLSClientCert(t *testing.T) {
 // with the right password and fails at once, not as an outage, without
 // it.
 func TestOpenAuth(t *testing.T) {
-	ep := startSecureEtcd(t, "http", func(*embed.Config) {})
+	// The lowest bcrypt cost: each login hashes the password, and at
+	// etcd's default cost a loaded machine can spend the whole dial
+	// timeout on it.
+	ep := startSecureEtcd(t, "http", func(c *embed.Config) { c.BcryptCost = 4 }) // bcrypt.MinCost
 	ctx := testCtx(t)
 	admin, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: dialTimeout, Context: ctx})
 	if err != nil {

@@ -166,6 +166,16 @@ func (k keys) change(key string, value []byte, deleted bool) (ch metadata.Change
 			}
 			ch.Scram = r.Credentials
 		}
+	case keyQuotas:
+		e, _ := parseQuotas(topic)
+		ch = metadata.Change{Kind: metadata.ChangeClientQuotas, Delete: deleted, Quota: e}
+		if !deleted {
+			var r quotasRecord
+			if err := json.Unmarshal(value, &r); err != nil {
+				return ch, false, fmt.Errorf("key %s: decode client quotas record: %w", key, err)
+			}
+			ch.Quotas = r.Values
+		}
 	default:
 		return ch, false, nil
 	}

@@ -21,6 +21,7 @@
 //	<prefix>/configs/brokers/<default>  {"configs":{"k":"v"}}: the cluster-wide default of the dynamic broker configs
 //	<prefix>/scram/users/<user>     {"credentials":{"SCRAM-SHA-256":{"salt":…,"iterations":4096,"stored_key":…,"server_key":…}}}: one user's SCRAM credentials, the name path-escaped (scram.go)
 //	<prefix>/acls/<TYPE>/<PATTERN>/<name>/<principal>/<host>/<OP>/<PERMISSION>  {}: one ACL binding, the strings path-escaped (acls.go)
+//	<prefix>/quotas/users/<user>[/clients/<client>], quotas/clients/<client>, quotas/ips/<ip>  {"values":{"producer_byte_rate":1048576}}: one client-quota entity, names path-escaped, <default> for a default (quotas.go)
 //	<prefix>/producer-ids/next      next free producer id, decimal
 //	<prefix>/controller/election/<lease>  campaign keys of concurrency.Election; the oldest one leads
 //	<prefix>/controller/epoch       controller epoch, decimal; bumped by every elected controller
@@ -44,9 +45,10 @@
 // many partitions take (the embedded server allows 16384 ops and 8 MiB);
 // a txn beyond etcd's limits is metadata.ErrTooLarge, a write etcd
 // refuses for lack of space (its NOSPACE alarm) metadata.ErrNoSpace.
-// SetBrokerConfigs and SetScramCredentials are one put (or delete) of
-// their entity's key. CreateACLs and DeleteACLs are txns of at most 128
-// puts or deletes (etcd's default --max-txn-ops), each atomic.
+// SetBrokerConfigs, SetScramCredentials and SetClientQuotas are one put
+// (or delete) of their entity's key. CreateACLs and DeleteACLs are txns
+// of at most 128 puts or deletes (etcd's default --max-txn-ops), each
+// atomic.
 // AddPartitions, SetTopicConfigs,
 // CompareAndSetPartition and AllocateProducerIDs read, then write in a txn
 // guarded by the key's create revision (topic incarnation) or mod

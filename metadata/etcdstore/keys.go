@@ -79,6 +79,7 @@ const (
 	keyBroker
 	keyBrokerConfigs
 	keyScram
+	keyQuotas
 )
 
 // parse classifies key and extracts its topic name (or SCRAM user name)
@@ -126,6 +127,11 @@ func (k keys) parse(key string) (kind keyKind, topic string, n int32) {
 			return keyOther, "", 0
 		}
 		return keyScram, user, 0
+	}
+	if q, ok := strings.CutPrefix(rest, quotasDir); ok {
+		if _, ok := parseQuotas(q); ok {
+			return keyQuotas, q, 0 // change parses the entity again
+		}
 	}
 	return keyOther, "", 0
 }

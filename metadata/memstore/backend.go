@@ -26,8 +26,11 @@ type Backend struct {
 	brokerConfigs map[int32]map[string]string
 	// scram holds each user's SCRAM credentials by mechanism; a stored
 	// map is never modified.
-	scram   map[string]map[string]metadata.ScramCredential
-	acls    map[metadata.ACL]struct{}
+	scram map[string]map[string]metadata.ScramCredential
+	acls  map[metadata.ACL]struct{}
+	// quotas holds each client-quota entity's values; a stored map is
+	// never modified.
+	quotas  map[metadata.QuotaEntity]map[string]float64
 	ctl     election
 	handles map[*Store]struct{} // open handles, whose caches commit feeds
 }
@@ -63,6 +66,7 @@ func NewBackend() *Backend {
 		brokerConfigs: map[int32]map[string]string{},
 		scram:         map[string]map[string]metadata.ScramCredential{},
 		acls:          map[metadata.ACL]struct{}{},
+		quotas:        map[metadata.QuotaEntity]map[string]float64{},
 		ctl:           election{record: noController, changed: make(chan struct{})},
 		handles:       map[*Store]struct{}{},
 	}
@@ -156,6 +160,9 @@ func (b *Backend) listing() []metadata.Change {
 	}
 	for _, a := range slices.SortedFunc(maps.Keys(b.acls), metadata.CompareACLs) {
 		out = append(out, metadata.Change{Kind: metadata.ChangeACL, ACL: a})
+	}
+	for e, v := range b.quotas { // the cache keys them by entity: order does not matter
+		out = append(out, metadata.Change{Kind: metadata.ChangeClientQuotas, Quota: e, Quotas: v})
 	}
 	return out
 }

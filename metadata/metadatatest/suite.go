@@ -38,6 +38,8 @@ func Run(t *testing.T, newCluster func(t *testing.T) Cluster) {
 		{"BrokerConfigs", testBrokerConfigs},
 		{"ScramCredentials", testScramCredentials},
 		{"ACLs", testACLs},
+
+		{"ClientQuotas", testClientQuotas},
 		{"ClosedStore", testClosedStore},
 		{"RegisterBrokerAndClose", testRegisterBrokerAndClose},
 		{"RegistrationExpiry", testRegistrationExpiry},

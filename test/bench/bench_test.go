@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +63,10 @@ func TestParseFlagsAndProfilePath(t *testing.T) {
 	if o, err := parseFlags([]string{"-codecs", ""}); err != nil || len(o.codecs) != 0 {
 		t.Fatalf("-codecs '': %q, %v", o.codecs, err)
 	}
-	for _, bad := range [][]string{{"-systems", "nope"}, {"-records", "0"}, {"-rounds", "0"}, {"x"}, {"-codecs", "brotli"}} {
+	if o, err := parseFlags([]string{"-systems", "", "-codecs", "", "-txn=false"}); err != nil || len(o.systems) != 0 || !o.tls {
+		t.Fatalf("-systems '' (the security table alone): %+v, %v", o, err)
+	}
+	for _, bad := range [][]string{{"-systems", "nope"}, {"-systems", "", "-codecs", "", "-txn=false", "-tls=false"}, {"-records", "0"}, {"-rounds", "0"}, {"x"}, {"-codecs", "brotli"}} {
 		if _, err := parseFlags(bad); err == nil {
 			t.Errorf("parseFlags(%q) succeeded", bad)
 		}
@@ -125,8 +129,8 @@ func TestPrintTLSTable(t *testing.T) {
 		return perf.Result{Records: 1, Bytes: int64(v * (1 << 20)), Elapsed: time.Second}
 	}
 	run := tlsRun{
-		plain: runResult{produce: mb(100), consume: mb(200)},
-		tls:   runResult{produce: mb(80), consume: mb(100)},
+		plain: runResult{produce: mb(100), consume: mb(200), produceCPU: 500 * time.Millisecond, consumeCPU: time.Second},
+		tls:   runResult{produce: mb(80), consume: mb(100), produceCPU: time.Second, consumeCPU: time.Second},
 	}
 	for range 10 {
 		run.connect.Record(time.Millisecond)
@@ -134,10 +138,53 @@ func TestPrintTLSTable(t *testing.T) {
 	}
 	var out bytes.Buffer
 	printTLSTable(&out, []tlsRun{run, {err: errors.New("boom")}})
-	s := out.String()
-	for _, want := range []string{"0.80x", "meets", "0.50x", "below", "≥ 0.70x", "SCRAM-SHA-512 (4096 iterations) p50 4.", "plaintext p50 1."} {
+	s := strings.Join(strings.Fields(out.String()), " ")
+	for _, want := range []string{"0.80x", "meets", "0.50x", "below", "≥ 0.70x", "SCRAM-SHA-512 (4096 iterations) p50 4.", "plaintext p50 1.",
+		"produce CPU ms/MB 5.00 12.50 0.40x", "consume CPU ms/MB 5.00 10.00 0.50x"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("table lacks %q:\n%s", want, s)
 		}
+	}
+}
+
+// TestTLSRatioIsMedianOfRounds: the ratio is the median of the rounds'
+// own ratios, not the ratio of the medians (here 0.70x, against 0.90x).
+func TestTLSRatioIsMedianOfRounds(t *testing.T) {
+	mb := func(v float64) perf.Result {
+		return perf.Result{Records: 1, Bytes: int64(v * (1 << 20)), Elapsed: time.Second}
+	}
+	round := func(plain, secure float64) tlsRun {
+		return tlsRun{plain: runResult{produce: mb(plain), consume: mb(plain)}, tls: runResult{produce: mb(secure), consume: mb(secure)}}
+	}
+	// Ratios 0.9, 0.7, 0.7; medians 100 and 90.
+	runs := []tlsRun{round(100, 90), round(50, 35), round(200, 140)}
+	var out bytes.Buffer
+	printTLSTable(&out, runs)
+	s := strings.Join(strings.Fields(out.String()), " ")
+	if !strings.Contains(s, "strata produce MB/s 100.00 90.00 0.70x") {
+		t.Errorf("want the median of the rounds' ratios, 0.70x:\n%s", s)
+	}
+}
+
+// TestTLSOrder: plaintext goes first and last by turns, and over four
+// rounds each TLS phase precedes the other twice.
+func TestTLSOrder(t *testing.T) {
+	if got := tlsOrder(1, false); !slices.Equal(got, []string{"tls", "plain"}) {
+		t.Errorf("round 2 without bare: %q", got)
+	}
+	first := map[string]int{}
+	for round := range 4 {
+		o := tlsOrder(round, true)
+		if len(o) != 3 || (o[0] != "plain") == (round%2 == 0) {
+			t.Errorf("round %d: %q", round+1, o)
+		}
+		if i, j := slices.Index(o, "tls"), slices.Index(o, "bare"); i < j {
+			first["tls"]++
+		} else {
+			first["bare"]++
+		}
+	}
+	if first["tls"] != 2 || first["bare"] != 2 {
+		t.Errorf("TLS phases first: %v", first)
 	}
 }

@@ -39,7 +39,12 @@
 // the p50 and p99 of a fresh client's connection to its first Metadata
 // response, plaintext against SCRAM-SHA-512 (ApiVersions, SaslHandshake
 // and the two SaslAuthenticate round trips; the user is made with
-// AlterUserScramCredentials).
+// AlterUserScramCredentials). It runs an even number of rounds (half
+// start with TLS), keeps its data in /dev/shm unless -dir is given (a
+// disk's writeback would otherwise weigh more than TLS), reports each
+// ratio as the median of the rounds' own ratios, and the process's CPU
+// per MB of each phase beside the throughput. -systems "" skips the
+// main table, to run this one (or the others) alone.
 //
 // The bench never asserts timings: it prints, and exits non-zero only when a
 // run fails (an error, or fewer records acknowledged or read than asked).

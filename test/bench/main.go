@@ -29,6 +29,7 @@ type benchOptions struct {
 	codecs       []string // compressed produce runs, validated against unchecked
 	txn          bool     // run the transactions workload
 	tls          bool     // run the security workload: TLS and SCRAM
+	tlsBare      bool     // the security workload also over TLS without wire.TLSBase
 	cpuprofile   string
 	dir          string
 	keep         bool
@@ -40,7 +41,10 @@ type runResult struct {
 	round   int
 	produce perf.Result
 	consume perf.Result
-	err     error
+	// CPU time this process (client and, for strata, broker) used in
+	// each phase: steadier than wall time on a shared machine.
+	produceCPU, consumeCPU time.Duration
+	err                    error
 }
 
 const topic = "bench"
@@ -81,8 +85,10 @@ func main() {
 			break
 		}
 	}
-	fmt.Println()
-	printTable(os.Stdout, results)
+	if len(opts.systems) > 0 {
+		fmt.Println()
+		printTable(os.Stdout, results)
+	}
 	if len(opts.codecs) > 0 && ctx.Err() == nil {
 		fmt.Println()
 		runs := runCompressedRounds(ctx, opts)
@@ -147,12 +153,13 @@ func parseFlags(args []string) (benchOptions, error) {
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds; each runs every system once, in alternating order")
 	fs.DurationVar(&o.linger, "linger", perf.DefaultLinger, "producer linger (negative = none)")
 	fs.DurationVar(&o.phaseTimeout, "phase-timeout", 90*time.Second, "bound on each produce or consume phase")
-	systems := fs.String("systems", "strata,kfake", "comma-separated systems to run (strata, kfake)")
+	systems := fs.String("systems", "strata,kfake", "comma-separated systems of the main table (strata, kfake; empty: skip the main table)")
 	codecs := fs.String("codecs", "lz4,zstd", "codecs whose compressed produce strata runs validated and unchecked (empty: none)")
 	fs.BoolVar(&o.txn, "txn", true, "also run the transactions workload: transactional against idempotent produce, read_committed against read_uncommitted, strata against kfake transactions")
 	fs.BoolVar(&o.tls, "tls", true, "also run the security workload: produce and consume over TLS against plaintext, and SCRAM-SHA-512 connection cost")
+	fs.BoolVar(&o.tlsBare, "tls-bare", false, "the security table also runs TLS straight on the TCP connection, as before wire.TLSBase (a bench-only switch), and compares")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write CPU profiles of round 1's strata phases to FILE-produce.EXT, FILE-consume.EXT, FILE-produce-CODEC-MODE.EXT and (security table) FILE-tls-produce.EXT, FILE-plain-produce.EXT, ...")
-	fs.StringVar(&o.dir, "dir", "", "parent of strata's temporary data directory (default: the system temp dir)")
+	fs.StringVar(&o.dir, "dir", "", "parent of strata's temporary data directory (default: the system temp dir; the security table: /dev/shm when it has room)")
 	fs.BoolVar(&o.keep, "keep", false, "keep strata's data directory")
 	fs.BoolVar(&o.verbose, "v", false, "log strata at info level (default: warnings only)")
 	if err := fs.Parse(args); err != nil {
@@ -179,8 +186,8 @@ func parseFlags(args []string) (benchOptions, error) {
 	switch {
 	case fs.NArg() > 0:
 		return o, fmt.Errorf("bench: unexpected arguments %q", fs.Args())
-	case len(o.systems) == 0:
-		return o, errors.New("bench: no systems to run")
+	case len(o.systems) == 0 && len(o.codecs) == 0 && !o.txn && !o.tls:
+		return o, errors.New("bench: nothing to run: no -systems and every other table off")
 	case o.records <= 0 || o.recordSize <= 0 || o.partitions <= 0:
 		return o, errors.New("bench: -records, -record-size and -partitions must be positive")
 	case o.rounds <= 0 || o.rounds > 100:
@@ -222,7 +229,7 @@ func produceConsume(ctx context.Context, sys *system, name, topic string, round 
 	r.round = round
 	// The main table's strata run profiles as produce and consume, the
 	// security table's as tls-produce, plain-consume, ...
-	profile := o.cpuprofile != "" && round == 0 && (name == "strata" || name == "tls" || name == "plain")
+	profile := o.cpuprofile != "" && round == 0 && (name == "strata" || name == "tls" || name == "plain" || name == "bare")
 	phase := func(p string) string {
 		if name == "strata" {
 			return p
@@ -233,6 +240,7 @@ func produceConsume(ctx context.Context, sys *system, name, topic string, round 
 	pctx, cancel := context.WithTimeout(ctx, o.phaseTimeout+30*time.Second)
 	defer cancel()
 
+	cpu := perf.SelfCPU()
 	r.produce, r.err = profiled(profile, o.cpuprofile, phase("produce"), func() (perf.Result, error) {
 		return perf.Produce(pctx, perf.ProduceOptions{
 			Brokers: sys.brokers, Topic: topic, RecordSize: o.recordSize, Records: o.records,
@@ -240,7 +248,8 @@ func produceConsume(ctx context.Context, sys *system, name, topic string, round 
 			TLS: sys.tls,
 		})
 	})
-	fmt.Printf("round %d %-6s %s\n", round+1, name, r.produce)
+	r.produceCPU = perf.SelfCPU() - cpu
+	fmt.Printf("round %d %-6s %s; process CPU %.2fs\n", round+1, name, r.produce, r.produceCPU.Seconds())
 	if r.err != nil {
 		return r
 	}
@@ -248,13 +257,15 @@ func produceConsume(ctx context.Context, sys *system, name, topic string, round 
 		r.err = fmt.Errorf("bench: produce acknowledged %d of %d records within %s", r.produce.Records, o.records, o.phaseTimeout)
 		return r
 	}
+	cpu = perf.SelfCPU()
 	r.consume, r.err = profiled(profile, o.cpuprofile, phase("consume"), func() (perf.Result, error) {
 		return perf.Consume(pctx, perf.ConsumeOptions{
 			Brokers: sys.brokers, Topic: topic, Records: r.produce.Records, Duration: o.phaseTimeout,
 			TLS: sys.tls,
 		})
 	})
-	fmt.Printf("round %d %-6s %s\n", round+1, name, r.consume)
+	r.consumeCPU = perf.SelfCPU() - cpu
+	fmt.Printf("round %d %-6s %s; process CPU %.2fs\n", round+1, name, r.consume, r.consumeCPU.Seconds())
 	if r.err == nil && r.consume.Records < r.produce.Records {
 		r.err = fmt.Errorf("bench: consume read %d of %d records within %s", r.consume.Records, r.produce.Records, o.phaseTimeout)
 	}

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509/pkix"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -15,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/strata-broker/strata/internal/benchhook"
 	"github.com/strata-broker/strata/internal/testcerts"
 	"github.com/strata-broker/strata/perf"
 )
@@ -35,14 +39,33 @@ const (
 // times of plaintext clients and of SCRAM-SHA-512 clients, interleaved.
 type tlsRun struct {
 	plain, tls     runResult
+	bare           runResult // over TLS without wire.TLSBase (-tls-bare)
 	connect, scram perf.Histogram
 	err            error
 }
 
-// runTLSRounds runs the security workload every round.
+// tmpfsDir is where the security table keeps its brokers' data when
+// -dir is not given and it has room: in memory, so that the page cache
+// writing back a gigabyte or two to a disk does not decide a ratio of
+// CPU costs.
+const tmpfsDir = "/dev/shm"
+
+// runTLSRounds runs the security workload in an even number of rounds
+// (-rounds, rounded up), so that as many rounds start with TLS as with
+// plaintext.
 func runTLSRounds(ctx context.Context, o benchOptions) []tlsRun {
+	if o.dir == "" {
+		// Two topics of the workload, with room to spare.
+		need := 3 * uint64(o.records) * uint64(o.recordSize+100)
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(tmpfsDir, &st); err == nil && st.Bavail*uint64(st.Bsize) >= need {
+			o.dir = tmpfsDir
+		}
+	}
+	rounds := o.rounds + o.rounds%2
+	fmt.Printf("bench: security table: %d rounds, data in %s\n", rounds, cmp.Or(o.dir, os.TempDir()))
 	var runs []tlsRun
-	for round := range o.rounds {
+	for round := range rounds {
 		r := runTLS(ctx, round, o)
 		if r.err != nil {
 			fmt.Printf("round %d strata security ERROR: %v\n", round+1, r.err)
@@ -80,22 +103,63 @@ func runTLS(ctx context.Context, round int, o benchOptions) (r tlsRun) {
 	start := func(ctx context.Context, o benchOptions) (*system, error) { return startStrataWith(ctx, o, keys) }
 	r.err = onFresh(ctx, start, o, func(sys *system) error {
 		secure := &system{brokers: []string{sys.strata.ListenerAddr("SSL")}, tls: &tls.Config{RootCAs: ca.Pool()}}
-		for i := range 2 {
-			if (round+i)%2 == 0 {
-				r.plain = produceConsume(ctx, sys, "plain", "bench-plain", round, o)
-				if r.plain.err != nil {
-					return r.plain.err
-				}
-			} else {
-				r.tls = produceConsume(ctx, secure, "tls", "bench-tls", round, o)
-				if r.tls.err != nil {
-					return r.tls.err
-				}
+		if round == 0 {
+			if err := printNegotiated(secure); err != nil {
+				return err
+			}
+		}
+		for _, v := range tlsOrder(round, o.tlsBare) {
+			var res *runResult
+			switch v {
+			case "plain":
+				res = &r.plain
+				*res = produceConsume(ctx, sys, v, "bench-plain", round, o)
+			case "tls":
+				res = &r.tls
+				*res = produceConsume(ctx, secure, v, "bench-tls", round, o)
+			case "bare":
+				res = &r.bare
+				benchhook.BareTLS.Store(true)
+				*res = produceConsume(ctx, secure, v, "bench-bare", round, o)
+				benchhook.BareTLS.Store(false)
+			}
+			if res.err != nil {
+				return res.err
 			}
 		}
 		return timeHandshakes(ctx, sys, &r)
 	})
 	return r
+}
+
+// tlsOrder is the order of a round's phases: plaintext first or last
+// by turns and, with bare, the two TLS phases next to each other, each
+// first in half of every four rounds.
+func tlsOrder(round int, bare bool) []string {
+	seq := []string{"plain", "tls"}
+	if bare {
+		seq = append(seq, "bare")
+		if (round/2)%2 == 1 {
+			seq[1], seq[2] = seq[2], seq[1]
+		}
+	}
+	if round%2 == 1 {
+		slices.Reverse(seq)
+	}
+	return seq
+}
+
+// printNegotiated prints the TLS version and cipher suite a client
+// with sys's configuration (Go's defaults, as franz-go's) and the
+// broker agree on.
+func printNegotiated(sys *system) error {
+	c, err := tls.Dial("tcp", sys.brokers[0], sys.tls)
+	if err != nil {
+		return fmt.Errorf("bench: TLS dial: %w", err)
+	}
+	st := c.ConnectionState()
+	fmt.Printf("bench: TLS negotiated %s, %s\n", tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite))
+	return c.Close()
 }
 
 // benchCerts makes a CA and a certificate for 127.0.0.1 and writes the
@@ -206,27 +270,102 @@ func tlsMedian(runs []tlsRun, v func(tlsRun) float64) (float64, bool) {
 }
 
 // printTLSTable writes the security table: TLS against plaintext
-// produce and consume throughput against the target, and the cost of a
-// SCRAM-SHA-512 connection against a plaintext one.
+// produce and consume throughput against the target, the CPU time per
+// MB behind them, and the cost of a SCRAM-SHA-512 connection against a
+// plaintext one. A ratio is the median of the rounds' own ratios, each
+// between two phases run back to back on one broker, so that a slow
+// stretch of a shared machine moves both sides of a ratio together.
 func printTLSTable(w io.Writer, runs []tlsRun) {
-	mb := func(f func(tlsRun) perf.Result) func(tlsRun) float64 {
-		return func(r tlsRun) float64 { return f(r).MBPerSec() }
+	mb := func(side func(tlsRun) runResult, f func(runResult) perf.Result) func(tlsRun) float64 {
+		return func(r tlsRun) float64 { return f(side(r)).MBPerSec() }
 	}
-	pp, ppok := tlsMedian(runs, mb(func(r tlsRun) perf.Result { return r.plain.produce }))
-	tp, tpok := tlsMedian(runs, mb(func(r tlsRun) perf.Result { return r.tls.produce }))
-	pc, pcok := tlsMedian(runs, mb(func(r tlsRun) perf.Result { return r.plain.consume }))
-	tc, tcok := tlsMedian(runs, mb(func(r tlsRun) perf.Result { return r.tls.consume }))
+	// cpu is the process's CPU milliseconds per MB of a phase.
+	cpu := func(side func(tlsRun) runResult, f func(runResult) (perf.Result, time.Duration)) func(tlsRun) float64 {
+		return func(r tlsRun) float64 {
+			res, d := f(side(r))
+			if res.Bytes <= 0 {
+				return 0
+			}
+			return ms(d) / (float64(res.Bytes) / (1 << 20))
+		}
+	}
+	plain := func(r tlsRun) runResult { return r.plain }
+	secure := func(r tlsRun) runResult { return r.tls }
+	produce := func(r runResult) perf.Result { return r.produce }
+	consume := func(r runResult) perf.Result { return r.consume }
+	produceCPU := func(r runResult) (perf.Result, time.Duration) { return r.produce, r.produceCPU }
+	consumeCPU := func(r runResult) (perf.Result, time.Duration) { return r.consume, r.consumeCPU }
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "security MB/s\tplaintext\tTLS\tTLS/plaintext\ttarget\t\t")
-	ratioRow(tw, "strata produce", pp, ppok, tp, tpok, tlsTarget)
-	ratioRow(tw, "strata consume", pc, pcok, tc, tcok, tlsTarget)
+	fmt.Fprintln(tw, "security\tplaintext\tTLS\tTLS/plaintext\ttarget\t\t")
+	tlsRow(tw, runs, "strata produce MB/s", mb(plain, produce), mb(secure, produce), false, tlsTarget)
+	tlsRow(tw, runs, "strata consume MB/s", mb(plain, consume), mb(secure, consume), false, tlsTarget)
+	tlsRow(tw, runs, "produce CPU ms/MB", cpu(plain, produceCPU), cpu(secure, produceCPU), true, 0)
+	tlsRow(tw, runs, "consume CPU ms/MB", cpu(plain, consumeCPU), cpu(secure, consumeCPU), true, 0)
+	if slices.ContainsFunc(runs, func(r tlsRun) bool { return r.bare.produce.Records > 0 }) {
+		bare := func(r tlsRun) runResult { return r.bare }
+		fmt.Fprintln(tw, "TLSBase\tbare TLS\tTLS\tTLS/bare\t\t\t")
+		tlsRow(tw, runs, "strata produce MB/s", mb(bare, produce), mb(secure, produce), false, 0)
+		tlsRow(tw, runs, "strata consume MB/s", mb(bare, consume), mb(secure, consume), false, 0)
+		tlsRow(tw, runs, "produce CPU ms/MB", cpu(bare, produceCPU), cpu(secure, produceCPU), true, 0)
+		tlsRow(tw, runs, "consume CPU ms/MB", cpu(bare, consumeCPU), cpu(secure, consumeCPU), true, 0)
+	}
 	_ = tw.Flush()
+	fmt.Fprintf(w, "medians over %d successful round(s); a ratio is the median of the rounds' ratios; CPU is this process's (client and broker), its ratio plaintext/TLS (the throughput ratio when CPU-bound)\n",
+		func() int {
+			n := 0
+			for _, r := range runs {
+				if r.err == nil {
+					n++
+				}
+			}
+			return n
+		}())
 	q := func(h func(*tlsRun) *perf.Histogram, q float64) float64 {
 		v, _ := tlsMedian(runs, func(r tlsRun) float64 { return ms(h(&r).Quantile(q)) })
 		return v
 	}
-	plain := func(r *tlsRun) *perf.Histogram { return &r.connect }
+	conn := func(r *tlsRun) *perf.Histogram { return &r.connect }
 	scr := func(r *tlsRun) *perf.Histogram { return &r.scram }
 	fmt.Fprintf(w, "strata connect to first Metadata (%d per round): plaintext p50 %.2f ms, p99 %.2f ms; SCRAM-SHA-512 (%d iterations) p50 %.2f ms, p99 %.2f ms; medians over rounds\n",
-		scramHandshakes, q(plain, 0.5), q(plain, 0.99), scramIterations, q(scr, 0.5), q(scr, 0.99))
+		scramHandshakes, q(conn, 0.5), q(conn, 0.99), scramIterations, q(scr, 0.5), q(scr, 0.99))
+}
+
+// tlsRow writes one row of the security table: the medians of the
+// plaintext (or bare TLS) and the TLS values over the successful runs and
+// the median of the runs' TLS/plaintext ratios (plaintext/TLS when
+// inverse: for a cost), against target when it is positive.
+func tlsRow(w io.Writer, runs []tlsRun, name string, plain, secure func(tlsRun) float64, inverse bool, target float64) {
+	p, pok := tlsMedian(runs, plain)
+	t, tok := tlsMedian(runs, secure)
+	ratio, rok := tlsMedian(runs, func(r tlsRun) float64 {
+		a, b := secure(r), plain(r)
+		if inverse {
+			a, b = b, a
+		}
+		if b <= 0 {
+			return 0
+		}
+		return a / b
+	})
+	row := []string{name, "error", "error", "-", "-", ""}
+	if pok {
+		row[1] = fmt.Sprintf("%.2f", p)
+	}
+	if tok {
+		row[2] = fmt.Sprintf("%.2f", t)
+	}
+	if rok && pok && tok {
+		row[3] = fmt.Sprintf("%.2fx", ratio)
+		if target > 0 {
+			row[4] = fmt.Sprintf("≥ %.2fx", target)
+			row[5] = "below"
+			if ratio >= target {
+				row[5] = "meets"
+			}
+		}
+	}
+	for _, cell := range row {
+		fmt.Fprintf(w, "%s\t", cell)
+	}
+	fmt.Fprintln(w)
 }

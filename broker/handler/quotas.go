@@ -1,0 +1,120 @@
+package handler
+
+import (
+	"fmt"
+	"math"
+	"net/netip"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/metadata"
+)
+
+// The entity types of the client-quota APIs.
+const (
+	quotaUser   = "user"
+	quotaClient = "client-id"
+	quotaIP     = "ip"
+)
+
+// quotaKeyDef says of one quota key which entities take it and whether
+// its value must be a whole number (Kafka's LONG and INT quota configs).
+type quotaKeyDef struct {
+	ip    bool // taken by ip entities, and only by them
+	whole bool
+}
+
+// quotaKeys are the keys AlterClientQuotas accepts.
+var quotaKeys = map[string]quotaKeyDef{
+	"producer_byte_rate":       {whole: true},
+	"consumer_byte_rate":       {whole: true},
+	"request_percentage":       {},
+	"connection_creation_rate": {ip: true, whole: true},
+}
+
+// quotaAuthorized reports whether the request's principal may do op on
+// the cluster (always, without an authorizer).
+func quotaAuthorized(env *Env, req *Request, op kmsg.ACLOperation) bool {
+	if env.Authorizer == nil {
+		return true
+	}
+	a := Action{Op: op, Type: kmsg.ACLResourceTypeCluster, Name: "kafka-cluster"}
+	if req.Conn != nil {
+		a.Principal, a.Host = req.Conn.Principal, req.Conn.Host
+	}
+	return env.Authorizer.Authorize(a)
+}
+
+// quotaEntityOf turns a request's entity components (type, name; a nil
+// name is the default) into a metadata entity, or says why it is not one.
+func quotaEntityOf(types []string, names []*string) (metadata.QuotaEntity, error) {
+	var e metadata.QuotaEntity
+	for i, typ := range types {
+		name := metadata.QuotaDefault
+		if names[i] != nil {
+			name = *names[i]
+			if name == "" || name == metadata.QuotaDefault {
+				return e, fmt.Errorf("invalid %s name %q", typ, name)
+			}
+		}
+		var field *string
+		switch typ {
+		case quotaUser:
+			field = &e.User
+		case quotaClient:
+			field = &e.ClientID
+		case quotaIP:
+			field = &e.IP
+			if name != metadata.QuotaDefault {
+				if _, err := netip.ParseAddr(name); err != nil {
+					return e, fmt.Errorf("%s is not a valid IP address", name)
+				}
+			}
+		default:
+			return e, fmt.Errorf("unknown entity type %q", typ)
+		}
+		if *field != "" {
+			return e, fmt.Errorf("duplicate entity type %q", typ)
+		}
+		*field = name
+	}
+	if err := e.Validate(); err != nil {
+		return e, fmt.Errorf("invalid entity: user, client-id, user and client-id, or ip")
+	}
+	return e, nil
+}
+
+// checkQuotaValue validates a value to set for key on entity e.
+func checkQuotaValue(e metadata.QuotaEntity, key string, v float64) error {
+	def, ok := quotaKeys[key]
+	if !ok || def.ip != (e.IP != "") {
+		return fmt.Errorf("invalid quota key %q for entity %s", key, e)
+	}
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0) || v <= 0:
+		return fmt.Errorf("quota %s must be positive, not %v", key, v)
+	case def.whole && (v != math.Trunc(v) || v > math.MaxInt64):
+		return fmt.Errorf("quota %s must be a whole number, not %v", key, v)
+	}
+	return nil
+}
+
+// quotaComponents is e in the responses' form: its types in Kafka's
+// order (user, client-id, ip), a nil name for a default.
+func quotaComponents(e metadata.QuotaEntity) (types []string, names []*string) {
+	add := func(typ, name string) {
+		if name == "" {
+			return
+		}
+		types = append(types, typ)
+		if name == metadata.QuotaDefault {
+			names = append(names, nil)
+		} else {
+			names = append(names, kmsg.StringPtr(name))
+		}
+	}
+	add(quotaUser, e.User)
+	add(quotaClient, e.ClientID)
+	add(quotaIP, e.IP)
+	return types, names
+}
