@@ -393,6 +393,13 @@ func adminRows(topic step) []authRow {
 			return &kmsg.DeleteACLsRequest{Filters: []kmsg.DeleteACLsRequestFilter{{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: kmsg.StringPtr("t"),
 				ResourcePatternType: kmsg.ACLResourcePatternTypeLiteral, Operation: kmsg.ACLOperationAny, PermissionType: kmsg.ACLPermissionTypeAny}}}
 		}), needs: []need{alterCluster}},
+		{key: kmsg.DescribeClientQuotas, req: r(func() kmsg.Request { return kmsg.NewPtrDescribeClientQuotasRequest() }),
+			needs: []need{clusterNeed(aclDescribeConfigs, clusterDenied)}},
+		{key: kmsg.AlterClientQuotas, req: r(func() kmsg.Request {
+			return &kmsg.AlterClientQuotasRequest{ValidateOnly: true, Entries: []kmsg.AlterClientQuotasRequestEntry{{
+				Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "user", Name: kmsg.StringPtr("u")}},
+				Ops:    []kmsg.AlterClientQuotasRequestEntryOp{{Key: "producer_byte_rate", Value: 1024}}}}}
+		}), needs: []need{clusterNeed(aclAlterConfigs, clusterDenied)}},
 		{key: kmsg.DescribeCluster, req: r(func() kmsg.Request {
 			return &kmsg.DescribeClusterRequest{IncludeClusterAuthorizedOperations: true, EndpointType: 1}
 		}), needs: []need{clusterNeed(aclDescribe, 0)}, allowed: ops(1 << aclDescribe), denied: ops(0)},
