@@ -37,8 +37,8 @@ import (
 //   INVALID_PRODUCER_EPOCH.
 // * A control batch (a transaction marker) from a client is
 //   INVALID_RECORD: only the broker writes them. A transactional batch in
-//   a request without a transactional id is
-//   TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers. Otherwise,
+//   a request without a transactional id, or whose principal may not
+//   WRITE it, is TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers. Otherwise,
 //   as Kafka 4.x's ReplicaManager (KIP-890), the leader asks the
 //   producer's transaction coordinator first (appendTxn, coordinateTxn),
 //   unless a batch of the producer's epoch was already appended under
@@ -55,6 +55,8 @@ import (
 //   is appended, so no hanging transaction forms. A marker written while
 //   the coordinator was asked voids the guard: INVALID_TXN_STATE.
 //   Without verification (v<12) the batch is appended as Kafka 3.x did.
+// * Each topic needs WRITE (TOPIC_AUTHORIZATION_FAILED for all its
+//   partitions, before any other check but an unknown topic id).
 // * acks=0 sends no response, but when a partition failed the connection
 //   is closed instead, as Kafka does, so the producer notices and
 //   refreshes its metadata; acks other than -1, 0, 1 is
@@ -90,6 +92,7 @@ func handleProduce(ctx context.Context, env *Env, req *Request) (Result, error) 
 	badAcks := r.Acks != 0 && r.Acks != 1 && r.Acks != -1
 	now := time.Now().UnixMilli()
 	op, verify := produceTxnOp(r.Version), env.cfg().TransactionPartitionVerificationEnable
+	txnDenied := r.TransactionID != nil && !env.allowedTxnID(req, aclWrite, *r.TransactionID)
 	var waits []ackWait
 	var txns []txnAppend
 	for _, rt := range r.Topics {
@@ -97,12 +100,17 @@ func handleProduce(ctx context.Context, env *Env, req *Request) (Result, error) 
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		t, tok := env.topicByNameOrID(rt.Topic, rt.TopicID, byID)
 		internal := tok && isInternalTopic(t.Name) && req.Header.ClientID != adminClientID
+		// A topic id no topic has is UNKNOWN_TOPIC_ID before any check.
+		denied := (tok || !byID) && !env.allowedTopic(req, aclWrite, topicName(rt.Topic, t, tok))
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
-			if badAcks {
+			if denied || badAcks {
 				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
+				if denied {
+					sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				}
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
@@ -129,7 +137,7 @@ func handleProduce(ctx context.Context, env *Env, req *Request) (Result, error) 
 			if err == nil {
 				err = record.Validate(batches[0], record.ValidateOptions{MaxBatchBytes: int(cfg.MaxMessageBytes), RequireKeys: cfg.Compact})
 			}
-			if err == nil && batches[0].IsTransactional() && r.TransactionID == nil {
+			if err == nil && batches[0].IsTransactional() && (r.TransactionID == nil || txnDenied) {
 				sp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 				st.Partitions = append(st.Partitions, sp)
 				continue

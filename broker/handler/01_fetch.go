@@ -29,6 +29,10 @@ import (
 //   tier is done (Kafka's DelayedFetch and DelayedRemoteFetch).
 // * Any partition error (unknown topic, not leader, offset out of range,
 //   fenced/unknown leader epoch) answers at once.
+// * A consumer needs READ on each topic, a follower CLUSTER_ACTION on the
+//   cluster: TOPIC_AUTHORIZATION_FAILED otherwise (an unknown topic id is
+//   UNKNOWN_TOPIC_ID first), as Kafka answers. An idle partition of a
+//   session is not read, so it is checked once it has records again.
 // * max.bytes and partition max bytes bound the response, but the first
 //   partition with data always gets at least one whole batch (KIP-74); a
 //   later partition whose next batch does not fit gets nothing.
@@ -108,7 +112,7 @@ func handleFetch(ctx context.Context, env *Env, req *Request) (Result, error) {
 	waited, registered := false, false
 	for {
 		read := env.sessionRequest(r, sess)
-		f := buildFetch(ctx, env, read.req)
+		f := buildFetch(ctx, env, req, read.req)
 		// Idle session partitions are not read but are waited on.
 		f.parts, f.marks = append(f.parts, read.idle...), append(f.marks, read.idleMarks...)
 		ready, expired := f.ready(r.MinBytes), !time.Now().Before(deadline)
@@ -218,7 +222,7 @@ func (f *fetchBuild) result(env *Env) Result {
 	return Result{Resp: f.resp, Marker: f.marker, Regions: f.regions}
 }
 
-func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild {
+func buildFetch(ctx context.Context, env *Env, req *Request, r *kmsg.FetchRequest) *fetchBuild {
 	f := &fetchBuild{resp: r.ResponseKind().(*kmsg.FetchResponse), marker: wire.NewMarker()}
 	byID := r.Version >= 13
 	cold := locateCold(ctx, env, r, byID)
@@ -226,6 +230,8 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 	replica := fetchReplicaID(r)
 	f.replica = replica >= 0
 	f.committed = fetchReadCommitted(r)
+	// A follower needs CLUSTER_ACTION, a consumer READ on each topic.
+	followerDenied := f.replica && !env.allowedCluster(req, aclClusterAction)
 	selectReplica := !f.replica && r.Version >= 11 && env.cfg().ReplicaSelectorClass == config.RackAwareReplicaSelector
 	now := time.Now()
 	remaining := int64(r.MaxBytes)
@@ -236,12 +242,17 @@ func buildFetch(ctx context.Context, env *Env, r *kmsg.FetchRequest) *fetchBuild
 		st := kmsg.NewFetchResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		t, tok := env.topicByNameOrID(rt.Topic, rt.TopicID, byID)
+		denied := followerDenied || !f.replica && (tok || !byID) && !env.allowedTopic(req, aclRead, topicName(rt.Topic, t, tok))
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
 			sp.RecordBatches = []byte{} // empty, not null: librdkafka rejects a null record set
-			p, code := env.fetchPartition(r, t, tok, rp.Partition, byID)
+			var p *partition.Partition
+			code := kerr.TopicAuthorizationFailed.Code
+			if !denied {
+				p, code = env.fetchPartition(r, t, tok, rp.Partition, byID)
+			}
 			if code == 0 {
 				code = checkLeaderEpoch(rp.CurrentLeaderEpoch, p.LeaderEpoch())
 			}

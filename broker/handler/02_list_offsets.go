@@ -44,6 +44,7 @@ const (
 //   remote copy's epochs for an offset only the tier holds (-2 on a tiered
 //   partition, -5); -1 when neither knows it.
 // * CurrentLeaderEpoch (v4+) is checked as Fetch checks it.
+// * Each topic needs DESCRIBE (TOPIC_AUTHORIZATION_FAILED).
 
 // epochStart is where the partition's current leader epoch starts in its
 // log, or -1 when the log has no entry for it yet.
@@ -62,10 +63,16 @@ func handleListOffsets(ctx context.Context, env *Env, req *Request) (Result, err
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
 		t, tok := env.Cache.Topic(rt.Topic)
+		denied := !env.allowedTopic(req, aclDescribe, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			if denied {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			p, code := env.localPartition(t, tok, rp.Partition, false)
 			if code == 0 {
 				code = checkLeaderEpoch(rp.CurrentLeaderEpoch, p.LeaderEpoch())

@@ -34,8 +34,15 @@ import (
 //   came in on; brokers without that listener are left out, and a
 //   partition led by one has no leader: LISTENER_NOT_FOUND (v6+), else
 //   LEADER_NOT_AVAILABLE, as in Kafka.
-// * Authorized operations are not computed (-2147483648, as Kafka sends
-//   when they were not asked for).
+// * Authorization, as Kafka's: a listing of every topic leaves out those
+//   the principal may not DESCRIBE; a topic asked for by name without
+//   DESCRIBE is TOPIC_AUTHORIZATION_FAILED whether it exists or not, by
+//   id (not secret) TOPIC_AUTHORIZATION_FAILED with a null name. Creating
+//   an unknown topic needs CREATE on the cluster or on the topic
+//   (TOPIC_AUTHORIZATION_FAILED).
+// * Authorized operations (KIP-430): each described topic's when asked
+//   for (v8+), the cluster's (v8-10; 0 without DESCRIBE on it);
+//   -2147483648 when not asked for, as Kafka sends.
 
 func handleMetadata(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.MetadataRequest)
@@ -71,10 +78,26 @@ func handleMetadata(ctx context.Context, env *Env, req *Request) (Result, error)
 	resp.ClusterID = kmsg.StringPtr(env.Store.ClusterID())
 	resp.ControllerID = env.ControllerID()
 
+	if r.IncludeClusterAuthorizedOperations { // v8-10 only
+		resp.AuthorizedOperations = 0
+		if env.allowedCluster(req, aclDescribe) {
+			resp.AuthorizedOperations = env.authorizedOperations(req, resCluster, clusterResource)
+		}
+	}
+	// answer adds a topic the principal may describe, with its
+	// authorized operations when asked for.
+	answer := func(mt kmsg.MetadataResponseTopic) {
+		if r.IncludeTopicAuthorizedOperations && mt.Topic != nil {
+			mt.AuthorizedOperations = env.authorizedOperations(req, resTopic, *mt.Topic)
+		}
+		resp.Topics = append(resp.Topics, mt)
+	}
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
 	if all {
 		for _, t := range env.Cache.Topics() {
-			resp.Topics = append(resp.Topics, metadataTopic(t, r.Version, reachable))
+			if env.allowedTopic(req, aclDescribe, t.Name) { // the others are left out
+				answer(metadataTopic(t, r.Version, reachable))
+			}
 		}
 		return Result{Resp: resp}, nil
 	}
@@ -82,31 +105,46 @@ func handleMetadata(ctx context.Context, env *Env, req *Request) (Result, error)
 	for _, rt := range r.Topics {
 		if rt.Topic == nil {
 			t, ok := env.Cache.TopicByID(metadata.TopicID(rt.TopicID))
-			if !ok {
+			if !ok || !env.allowedTopic(req, aclDescribe, t.Name) {
 				mt := kmsg.NewMetadataResponseTopic()
 				mt.TopicID = rt.TopicID
 				mt.ErrorCode = kerr.UnknownTopicID.Code
+				if ok { // topic ids are not secret: Kafka says so
+					mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				}
 				resp.Topics = append(resp.Topics, mt)
 				continue
 			}
-			resp.Topics = append(resp.Topics, metadataTopic(t, r.Version, reachable))
+			answer(metadataTopic(t, r.Version, reachable))
 			continue
 		}
 		name := *rt.Topic
-		if t, ok := env.Cache.Topic(name); ok {
-			resp.Topics = append(resp.Topics, metadataTopic(t, r.Version, reachable))
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.Topic = kmsg.StringPtr(name)
+		if !env.allowedTopic(req, aclDescribe, name) {
+			// Whether it exists is not told.
+			mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
-		mt := kmsg.NewMetadataResponseTopic()
-		mt.Topic, mt.IsInternal = kmsg.StringPtr(name), isInternalTopic(name)
+		if t, ok := env.Cache.Topic(name); ok {
+			answer(metadataTopic(t, r.Version, reachable))
+			continue
+		}
+		mt.IsInternal = isInternalTopic(name)
 		mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		if allowCreate && !env.allowedCluster(req, aclCreate) && !env.allowedTopic(req, aclCreate, name) {
+			mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
 		if allowCreate {
 			mt.ErrorCode = kerr.LeaderNotAvailable.Code
 			if err := env.autoCreate(ctx, name); err != nil {
 				mt.ErrorCode = errorCode(err)
 			}
 		}
-		resp.Topics = append(resp.Topics, mt)
+		answer(mt)
 	}
 	return Result{Resp: resp}, nil
 }

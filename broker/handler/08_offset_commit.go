@@ -50,6 +50,8 @@ const maxPooledOffsets = 1024
 //   metadata longer than offset.metadata.max.bytes (default 4096) is
 //   OFFSET_METADATA_TOO_LARGE.
 // * A null metadata string is stored as "" (as Kafka does).
+// * The group needs READ (GROUP_AUTHORIZATION_FAILED for every
+//   partition), each topic READ (TOPIC_AUTHORIZATION_FAILED).
 //
 // Version notes:
 // * v0: no generation (offsets-only); v1: per-partition commit timestamp
@@ -81,15 +83,25 @@ func handleOffsetCommit(_ context.Context, env *Env, req *Request) (Result, erro
 	defer putCommitOffsets(offsets, cr.Offsets)
 	resp.Topics = make([]kmsg.OffsetCommitResponseTopic, 0, len(r.Topics))
 	parts := make([]kmsg.OffsetCommitResponseTopicPartition, 0, n) // every topic's, in one allocation
+	groupDenied := !env.allowedGroup(req, aclRead, r.Group)
 	for _, rt := range r.Topics {
 		st := kmsg.NewOffsetCommitResponseTopic()
 		st.Topic = rt.Topic
 		first := len(parts)
 		t, known := env.Cache.Topic(rt.Topic) // one lookup for all its partitions
+		denied := kerr.GroupAuthorizationFailed.Code
+		if !groupDenied {
+			denied = 0
+			if !env.allowedTopic(req, aclRead, rt.Topic) {
+				denied = kerr.TopicAuthorizationFailed.Code
+			}
+		}
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetCommitResponseTopicPartition()
 			sp.Partition = rp.Partition
-			if _, ok := t.Partitions[rp.Partition]; !known || !ok {
+			if denied != 0 {
+				sp.ErrorCode = denied
+			} else if _, ok := t.Partitions[rp.Partition]; !known || !ok {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			} else {
 				o := group.Offset{Offset: rp.Offset, LeaderEpoch: rp.LeaderEpoch, CommitTimestamp: now, ExpireTimestamp: expire}

@@ -24,6 +24,11 @@ import (
 //   UNSTABLE_OFFSET_COMMIT with offset -1, as Kafka answers; the client
 //   retries. Without it such a partition shows its last committed offset.
 //
+// * The group needs DESCRIBE (GROUP_AUTHORIZATION_FAILED: per group in
+//   v8+, top-level in v2-v7, per partition before); a topic without
+//   DESCRIBE is TOPIC_AUTHORIZATION_FAILED when asked for, and left out
+//   of a listing of all the group's offsets, as in Kafka.
+//
 // Version notes:
 // * v2: all topics, top-level error; v3: throttle; v5: leader epoch
 // * v6: flexible; v7: require stable; v8: batched groups (KIP-709)
@@ -54,10 +59,17 @@ func handleOffsetFetch(_ context.Context, env *Env, req *Request) (Result, error
 			if rg.MemberID != nil {
 				member = *rg.MemberID
 			}
-			got, err := env.fetchOffsets(rg.Group, member, rg.MemberEpoch, topics, r.RequireStable)
 			sg := kmsg.NewOffsetFetchResponseGroup()
-			sg.Group, sg.ErrorCode = rg.Group, groupErrorCode(err)
+			sg.Group = rg.Group
+			if !env.allowedGroup(req, aclDescribe, rg.Group) {
+				sg.ErrorCode = kerr.GroupAuthorizationFailed.Code
+				resp.Groups = append(resp.Groups, sg)
+				continue
+			}
+			got, err := env.fetchOffsets(rg.Group, member, rg.MemberEpoch, topics, r.RequireStable)
+			sg.ErrorCode = groupErrorCode(err)
 			if err == nil {
+				got = env.describableOffsets(req, got, topics == nil)
 				for _, t := range got {
 					st := kmsg.NewOffsetFetchResponseGroupTopic()
 					st.Topic = t.Topic
@@ -81,13 +93,21 @@ func handleOffsetFetch(_ context.Context, env *Env, req *Request) (Result, error
 			topics = append(topics, fetchTopic{t.Topic, t.Partitions})
 		}
 	}
-	got, err := env.fetchOffsets(r.Group, "", -1, topics, r.Version >= 7 && r.RequireStable)
-	if err != nil && r.Version >= 2 {
-		resp.ErrorCode = groupErrorCode(err)
+	var got []kmsg.OffsetFetchResponseGroupTopic
+	code := kerr.GroupAuthorizationFailed.Code
+	if env.allowedGroup(req, aclDescribe, r.Group) {
+		var err error
+		got, err = env.fetchOffsets(r.Group, "", -1, topics, r.Version >= 7 && r.RequireStable)
+		code = groupErrorCode(err)
+	}
+	if code != 0 && r.Version >= 2 {
+		resp.ErrorCode = code
 		return Result{Resp: resp}, nil
 	}
-	if err != nil { // v0-v1: the error goes to every asked partition
+	if code != 0 { // v0-v1: the error goes to every asked partition
 		got = unknownOffsets(topics)
+	} else {
+		got = env.describableOffsets(req, got, topics == nil)
 	}
 	for _, t := range got {
 		st := kmsg.NewOffsetFetchResponseTopic()
@@ -96,14 +116,39 @@ func handleOffsetFetch(_ context.Context, env *Env, req *Request) (Result, error
 			sp := kmsg.NewOffsetFetchResponseTopicPartition()
 			sp.Partition, sp.Offset, sp.LeaderEpoch, sp.Metadata = p.Partition, p.Offset, p.LeaderEpoch, p.Metadata
 			sp.ErrorCode = p.ErrorCode
-			if err != nil {
-				sp.ErrorCode = groupErrorCode(err)
+			if code != 0 {
+				sp.ErrorCode = code
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
 	return Result{Resp: resp}, nil
+}
+
+// describableOffsets keeps of a group's offsets those of topics the
+// principal may DESCRIBE: of all the group's offsets (all) the others are
+// left out, of those asked for they are TOPIC_AUTHORIZATION_FAILED.
+func (e *Env) describableOffsets(req *Request, got []kmsg.OffsetFetchResponseGroupTopic, all bool) []kmsg.OffsetFetchResponseGroupTopic {
+	if e.Authorizer == nil {
+		return got
+	}
+	out := got[:0]
+	for _, t := range got {
+		if e.allowedTopic(req, aclDescribe, t.Topic) {
+			out = append(out, t)
+			continue
+		}
+		if all {
+			continue
+		}
+		for i := range t.Partitions {
+			p := &t.Partitions[i]
+			p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode = -1, -1, kmsg.StringPtr(""), kerr.TopicAuthorizationFailed.Code
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // fetchOffsets reads a group's offsets; topics nil asks for all of them.

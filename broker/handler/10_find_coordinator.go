@@ -35,6 +35,9 @@ import (
 // * The coordinator may still be loading the partition: the group and
 //   transaction APIs then answer COORDINATOR_LOAD_IN_PROGRESS, as in Kafka.
 //
+// * A key needs DESCRIBE on its group or transactional id
+//   (GROUP_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
+//
 // Version notes:
 // * v1: key type, throttle, error message; v3: flexible
 // * v4: batched keys (KIP-699), answered per key; v5: no change here
@@ -47,6 +50,12 @@ func handleFindCoordinator(ctx context.Context, env *Env, req *Request) (Result,
 		keys = []string{r.CoordinatorKey}
 	}
 	for _, k := range keys {
+		if code := env.coordinatorKeyDenied(req, r.CoordinatorType, k); code != 0 {
+			c := kmsg.NewFindCoordinatorResponseCoordinator()
+			c.Key, c.NodeID, c.Port, c.ErrorCode = k, -1, -1, code
+			resp.Coordinators = append(resp.Coordinators, c)
+			continue
+		}
 		resp.Coordinators = append(resp.Coordinators, env.findCoordinator(ctx, r.CoordinatorType, k, req.listener()))
 	}
 	if r.Version < 4 {
@@ -56,6 +65,19 @@ func handleFindCoordinator(ctx context.Context, env *Env, req *Request) (Result,
 		resp.NodeID, resp.Host, resp.Port = c.NodeID, c.Host, c.Port
 	}
 	return Result{Resp: resp}, nil
+}
+
+// coordinatorKeyDenied is the code of a key the principal may not
+// DESCRIBE: a group's GROUP_AUTHORIZATION_FAILED, a transactional id's
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED; 0 when it may.
+func (e *Env) coordinatorKeyDenied(req *Request, keyType int8, key string) int16 {
+	switch {
+	case keyType == 0 && !e.allowedGroup(req, aclDescribe, key):
+		return kerr.GroupAuthorizationFailed.Code
+	case keyType == 1 && !e.allowedTxnID(req, aclDescribe, key):
+		return kerr.TransactionalIDAuthorizationFailed.Code
+	}
+	return 0
 }
 
 // findCoordinator answers one key.

@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/broker/group"
@@ -23,6 +24,7 @@ import (
 //   group cannot share INCONSISTENT_GROUP_PROTOCOL; an unknown member id
 //   UNKNOWN_MEMBER_ID; a static instance id held by a newer member
 //   FENCED_INSTANCE_ID.
+// * The group needs READ (GROUP_AUTHORIZATION_FAILED).
 //
 // Version notes:
 // * v0: the rebalance timeout is the session timeout; v1: rebalance timeout
@@ -37,6 +39,10 @@ import (
 func handleJoinGroup(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.JoinGroupRequest)
 	resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
+	if !env.allowedGroup(req, aclRead, r.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return Result{Resp: resp}, nil
+	}
 	jr := group.JoinRequest{
 		Group:                  r.Group,
 		MemberID:               r.MemberID,

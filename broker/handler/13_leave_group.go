@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/broker/group"
@@ -16,6 +17,7 @@ import (
 //   id) is removed administratively, and its member id is answered.
 // * A member or group the coordinator does not know is UNKNOWN_MEMBER_ID
 //   (per member in v3+); a replaced static member FENCED_INSTANCE_ID.
+// * The group needs READ (GROUP_AUTHORIZATION_FAILED).
 //
 // Version notes:
 // * v1: throttle; v3: batched members with instance ids (KIP-345)
@@ -24,6 +26,10 @@ import (
 func handleLeaveGroup(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.LeaveGroupRequest)
 	resp := r.ResponseKind().(*kmsg.LeaveGroupResponse)
+	if !env.allowedGroup(req, aclRead, r.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return Result{Resp: resp}, nil
+	}
 	var members []group.LeavingMember
 	if r.Version < 3 {
 		members = []group.LeavingMember{{MemberID: r.MemberID}}

@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/broker/group"
@@ -21,6 +22,7 @@ import (
 //   (the group is preparing a rebalance), FENCED_INSTANCE_ID,
 //   INCONSISTENT_GROUP_PROTOCOL (v5 protocol type/name differ), and
 //   COORDINATOR_NOT_AVAILABLE when the assignment could not be written.
+// * The group needs READ (GROUP_AUTHORIZATION_FAILED).
 //
 // Version notes:
 // * v1: throttle; v3: instance id; v4: flexible
@@ -29,6 +31,11 @@ import (
 func handleSyncGroup(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.SyncGroupRequest)
 	resp := r.ResponseKind().(*kmsg.SyncGroupResponse)
+	if !env.allowedGroup(req, aclRead, r.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		resp.MemberAssignment = []byte{}
+		return Result{Resp: resp}, nil
+	}
 	sr := group.SyncRequest{
 		Group:        r.Group,
 		MemberID:     r.MemberID,

@@ -2,14 +2,10 @@ package handler
 
 import (
 	"context"
-	"math"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// groupOperations is the AuthorizedOperations bit field of a group without
-// ACLs: READ (3), DELETE (6) and DESCRIBE (8).
-const groupOperations = 1<<3 | 1<<6 | 1<<8
 
 // DescribeGroups: v0-5
 //
@@ -20,8 +16,9 @@ const groupOperations = 1<<3 | 1<<6 | 1<<8
 //   before v6.
 // * The protocol, member metadata and assignments are shown only while
 //   the group is Stable, as in Kafka.
-// * v3+ IncludeAuthorizedOperations: every group operation is allowed (no
-//   ACLs yet).
+// * Each group needs DESCRIBE (GROUP_AUTHORIZATION_FAILED); v3+
+//   IncludeAuthorizedOperations answers the group operations (READ,
+//   DESCRIBE, DELETE) the principal may do (KIP-430).
 //
 // Version notes:
 // * v1: throttle; v3: authorized operations; v4: instance ids; v5: flexible
@@ -32,7 +29,12 @@ func handleDescribeGroups(_ context.Context, env *Env, req *Request) (Result, er
 	for _, name := range r.Groups {
 		sg := kmsg.NewDescribeGroupsResponseGroup()
 		sg.Group = name
-		sg.AuthorizedOperations = math.MinInt32
+		sg.AuthorizedOperations = notRequested
+		if !env.allowedGroup(req, aclDescribe, name) {
+			sg.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, sg)
+			continue
+		}
 		d, err := env.Groups.Describe(name)
 		if err != nil {
 			sg.ErrorCode = groupErrorCode(err)
@@ -43,9 +45,7 @@ func handleDescribeGroups(_ context.Context, env *Env, req *Request) (Result, er
 		if d.State == "Stable" {
 			sg.Protocol = d.Protocol
 		}
-		if r.IncludeAuthorizedOperations {
-			sg.AuthorizedOperations = groupOperations
-		}
+		sg.AuthorizedOperations = env.authorizedOperationsIf(r.IncludeAuthorizedOperations, req, resGroup, name)
 		for _, m := range d.Members {
 			sm := kmsg.NewDescribeGroupsResponseGroupMember()
 			sm.MemberID, sm.InstanceID, sm.ClientID, sm.ClientHost = m.MemberID, m.InstanceID, m.ClientID, m.ClientHost

@@ -38,6 +38,10 @@ import (
 //   registered (max.broker.partitions, capped by its open files) are
 //   POLICY_VIOLATION with a message naming the broker and the limit, as
 //   is an auto-created topic (Metadata) that would.
+// * Each topic needs CREATE on the cluster or on the topic
+//   (TOPIC_AUTHORIZATION_FAILED, "Authorization failed."); its configs
+//   are answered only with DESCRIBE_CONFIGS on it (else
+//   TopicConfigErrorCode TOPIC_AUTHORIZATION_FAILED), as in Kafka.
 // * v1+ ValidateOnly checks without creating.
 // * v5+ answers the partitions, replication factor and effective configs;
 //   v7+ the topic id.
@@ -49,6 +53,7 @@ func handleCreateTopics(ctx context.Context, env *Env, req *Request) (Result, er
 	for _, rt := range r.Topics {
 		seen[rt.Topic]++
 	}
+	clusterCreate := env.allowedCluster(req, aclCreate)
 	for _, rt := range r.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
@@ -56,6 +61,11 @@ func handleCreateTopics(ctx context.Context, env *Env, req *Request) (Result, er
 		if seen[rt.Topic] > 1 {
 			st.ErrorCode = kerr.InvalidRequest.Code
 			st.ErrorMessage = kmsg.StringPtr("topic named more than once in one request")
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		if !clusterCreate && !env.allowedTopic(req, aclCreate, rt.Topic) {
+			st.ErrorCode, st.ErrorMessage = kerr.TopicAuthorizationFailed.Code, kmsg.StringPtr("Authorization failed.")
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
@@ -75,6 +85,11 @@ func handleCreateTopics(ctx context.Context, env *Env, req *Request) (Result, er
 		st.TopicID = t.ID
 		st.NumPartitions = int32(len(t.Partitions))
 		st.ReplicationFactor = int16(len(t.Partitions[0].Replicas))
+		if !env.allowedTopic(req, aclDescribeConfigs, rt.Topic) {
+			st.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
 		for _, e := range env.cfg().DescribeTopic(spec.configs) {
 			c := kmsg.NewCreateTopicsResponseTopicConfig()
 			c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, kmsg.StringPtr(e.Value), e.ReadOnly, e.Source, e.Sensitive

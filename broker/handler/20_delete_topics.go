@@ -20,6 +20,8 @@ import (
 //   partitions' leaders are down.
 // * v6+ topics may be named by id; an unknown id is UNKNOWN_TOPIC_ID; a
 //   topic named by both name and id, or by neither, is INVALID_REQUEST.
+// * Each topic needs DELETE (TOPIC_AUTHORIZATION_FAILED, whether it
+//   exists or not; one named by an unknown id is UNKNOWN_TOPIC_ID first).
 // * A topic named twice in one request is INVALID_REQUEST for both, as in
 //   Kafka; it is not deleted.
 // * Internal topics may be deleted, as in Kafka; the broker creates
@@ -77,9 +79,19 @@ func handleDeleteTopics(ctx context.Context, env *Env, req *Request) (Result, er
 		} else {
 			t, ok = env.Cache.TopicByID(metadata.TopicID(tg.id))
 		}
+		name := topicName("", t, ok)
+		if tg.name != nil {
+			name = *tg.name
+		}
 		switch {
 		case !ok && tg.name == nil:
 			st.ErrorCode = kerr.UnknownTopicID.Code
+		case !env.allowedTopic(req, aclDelete, name):
+			// Named by id, its name is told only to who may describe it.
+			if tg.name == nil && env.allowedTopic(req, aclDescribe, name) {
+				st.Topic = kmsg.StringPtr(name)
+			}
+			st.ErrorCode, st.ErrorMessage = kerr.TopicAuthorizationFailed.Code, kmsg.StringPtr("Authorization failed.")
 		case !ok:
 			st.ErrorCode = kerr.UnknownTopicOrPartition.Code
 		default:

@@ -30,6 +30,7 @@ import (
 // * An offset above the high watermark is OFFSET_OUT_OF_RANGE; one below
 //   the current start leaves it unchanged.
 // * LowWatermark is -1 with any other error, as Kafka.
+// * Each topic needs DELETE (TOPIC_AUTHORIZATION_FAILED).
 // * Kafka's internal topics (__consumer_offsets, …) are
 //   INVALID_TOPIC_EXCEPTION.
 // * A compact-only topic (cleanup.policy=compact) is POLICY_VIOLATION.
@@ -46,9 +47,15 @@ func handleDeleteRecords(_ context.Context, env *Env, req *Request) (Result, err
 		st := kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
 		t, tok := env.Cache.Topic(rt.Topic)
+		denied := !env.allowedTopic(req, aclDelete, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition, sp.LowWatermark = rp.Partition, -1
+			if denied {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			p, epoch, code := env.leaderPartition(t, tok, rp.Partition, false)
 			if code != kerr.UnknownTopicOrPartition.Code && isInternalTopic(rt.Topic) {
 				code = kerr.InvalidTopicException.Code

@@ -29,11 +29,23 @@ import (
 //   than the id's (KIP-360). The epoch is bumped at each call, as in
 //   Kafka. Without a coordinator (tests) it is
 //   TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients surface at once.
+// * A transactional id needs WRITE on it
+//   (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); an idempotent producer
+//   IDEMPOTENT_WRITE on the cluster or WRITE on any topic
+//   (CLUSTER_AUTHORIZATION_FAILED), as in Kafka (see ResourceTypeAuthorizer).
 
 func handleInitProducerID(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.InitProducerIDRequest)
 	resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if r.TransactionalID != nil && !env.allowedTxnID(req, aclWrite, *r.TransactionalID) {
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return Result{Resp: resp}, nil
+	}
+	if r.TransactionalID == nil && !env.allowedCluster(req, aclIdempotentWrite) && !env.allowedAnyOfType(req, aclWrite, resTopic) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return Result{Resp: resp}, nil
+	}
 	if r.TransactionalID != nil {
 		if env.Txn == nil {
 			resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code

@@ -3,7 +3,10 @@ package handler
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/broker/partition"
 )
 
 // OffsetForLeaderEpoch: v0-4
@@ -18,18 +21,34 @@ import (
 //   (KIP-320) to detect truncation.
 // * Only the leader answers; CurrentLeaderEpoch (v2+) is checked as Fetch
 //   checks it.
+// * A follower needs CLUSTER_ACTION on the cluster
+//   (CLUSTER_AUTHORIZATION_FAILED for every partition), a client DESCRIBE
+//   on each topic (TOPIC_AUTHORIZATION_FAILED), as in Kafka.
 
 func handleOffsetForLeaderEpoch(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := r.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	follower := r.Version >= 3 && r.ReplicaID >= 0
+	followerDenied := follower && !env.allowedCluster(req, aclClusterAction)
 	for _, rt := range r.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
 		t, tok := env.Cache.Topic(rt.Topic)
+		var denied int16
+		switch {
+		case followerDenied:
+			denied = kerr.ClusterAuthorizationFailed.Code
+		case !follower && !env.allowedTopic(req, aclDescribe, rt.Topic):
+			denied = kerr.TopicAuthorizationFailed.Code
+		}
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition, sp.LeaderEpoch, sp.EndOffset = rp.Partition, -1, -1
-			p, code := env.localPartition(t, tok, rp.Partition, false)
+			var p *partition.Partition
+			code := denied
+			if code == 0 {
+				p, code = env.localPartition(t, tok, rp.Partition, false)
+			}
 			if code == 0 {
 				code = checkLeaderEpoch(rp.CurrentLeaderEpoch, p.LeaderEpoch())
 			}

@@ -31,6 +31,9 @@ import (
 //   added (a leader adding them for a transaction version 2 produce).
 // * Without a transaction coordinator (tests) every partition is
 //   TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+// * A client (v0-3) needs WRITE on the transactional id and on each
+//   topic (addPartitionsDenied); a broker (v4+) CLUSTER_ACTION on the
+//   cluster (top-level CLUSTER_AUTHORIZATION_FAILED), as in Kafka.
 //
 // Version notes:
 // * v3: flexible
@@ -46,7 +49,10 @@ func handleAddPartitionsToTxn(_ context.Context, env *Env, req *Request) (Result
 		for _, rt := range r.Topics {
 			topics = append(topics, kmsg.AddPartitionsToTxnRequestTransactionTopic{Topic: rt.Topic, Partitions: rt.Partitions})
 		}
-		code := env.addPartitionsToTxn(r.TransactionalID, r.ProducerID, r.ProducerEpoch, topics, false, txn.TV0)
+		code := env.addPartitionsDenied(req, r.TransactionalID, topics)
+		if code == nil {
+			code = env.addPartitionsToTxn(r.TransactionalID, r.ProducerID, r.ProducerEpoch, topics, false, txn.TV0)
+		}
 		for _, rt := range r.Topics {
 			st := kmsg.NewAddPartitionsToTxnResponseTopic()
 			st.Topic = rt.Topic
@@ -58,6 +64,10 @@ func handleAddPartitionsToTxn(_ context.Context, env *Env, req *Request) (Result
 			}
 			resp.Topics = append(resp.Topics, st)
 		}
+		return Result{Resp: resp}, nil
+	}
+	if !env.allowedCluster(req, aclClusterAction) { // brokers only
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return Result{Resp: resp}, nil
 	}
 	v := txn.TV0
@@ -82,6 +92,42 @@ func handleAddPartitionsToTxn(_ context.Context, env *Env, req *Request) (Result
 		resp.Transactions = append(resp.Transactions, stx)
 	}
 	return Result{Resp: resp}, nil
+}
+
+// addPartitionsDenied answers a client's AddPartitionsToTxn its
+// principal may not send, as Kafka: without WRITE on the transactional
+// id every partition is TRANSACTIONAL_ID_AUTHORIZATION_FAILED; without
+// WRITE on a topic (internal ones are not checked) its partitions are
+// TOPIC_AUTHORIZATION_FAILED, unknown ones UNKNOWN_TOPIC_OR_PARTITION and
+// the others OPERATION_NOT_ATTEMPTED. Nil when it may.
+func (e *Env) addPartitionsDenied(req *Request, id string, topics []kmsg.AddPartitionsToTxnRequestTransactionTopic) func(txn.TopicPartition) int16 {
+	if e.Authorizer == nil {
+		return nil
+	}
+	if !e.allowedTxnID(req, aclWrite, id) {
+		return func(txn.TopicPartition) int16 { return kerr.TransactionalIDAuthorizationFailed.Code }
+	}
+	var denied map[string]bool
+	for _, rt := range topics {
+		if !isInternalTopic(rt.Topic) && !e.allowedTopic(req, aclWrite, rt.Topic) {
+			if denied == nil {
+				denied = map[string]bool{}
+			}
+			denied[rt.Topic] = true
+		}
+	}
+	if denied == nil {
+		return nil
+	}
+	return func(tp txn.TopicPartition) int16 {
+		switch {
+		case denied[tp.Topic]:
+			return kerr.TopicAuthorizationFailed.Code
+		case !e.partitionExists(tp.Topic, tp.Partition):
+			return kerr.UnknownTopicOrPartition.Code
+		}
+		return kerr.OperationNotAttempted.Code
+	}
 }
 
 // addPartitionsToTxn serves one transaction's partitions: added (v is

@@ -24,6 +24,9 @@ import (
 //   FindCoordinator does; a failure is COORDINATOR_NOT_AVAILABLE.
 // * Without a transaction coordinator (tests) the answer is
 //   TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+// * Needs WRITE on the transactional id
+//   (TRANSACTIONAL_ID_AUTHORIZATION_FAILED) and READ on the group
+//   (GROUP_AUTHORIZATION_FAILED).
 //
 // Version notes:
 // * v3: flexible
@@ -31,6 +34,14 @@ import (
 func handleAddOffsetsToTxn(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.AddOffsetsToTxnRequest)
 	resp := r.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
+	switch {
+	case !env.allowedTxnID(req, aclWrite, r.TransactionalID):
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return Result{Resp: resp}, nil
+	case !env.allowedGroup(req, aclRead, r.Group):
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return Result{Resp: resp}, nil
+	}
 	if env.Txn == nil {
 		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		return Result{Resp: resp}, nil

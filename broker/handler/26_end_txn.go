@@ -25,7 +25,8 @@ import (
 //   id INVALID_PRODUCER_ID_MAPPING; NOT_COORDINATOR and
 //   COORDINATOR_LOAD_IN_PROGRESS as for the other transaction APIs.
 // * Without a transaction coordinator (tests) it is
-//   TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+//   TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as without WRITE on the
+//   transactional id.
 //
 // Version notes:
 // * v3: flexible; v4: no change here (TRANSACTION_ABORTABLE is never
@@ -42,7 +43,7 @@ func handleEndTxn(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.EndTxnRequest)
 	resp := r.ResponseKind().(*kmsg.EndTxnResponse)
 	resp.ProducerID, resp.ProducerEpoch = txn.NoProducerID, txn.NoProducerEpoch
-	if env.Txn == nil {
+	if env.Txn == nil || !env.allowedTxnID(req, aclWrite, r.TransactionalID) {
 		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		return Result{Resp: resp}, nil
 	}

@@ -37,9 +37,8 @@ import (
 //   default), then REQUEST_TIMED_OUT; NOT_ENOUGH_REPLICAS_AFTER_APPEND
 //   when the ISR shrank meanwhile.
 // * A log that cannot be written is KAFKA_STORAGE_ERROR.
-// * Kafka answers CLUSTER_AUTHORIZATION_FAILED to a principal without
-//   ClusterAction on the cluster; Strata has no ACLs yet, so any client may
-//   write markers.
+// * A principal without CLUSTER_ACTION on the cluster (brokers have it)
+//   is CLUSTER_AUTHORIZATION_FAILED for every partition, as in Kafka.
 // * A marker appended to a __consumer_offsets partition completes the
 //   producer's transactional offset commits of that partition's groups
 //   (Kafka's GroupCoordinator.onTransactionCompleted): COMMIT makes them
@@ -51,6 +50,9 @@ import (
 func handleWriteTxnMarkers(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.WriteTxnMarkersRequest)
 	resp := r.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
+	if !env.allowedCluster(req, aclClusterAction) {
+		return Result{Resp: markersDenied(r, resp)}, nil
+	}
 	var waits []markerWait
 	for mi, rm := range r.Markers {
 		sm := kmsg.NewWriteTxnMarkersResponseMarker()
@@ -108,6 +110,27 @@ func handleWriteTxnMarkers(_ context.Context, env *Env, req *Request) (Result, e
 		}
 		return Result{Resp: resp}
 	}}, nil
+}
+
+// markersDenied answers every partition of r
+// CLUSTER_AUTHORIZATION_FAILED.
+func markersDenied(r *kmsg.WriteTxnMarkersRequest, resp *kmsg.WriteTxnMarkersResponse) *kmsg.WriteTxnMarkersResponse {
+	for _, rm := range r.Markers {
+		sm := kmsg.NewWriteTxnMarkersResponseMarker()
+		sm.ProducerID = rm.ProducerID
+		for _, rt := range rm.Topics {
+			st := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
+			st.Topic = rt.Topic
+			for _, idx := range rt.Partitions {
+				sp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
+				sp.Partition, sp.ErrorCode = idx, kerr.ClusterAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			sm.Topics = append(sm.Topics, st)
+		}
+		resp.Markers = append(resp.Markers, sm)
+	}
+	return resp
 }
 
 // markerTimeout bounds the wait of WriteTxnMarkers for its markers'

@@ -45,6 +45,10 @@ import (
 //   retriable errors (CONCURRENT_TRANSACTIONS, NOT_COORDINATOR, …) as
 //   they are. Unlike produce's, the check and the group's write are not
 //   one critical section with the markers.
+// * Needs WRITE on the transactional id
+//   (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition), READ on
+//   the group (GROUP_AUTHORIZATION_FAILED for every partition) and READ
+//   on each topic (TOPIC_AUTHORIZATION_FAILED), as in Kafka.
 //
 // Version notes:
 // * v2: leader epoch; v3: flexible, generation, member and instance id
@@ -60,14 +64,27 @@ func handleTxnOffsetCommit(ctx context.Context, env *Env, req *Request) (Result,
 	if r.Version >= 3 {
 		tr.Generation, tr.MemberID, tr.InstanceID = r.Generation, r.MemberID, r.InstanceID
 	}
+	var denied int16
+	switch {
+	case !env.allowedTxnID(req, aclWrite, r.TransactionalID):
+		denied = kerr.TransactionalIDAuthorizationFailed.Code
+	case !env.allowedGroup(req, aclRead, r.Group):
+		denied = kerr.GroupAuthorizationFailed.Code
+	}
 	for _, rt := range r.Topics {
 		st := kmsg.NewTxnOffsetCommitResponseTopic()
 		st.Topic = rt.Topic
 		t, known := env.Cache.Topic(rt.Topic)
+		code := denied
+		if code == 0 && !env.allowedTopic(req, aclRead, rt.Topic) {
+			code = kerr.TopicAuthorizationFailed.Code
+		}
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			sp.Partition = rp.Partition
-			if _, ok := t.Partitions[rp.Partition]; !known || !ok {
+			if code != 0 {
+				sp.ErrorCode = code
+			} else if _, ok := t.Partitions[rp.Partition]; !known || !ok {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			} else {
 				o := group.Offset{Offset: rp.Offset, LeaderEpoch: rp.LeaderEpoch, CommitTimestamp: now, ExpireTimestamp: -1}

@@ -25,6 +25,9 @@ import (
 //   log.retention.ms: .ms, .minutes and .hours in each layer that sets
 //   them); v3+ IncludeDocumentation adds the key's doc.
 // * Other resource types are INVALID_REQUEST.
+// * A topic needs DESCRIBE_CONFIGS on it (TOPIC_AUTHORIZATION_FAILED), a
+//   broker resource DESCRIBE_CONFIGS on the cluster
+//   (CLUSTER_AUTHORIZATION_FAILED), as in Kafka.
 
 func handleDescribeConfigs(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.DescribeConfigsRequest)
@@ -32,6 +35,11 @@ func handleDescribeConfigs(_ context.Context, env *Env, req *Request) (Result, e
 	for _, rr := range r.Resources {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
+		if code := env.configsDenied(req, aclDescribeConfigs, rr.ResourceType, rr.ResourceName); code != 0 {
+			sr.ErrorCode, sr.ErrorMessage = code, kmsg.StringPtr("Authorization failed.")
+			resp.Resources = append(resp.Resources, sr)
+			continue
+		}
 		var entries []config.Entry
 		switch rr.ResourceType {
 		case resourceTopic:

@@ -18,6 +18,9 @@ import (
 //   message.
 // * ValidateOnly checks without storing.
 // * A resource named twice in one request is INVALID_REQUEST, unchanged.
+// * A topic needs ALTER_CONFIGS on it (TOPIC_AUTHORIZATION_FAILED), a
+//   broker resource ALTER_CONFIGS on the cluster
+//   (CLUSTER_AUTHORIZATION_FAILED), as in Kafka.
 
 func handleAlterConfigs(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.AlterConfigsRequest)
@@ -29,7 +32,7 @@ func handleAlterConfigs(ctx context.Context, env *Env, req *Request) (Result, er
 		sr := kmsg.NewAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
 		times := named[resourceKey{rr.ResourceType, rr.ResourceName}]
-		sr.ErrorCode, sr.ErrorMessage = env.alterResource(ctx, rr.ResourceType, rr.ResourceName, times, r.ValidateOnly,
+		sr.ErrorCode, sr.ErrorMessage = env.alterResource(ctx, req, rr.ResourceType, rr.ResourceName, times, r.ValidateOnly,
 			func(map[string]string, func(string) bool, func(string) string) (map[string]string, error) {
 				next := map[string]string{}
 				for _, c := range rr.Configs {

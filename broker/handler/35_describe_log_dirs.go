@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/strata-broker/strata/broker/partition"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"golang.org/x/sys/unix"
 )
@@ -21,12 +22,18 @@ import (
 //   far the local log end is below the high watermark this broker knows:
 //   0 on a leader, a follower's distance to the committed end otherwise.
 //   No partition is ever a future replica (IsFuture false).
+// * Needs DESCRIBE on the cluster: without it no dirs are listed and, v3+,
+//   the error is CLUSTER_AUTHORIZATION_FAILED, as in Kafka.
 // * v4 TotalBytes / UsableBytes come from statfs of the dir (-1 if it
 //   fails).
 
 func handleDescribeLogDirs(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.DescribeLogDirsRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+	if !env.allowedCluster(req, aclDescribe) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code // v3+; no dirs before
+		return Result{Resp: resp}, nil
+	}
 	dir := kmsg.NewDescribeLogDirsResponseDir()
 	dir.Dir = env.cfg().LogDirs[0]
 	if abs, err := filepath.Abs(dir.Dir); err == nil {

@@ -24,6 +24,7 @@ import (
 // * New replicas that would take a broker past the partition limit it
 //   registered (max.broker.partitions, capped by its open files) are
 //   POLICY_VIOLATION with a message naming the broker and the limit.
+// * Each topic needs ALTER (TOPIC_AUTHORIZATION_FAILED).
 // * ValidateOnly checks without creating.
 
 func handleCreatePartitions(ctx context.Context, env *Env, req *Request) (Result, error) {
@@ -38,6 +39,8 @@ func handleCreatePartitions(ctx context.Context, env *Env, req *Request) (Result
 		st.Topic = rt.Topic
 		if seen[rt.Topic] > 1 {
 			st.ErrorCode, st.ErrorMessage = kerr.InvalidRequest.Code, kmsg.StringPtr("topic named more than once in one request")
+		} else if !env.allowedTopic(req, aclAlter, rt.Topic) {
+			st.ErrorCode, st.ErrorMessage = kerr.TopicAuthorizationFailed.Code, kmsg.StringPtr("Authorization failed.")
 		} else if err := env.createPartitions(ctx, rt, r.ValidateOnly); err != nil {
 			st.ErrorCode, st.ErrorMessage = errorCode(err), errorMessage(err)
 		}

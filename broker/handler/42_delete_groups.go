@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -13,6 +14,7 @@ import (
 //   offset and for the group go to __consumer_offsets.
 // * A group with members is NON_EMPTY_GROUP; an unknown one
 //   GROUP_ID_NOT_FOUND; one coordinated elsewhere NOT_COORDINATOR.
+// * Each group needs DELETE (GROUP_AUTHORIZATION_FAILED).
 //
 // Version notes:
 // * v1: no change; v2: flexible
@@ -23,7 +25,11 @@ func handleDeleteGroups(_ context.Context, env *Env, req *Request) (Result, erro
 	for _, name := range r.Groups {
 		sg := kmsg.NewDeleteGroupsResponseGroup()
 		sg.Group = name
-		sg.ErrorCode = groupErrorCode(env.Groups.DeleteGroup(name))
+		if !env.allowedGroup(req, aclDelete, name) {
+			sg.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		} else {
+			sg.ErrorCode = groupErrorCode(env.Groups.DeleteGroup(name))
+		}
 		resp.Groups = append(resp.Groups, sg)
 	}
 	return Result{Resp: resp}, nil

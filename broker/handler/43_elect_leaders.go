@@ -39,6 +39,10 @@ import (
 //   or REQUEST_TIMED_OUT for partitions no controller decided in time (then
 //   also at the top level, v1+, when none was decided); an unknown election
 //   type is INVALID_REQUEST for the whole request (v1+).
+// * Needs ALTER on the cluster: CLUSTER_AUTHORIZATION_FAILED for every
+//   partition asked for and at the top level (v1+), as in Kafka. A
+//   forwarded request is checked again here for the forwarding broker's
+//   principal.
 
 // Timing of ElectLeaders.
 const (
@@ -55,6 +59,11 @@ const (
 func handleElectLeaders(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.ElectLeadersRequest)
 	resp := r.ResponseKind().(*kmsg.ElectLeadersResponse)
+	if !env.allowedCluster(req, aclAlter) {
+		el := newElections(r.Topics)
+		el.all, el.refused, el.stuck = false, kerr.ClusterAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Code
+		return Result{Resp: el.response(resp, env.Cache)}, nil
+	}
 	typ := controller.ElectionType(r.ElectionType)
 	if r.Version == 0 {
 		typ = controller.ElectPreferred

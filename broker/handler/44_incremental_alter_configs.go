@@ -20,6 +20,9 @@ import (
 //   change is valid otherwise.
 // * ValidateOnly checks without storing.
 // * A resource named twice in one request is INVALID_REQUEST, unchanged.
+// * A topic needs ALTER_CONFIGS on it (TOPIC_AUTHORIZATION_FAILED), a
+//   broker resource ALTER_CONFIGS on the cluster
+//   (CLUSTER_AUTHORIZATION_FAILED), as in Kafka.
 
 func handleIncrementalAlterConfigs(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.IncrementalAlterConfigsRequest)
@@ -31,7 +34,7 @@ func handleIncrementalAlterConfigs(ctx context.Context, env *Env, req *Request) 
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
 		times := named[resourceKey{rr.ResourceType, rr.ResourceName}]
-		sr.ErrorCode, sr.ErrorMessage = env.alterResource(ctx, rr.ResourceType, rr.ResourceName, times, r.ValidateOnly,
+		sr.ErrorCode, sr.ErrorMessage = env.alterResource(ctx, req, rr.ResourceType, rr.ResourceName, times, r.ValidateOnly,
 			func(cur map[string]string, isList func(string) bool, below func(string) string) (map[string]string, error) {
 				return applyIncremental(cur, rr.Configs, isList, below)
 			})

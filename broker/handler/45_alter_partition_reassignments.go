@@ -29,6 +29,8 @@ import (
 //   set the partition had before it (NO_REASSIGNMENT_IN_PROGRESS if none).
 // * A new request for a partition already being reassigned replaces its
 //   target; the original replica set is kept for a later cancel.
+// * Needs ALTER on the cluster: CLUSTER_AUTHORIZATION_FAILED at the top
+//   level and for every partition, as in Kafka.
 
 // errNoReassignment: a cancel found no reassignment to cancel.
 var errNoReassignment = errors.New("handler: no reassignment in progress")
@@ -36,6 +38,20 @@ var errNoReassignment = errors.New("handler: no reassignment in progress")
 func handleAlterPartitionReassignments(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.AlterPartitionAssignmentsRequest)
 	resp := r.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
+	if !env.allowedCluster(req, aclAlter) {
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr("Authorization failed.")
+		for _, rt := range r.Topics {
+			st := kmsg.NewAlterPartitionAssignmentsResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
+				sp.Partition, sp.ErrorCode, sp.ErrorMessage = rp.Partition, resp.ErrorCode, resp.ErrorMessage
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return Result{Resp: resp}, nil
+	}
 	pending, err := pendingReassignments(ctx, env)
 	if err != nil {
 		resp.ErrorCode, resp.ErrorMessage = kerr.UnknownServerError.Code, errorMessage(err)

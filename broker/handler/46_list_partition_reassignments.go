@@ -20,10 +20,15 @@ import (
 // * Replicas is the partition's current replica set; AddingReplicas the
 //   target replicas not in the original set; RemovingReplicas the
 //   original replicas not in the target.
+// * Needs DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED).
 
 func handleListPartitionReassignments(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.ListPartitionReassignmentsRequest)
 	resp := r.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
+	if !env.allowedCluster(req, aclDescribe) {
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr("Authorization failed.")
+		return Result{Resp: resp}, nil
+	}
 	pending, err := pendingReassignments(ctx, env)
 	if err != nil {
 		resp.ErrorCode, resp.ErrorMessage = kerr.UnknownServerError.Code, errorMessage(err)

@@ -19,10 +19,16 @@ import (
 //   protocol type is NON_EMPTY_GROUP; an unknown group GROUP_ID_NOT_FOUND;
 //   an empty group id INVALID_GROUP_ID, as in Kafka.
 // * Partitions the metadata does not know are UNKNOWN_TOPIC_OR_PARTITION.
+// * The group needs DELETE (top-level GROUP_AUTHORIZATION_FAILED), each
+//   topic READ (TOPIC_AUTHORIZATION_FAILED), as in Kafka.
 
 func handleOffsetDelete(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.OffsetDeleteRequest)
 	resp := r.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	if !env.allowedGroup(req, aclDelete, r.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return Result{Resp: resp}, nil
+	}
 	if r.Group == "" {
 		resp.ErrorCode = kerr.InvalidGroupID.Code
 		return Result{Resp: resp}, nil
@@ -36,7 +42,9 @@ func handleOffsetDelete(_ context.Context, env *Env, req *Request) (Result, erro
 		for pi, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetDeleteResponseTopicPartition()
 			sp.Partition = rp.Partition
-			if env.partitionExists(rt.Topic, rp.Partition) {
+			if !env.allowedTopic(req, aclRead, rt.Topic) {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			} else if env.partitionExists(rt.Topic, rp.Partition) {
 				tps = append(tps, group.TopicPartition{Topic: rt.Topic, Partition: rp.Partition})
 				slots = append(slots, slot{ti, pi})
 			} else {

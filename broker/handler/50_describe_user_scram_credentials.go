@@ -17,9 +17,20 @@ import (
 //     sorted by name.
 //   - A named user without credentials is RESOURCE_NOT_FOUND; a user named
 //     twice is DUPLICATE_RESOURCE for that user, as Kafka answers.
+//   - Needs DESCRIBE on the cluster: CLUSTER_AUTHORIZATION_FAILED at the
+//     top level and for each user named, as in Kafka.
 func handleDescribeUserScramCredentials(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.DescribeUserSCRAMCredentialsRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
+	if !env.allowedCluster(req, aclDescribe) {
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, strPtr("Authorization failed.")
+		for _, u := range r.Users {
+			res := kmsg.NewDescribeUserSCRAMCredentialsResponseResult()
+			res.User, res.ErrorCode, res.ErrorMessage = u.Name, resp.ErrorCode, resp.ErrorMessage
+			resp.Results = append(resp.Results, res)
+		}
+		return Result{Resp: resp}, nil
+	}
 	users := env.Cache.ScramUsers()
 	var names []string
 	if r.Users == nil {

@@ -24,6 +24,8 @@ import (
 //     DUPLICATE_RESOURCE; such a user is left unchanged.
 //   - Each user's credentials are one metadata key; the brokers' caches
 //     follow it, so every broker authenticates with the new credential.
+//   - Needs ALTER on the cluster: CLUSTER_AUTHORIZATION_FAILED for each
+//     user, as in Kafka.
 func handleAlterUserScramCredentials(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.AlterUserSCRAMCredentialsRequest)
 	resp := r.ResponseKind().(*kmsg.AlterUserSCRAMCredentialsResponse)
@@ -42,10 +44,13 @@ func handleAlterUserScramCredentials(ctx context.Context, env *Env, req *Request
 		add(u.Name, scramAlteration{mech: u.Mechanism, iter: u.Iterations, salt: u.Salt, salted: u.SaltedPassword})
 	}
 	users := env.Cache.ScramUsers()
+	denied := !env.allowedCluster(req, aclAlter)
 	for _, user := range order {
 		res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
 		res.User = user
-		if code, msg := alterScram(ctx, env, user, byUser[user], users[user]); code != 0 {
+		if denied {
+			res.ErrorCode, res.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, strPtr("Authorization failed.")
+		} else if code, msg := alterScram(ctx, env, user, byUser[user], users[user]); code != 0 {
 			res.ErrorCode, res.ErrorMessage = code, &msg
 		}
 		resp.Results = append(resp.Results, res)

@@ -18,6 +18,9 @@ import (
 //   MISMATCHED_ENDPOINT_TYPE, as a Kafka broker answers it (Strata's
 //   controller runs inside brokers and serves no endpoint of its own); any
 //   other type is UNSUPPORTED_ENDPOINT_TYPE.
+// * Anyone may describe the cluster, as in Kafka; the authorized
+//   operations asked for (KIP-430) are the cluster operations the
+//   principal may do, 0 without DESCRIBE on the cluster.
 
 func handleDescribeCluster(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.DescribeClusterRequest)
@@ -36,7 +39,13 @@ func handleDescribeCluster(_ context.Context, env *Env, req *Request) (Result, e
 	}
 	resp.ClusterID = env.Store.ClusterID()
 	resp.ControllerID = env.ControllerID()
-	resp.ClusterAuthorizedOperations = -2147483648
+	resp.ClusterAuthorizedOperations = notRequested
+	if r.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = 0
+		if env.allowedCluster(req, aclDescribe) {
+			resp.ClusterAuthorizedOperations = env.authorizedOperations(req, resCluster, clusterResource)
+		}
+	}
 	for _, b := range env.Cache.Brokers() {
 		host, port, ok := endpoint(b, req.listener())
 		if !ok {

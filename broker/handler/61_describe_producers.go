@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -17,6 +18,7 @@ import (
 //   ReplicaManager.activeProducerState.
 // * A partition led elsewhere is NOT_LEADER_OR_FOLLOWER, an unknown topic
 //   or partition UNKNOWN_TOPIC_OR_PARTITION.
+// * Each topic needs READ (TOPIC_AUTHORIZATION_FAILED), as in Kafka.
 
 func handleDescribeProducers(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.DescribeProducersRequest)
@@ -25,9 +27,15 @@ func handleDescribeProducers(_ context.Context, env *Env, req *Request) (Result,
 		st := kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
 		t, tok := env.Cache.Topic(rt.Topic)
+		denied := !env.allowedTopic(req, aclRead, rt.Topic)
 		for _, idx := range rt.Partitions {
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = idx
+			if denied {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			p, _, code := env.leaderPartition(t, tok, idx, false)
 			if sp.ErrorCode = code; code == 0 {
 				for _, a := range p.Log().Producers() {

@@ -19,6 +19,9 @@ import (
 //   and COORDINATOR_LOAD_IN_PROGRESS as for the other transaction APIs.
 // * Without a transaction coordinator (tests) every id is
 //   COORDINATOR_NOT_AVAILABLE.
+// * Each id needs DESCRIBE (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); only
+//   the partitions of topics the principal may DESCRIBE are listed, as
+//   in Kafka.
 
 func handleDescribeTransactions(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.DescribeTransactionsRequest)
@@ -26,6 +29,11 @@ func handleDescribeTransactions(_ context.Context, env *Env, req *Request) (Resu
 	for _, id := range r.TransactionalIDs {
 		st := kmsg.NewDescribeTransactionsResponseTransactionState()
 		st.TransactionalID, st.ProducerID, st.ProducerEpoch, st.StartTimestamp = id, -1, -1, -1
+		if !env.allowedTxnID(req, aclDescribe, id) {
+			st.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+			resp.TransactionStates = append(resp.TransactionStates, st)
+			continue
+		}
 		if env.Txn == nil {
 			st.ErrorCode = kerr.CoordinatorNotAvailable.Code
 			resp.TransactionStates = append(resp.TransactionStates, st)
@@ -37,6 +45,9 @@ func handleDescribeTransactions(_ context.Context, env *Env, req *Request) (Resu
 			st.ProducerID, st.ProducerEpoch, st.TimeoutMillis, st.StartTimestamp = d.ProducerID, d.ProducerEpoch, d.TimeoutMs, d.StartMs
 			topics, parts := txn.ByTopic(d.Partitions)
 			for i, name := range topics {
+				if !env.allowedTopic(req, aclDescribe, name) {
+					continue // as Kafka: only the topics the principal may describe
+				}
 				t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
 				t.Topic, t.Partitions = name, parts[i]
 				st.Topics = append(st.Topics, t)

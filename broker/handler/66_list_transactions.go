@@ -26,6 +26,7 @@ import (
 //   common subset behaves alike. One that does not compile is
 //   INVALID_REGULAR_EXPRESSION.
 // * Without a transaction coordinator (tests) the list is empty.
+// * Only the ids the principal may DESCRIBE are listed, as in Kafka.
 
 func handleListTransactions(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.ListTransactionsRequest)
@@ -62,7 +63,7 @@ func handleListTransactions(_ context.Context, env *Env, req *Request) (Result, 
 		return Result{Resp: resp}, nil
 	}
 	for _, d := range list {
-		if pattern != nil && !pattern.MatchString(d.TransactionalID) {
+		if pattern != nil && !pattern.MatchString(d.TransactionalID) || !env.allowedTxnID(req, aclDescribe, d.TransactionalID) {
 			continue
 		}
 		st := kmsg.NewListTransactionsResponseTransactionState()

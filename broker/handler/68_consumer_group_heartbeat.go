@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/broker/group"
@@ -40,6 +41,8 @@ import (
 // * Group epoch, members, target and current assignments are written to
 //   __consumer_offsets (Kafka's key versions 3, 5-8) once replicated, so
 //   members survive a coordinator restart or move without rejoining.
+// * The group needs READ (GROUP_AUTHORIZATION_FAILED), each subscribed
+//   topic named DESCRIBE (TOPIC_AUTHORIZATION_FAILED).
 //
 // Version notes:
 // * v0: the coordinator names joining members
@@ -48,6 +51,10 @@ import (
 func handleConsumerGroupHeartbeat(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.ConsumerGroupHeartbeatRequest)
 	resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	if code := env.heartbeatDenied(req, r); code != 0 {
+		resp.ErrorCode = code
+		return Result{Resp: resp}, nil
+	}
 	hr := group.ConsumerHeartbeatRequest{
 		Group:            r.Group,
 		MemberID:         r.MemberID,
@@ -93,6 +100,23 @@ func handleConsumerGroupHeartbeat(_ context.Context, env *Env, req *Request) (Re
 		resp.Assignment = &a
 	}
 	return Result{Resp: resp}, nil
+}
+
+// heartbeatDenied is the code of a ConsumerGroupHeartbeat its principal
+// may not send: GROUP_AUTHORIZATION_FAILED without READ on the group,
+// TOPIC_AUTHORIZATION_FAILED when a subscribed topic named may not be
+// described (a member may not learn of topics it could not describe, as
+// Kafka answers); 0 when it may.
+func (e *Env) heartbeatDenied(req *Request, r *kmsg.ConsumerGroupHeartbeatRequest) int16 {
+	if !e.allowedGroup(req, aclRead, r.Group) {
+		return kerr.GroupAuthorizationFailed.Code
+	}
+	for _, t := range r.SubscribedTopicNames {
+		if !e.allowedTopic(req, aclDescribe, t) {
+			return kerr.TopicAuthorizationFailed.Code
+		}
+	}
+	return 0
 }
 
 // normalizeAssignment sorts each topic's partitions and drops duplicates.

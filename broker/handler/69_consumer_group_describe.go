@@ -2,7 +2,6 @@ package handler
 
 import (
 	"context"
-	"math"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -20,7 +19,9 @@ import (
 // * A missing or classic group is GROUP_ID_NOT_FOUND; a group coordinated
 //   elsewhere NOT_COORDINATOR; an empty group id INVALID_GROUP_ID, as in
 //   Kafka.
-// * IncludeAuthorizedOperations: every group operation (no ACLs yet).
+// * Each group needs DESCRIBE (GROUP_AUTHORIZATION_FAILED);
+//   IncludeAuthorizedOperations answers the group operations the
+//   principal may do (KIP-430).
 //
 // Version notes:
 // * v1: member type (1: consumer protocol)
@@ -31,9 +32,14 @@ func handleConsumerGroupDescribe(_ context.Context, env *Env, req *Request) (Res
 	for _, name := range r.Groups {
 		sg := kmsg.NewConsumerGroupDescribeResponseGroup()
 		sg.Group = name
-		sg.AuthorizedOperations = math.MinInt32
+		sg.AuthorizedOperations = notRequested
 		if name == "" {
 			sg.ErrorCode = kerr.InvalidGroupID.Code
+			resp.Groups = append(resp.Groups, sg)
+			continue
+		}
+		if !env.allowedGroup(req, aclDescribe, name) {
+			sg.ErrorCode = kerr.GroupAuthorizationFailed.Code
 			resp.Groups = append(resp.Groups, sg)
 			continue
 		}
@@ -44,9 +50,7 @@ func handleConsumerGroupDescribe(_ context.Context, env *Env, req *Request) (Res
 			continue
 		}
 		sg.State, sg.Epoch, sg.AssignmentEpoch, sg.AssignorName = d.State, d.Epoch, d.AssignmentEpoch, d.Assignor
-		if r.IncludeAuthorizedOperations {
-			sg.AuthorizedOperations = groupOperations
-		}
+		sg.AuthorizedOperations = env.authorizedOperationsIf(r.IncludeAuthorizedOperations, req, resGroup, name)
 		for _, m := range d.Members {
 			sm := kmsg.NewConsumerGroupDescribeResponseGroupMember()
 			sm.MemberID, sm.InstanceID, sm.RackID, sm.MemberEpoch = m.MemberID, m.InstanceID, m.RackID, m.MemberEpoch

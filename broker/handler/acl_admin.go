@@ -41,14 +41,7 @@ func aclAdmin(env *Env) (ACLAdmin, *string) {
 // the cluster, as the ACL APIs need (ALTER to create or delete, DESCRIBE
 // to describe).
 func aclClusterAllowed(env *Env, req *Request, op kmsg.ACLOperation) bool {
-	if env.Authorizer == nil {
-		return true
-	}
-	a := Action{Op: op, Type: kmsg.ACLResourceTypeCluster, Name: clusterResource}
-	if req.Conn != nil {
-		a.Principal, a.Host = req.Conn.Principal, req.Conn.Host
-	}
-	return env.Authorizer.Authorize(a)
+	return env.allowedCluster(req, op)
 }
 
 // aclFilter converts a DescribeAcls or DeleteAcls filter; version 0

@@ -179,7 +179,10 @@ func (a *Auth) evaluate(ctx context.Context, msg []byte) ([]byte, time.Duration,
 		life = max(life, 0)
 		a.expires = now.Add(life)
 	}
-	a.principal, a.stage, a.session, a.raw = p, authenticated, nil, false
+	if a.principal == "" { // a re-authentication keeps it, unwritten: handlers read it
+		a.principal = p
+	}
+	a.stage, a.session, a.raw = authenticated, nil, false
 	return out, life, nil
 }
 

@@ -159,6 +159,7 @@ func (denyAll) Authorize(Action) bool { return false }
 func TestClientQuotasAuthorization(t *testing.T) {
 	b := newTestBroker(t, brokerOpts{})
 	b.env.Authorizer = denyAll{}
+	b.conn = &Conn{Principal: "User:alice"} // a client's: the broker's own requests (no connection) are allowed
 	if codes := alterQuotas(t, b, false, quotaOp{[]string{"user", "alice"}, "producer_byte_rate", 1}); codes[0] != kerr.ClusterAuthorizationFailed.Code {
 		t.Fatalf("alter: %v", codes)
 	}

@@ -123,6 +123,21 @@ func countResources[R any](rs []R, key func(R) resourceKey) map[resourceKey]int 
 	return n
 }
 
+// configsDenied is the code of a config resource whose configs the
+// principal may not describe or alter (op): a topic's
+// TOPIC_AUTHORIZATION_FAILED, a broker's CLUSTER_AUTHORIZATION_FAILED
+// (its configs are the cluster's resource); 0 when it may, and for types
+// that are refused anyway.
+func (e *Env) configsDenied(req *Request, op kmsg.ACLOperation, typ kmsg.ConfigResourceType, name string) int16 {
+	switch {
+	case typ == resourceTopic && !e.allowedTopic(req, op, name):
+		return kerr.TopicAuthorizationFailed.Code
+	case typ == resourceBroker && !e.allowedCluster(req, op):
+		return kerr.ClusterAuthorizationFailed.Code
+	}
+	return 0
+}
+
 // resourceError turns an error into a resource's code and message.
 func resourceError(err error) (int16, *string) {
 	return errorCode(err), errorMessage(err)
@@ -137,9 +152,12 @@ type alterChange func(cur map[string]string, isList func(string) bool, below fun
 // resource's current configs (a topic's overrides, or the dynamic configs
 // of a broker or of the cluster default) into the new set. It returns the
 // resource's error code and message.
-func (e *Env) alterResource(ctx context.Context, typ kmsg.ConfigResourceType, name string, times int, validateOnly bool, next alterChange) (int16, *string) {
+func (e *Env) alterResource(ctx context.Context, req *Request, typ kmsg.ConfigResourceType, name string, times int, validateOnly bool, next alterChange) (int16, *string) {
 	if times > 1 {
 		return kerr.InvalidRequest.Code, kmsg.StringPtr("resource named more than once in one request")
+	}
+	if code := e.configsDenied(req, aclAlterConfigs, typ, name); code != 0 {
+		return code, kmsg.StringPtr("Authorization failed.")
 	}
 	var err error
 	switch typ {

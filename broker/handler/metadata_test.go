@@ -229,7 +229,7 @@ func metadataRows() []metadataRow {
 			}),
 		},
 		{
-			name:     "authorized operations are not computed",
+			name:     "authorized operations without an authorizer: all of them",
 			versions: []int16{8, 10, 11, 12},
 			setup:    withTopic("t", 1, nil),
 			req: func(_ *testing.T, s *scene) kmsg.Request {
@@ -238,11 +238,17 @@ func metadataRows() []metadataRow {
 				return req
 			},
 			want: func(t *testing.T, s *scene, resp *kmsg.MetadataResponse) {
-				if got := resp.Topics[0].AuthorizedOperations; got != -2147483648 {
-					t.Errorf("topic authorized operations %d", got)
+				// Every operation Kafka supports on a topic, and on the
+				// cluster (asked for up to v10 only).
+				if got, want := resp.Topics[0].AuthorizedOperations, int32(1<<3|1<<4|1<<5|1<<6|1<<7|1<<8|1<<10|1<<11); got != want {
+					t.Errorf("topic authorized operations %b, want %b", got, want)
 				}
-				if got := resp.AuthorizedOperations; s.version <= 10 && got != -2147483648 {
-					t.Errorf("cluster authorized operations %d", got)
+				want := int32(1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12)
+				if s.version > 10 {
+					want = -2147483648
+				}
+				if got := resp.AuthorizedOperations; got != want {
+					t.Errorf("cluster authorized operations %b, want %b", got, want)
 				}
 			},
 		},

@@ -35,14 +35,7 @@ var quotaKeys = map[string]quotaKeyDef{
 // quotaAuthorized reports whether the request's principal may do op on
 // the cluster (always, without an authorizer).
 func quotaAuthorized(env *Env, req *Request, op kmsg.ACLOperation) bool {
-	if env.Authorizer == nil {
-		return true
-	}
-	a := Action{Op: op, Type: kmsg.ACLResourceTypeCluster, Name: "kafka-cluster"}
-	if req.Conn != nil {
-		a.Principal, a.Host = req.Conn.Principal, req.Conn.Host
-	}
-	return env.Authorizer.Authorize(a)
+	return env.allowedCluster(req, op)
 }
 
 // quotaEntityOf turns a request's entity components (type, name; a nil
