@@ -100,6 +100,7 @@
 //	console server              the web console (broker/console); pages wait for the handlers' Env
 //	peer client                 connections to other brokers (forwarding to the controller)
 //	transaction coordinator     transactions on __transaction_state; markers through the peers
+//	authorizer                  ACLs from the metadata cache (authorizer.class.name; none: all allowed)
 //	kafka server                accepts clients only now; at stop, connections drain
 //	controlled shutdown         runs first at stop, while the broker still serves
 //
