@@ -74,6 +74,7 @@ var benchPages = []string{
 	"/topics?page=150&size=50",
 	"/topics?filter=topic-09&sort=partitions&order=desc",
 	"/topics?sort=urp&order=desc&size=500",
+	"/topics?sort=lag&order=desc",
 	"/topics/topic-04321",
 	"/brokers",
 	"/groups",

@@ -74,6 +74,7 @@ type Server struct {
 	mux      *http.ServeMux
 	pages    map[string]*template.Template
 	sessions *sessions
+	lags     lagIndex
 }
 
 // New builds the console's handler.
