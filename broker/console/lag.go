@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -33,7 +34,8 @@ type groupLag struct {
 // It is kept for lagTTL, so a page of the topic list costs a map
 // lookup per topic rather than a walk of every group's offsets.
 type lagIndex struct {
-	mu      sync.Mutex // held while building: one build at a time
+	mu      sync.Mutex    // held while building: one build at a time
+	ttl     time.Duration // 0: lagTTL
 	at      time.Time
 	byTopic map[string][]groupLag
 }
@@ -42,7 +44,7 @@ type lagIndex struct {
 func (x *lagIndex) get(ctx context.Context, env *handler.Env) map[string][]groupLag {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.byTopic != nil && time.Since(x.at) < lagTTL {
+	if x.byTopic != nil && time.Since(x.at) < cmp.Or(x.ttl, lagTTL) {
 		return x.byTopic
 	}
 	x.byTopic, x.at = buildLagIndex(ctx, env), time.Now()
