@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -19,16 +20,20 @@ import (
 // StandardAuthorizer (the plaintext listener's User:ANONYMOUS is a super
 // user: the test's admin client) and the SCRAM users alice (who logs in)
 // and bob (whose salt the test knows).
-func secureSite(t *testing.T) (*site, []byte) {
+func secureSite(t *testing.T, extra ...string) (*site, []byte) {
 	t.Helper()
-	s := startSite(t, map[string]string{
+	cfg := map[string]string{
 		"listeners":                      "PLAINTEXT://127.0.0.1:0,SASL://127.0.0.1:0",
 		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT",
 		"inter.broker.listener.name":     "PLAINTEXT",
 		"sasl.enabled.mechanisms":        "SCRAM-SHA-256,SCRAM-SHA-512",
 		"authorizer.class.name":          "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"super.users":                    "User:ANONYMOUS",
-	})
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		cfg[extra[i]] = extra[i+1]
+	}
+	s := startSite(t, cfg)
 	salt := []byte("bob-salt-0123456789-known")
 	ctx, cancel := context.WithTimeout(context.Background(), harness.OpTimeout)
 	defer cancel()
@@ -110,7 +115,8 @@ func TestSecurityPages(t *testing.T) {
 }
 
 func TestTransactionsPage(t *testing.T) {
-	s, _ := secureSite(t)
+	// Timed-out transactions are left open (not rolled back) for the test.
+	s, _ := secureSite(t, "transaction.abort.timed.out.transaction.cleanup.interval.ms", "3600000")
 	harness.CreateTopic(t, s.b.Admin(), "ledger", 1, nil)
 	cl := s.b.Client(kgo.TransactionalID("txn-a"), kgo.DefaultProduceTopic("ledger"))
 	if err := cl.BeginTransaction(); err != nil {
@@ -139,5 +145,17 @@ func TestTransactionsPage(t *testing.T) {
 	s.must("/transactions?show=all", "txn-a", "CompleteCommit")
 	if body := s.must("/transactions?show=hanging"); strings.Contains(body, "txn-a") {
 		t.Fatalf("a committed transaction is listed as hanging:\n%s", body)
+	}
+
+	// A transaction open past its timeout is hanging.
+	hung := s.b.Client(kgo.TransactionalID("txn-h"), kgo.DefaultProduceTopic("ledger"), kgo.TransactionTimeout(100*time.Millisecond))
+	if err := hung.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, hung, &kgo.Record{Value: []byte("h")})
+	allow(t, s, kadm.NewACLs().TransactionalIDs("txn-h").Operations(kadm.OpDescribe))
+	body = s.waitFor("/transactions?show=hanging", "txn-h")
+	if !strings.Contains(body, `class="warn hanging"`) || strings.Contains(body, "txn-a") {
+		t.Fatalf("hanging transactions:\n%s", body)
 	}
 }
