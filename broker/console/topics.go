@@ -78,7 +78,8 @@ func (s *Server) topics(q *req) {
 		return
 	}
 	hot, cold := s.topicBytes()
-	lagCtx, cancel := context.WithTimeout(q.r.Context(), peerWait)
+	// Not the request's own context: the index outlives it, shared.
+	lagCtx, cancel := context.WithTimeout(context.WithoutCancel(q.r.Context()), peerWait)
 	lags := s.lags.get(lagCtx, q.env)
 	cancel()
 	groupOK := map[string]bool{} // the user may describe the group
