@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -157,5 +158,35 @@ func TestTransactionsPage(t *testing.T) {
 	body = s.waitFor("/transactions?show=hanging", "txn-h")
 	if !strings.Contains(body, `class="warn hanging"`) || strings.Contains(body, "txn-a") {
 		t.Fatalf("hanging transactions:\n%s", body)
+	}
+}
+
+// TestBrowserAdminScreens takes a screenshot of the transactions, ACLs,
+// users and quotas screens, reached from the navigation bar.
+func TestBrowserAdminScreens(t *testing.T) {
+	s, _ := secureSite(t)
+	allow(t, s, kadm.NewACLs().Clusters().Operations(kadm.OpDescribe))
+	allow(t, s, kadm.NewACLs().TransactionalIDs("*").Operations(kadm.OpDescribe))
+	harness.CreateTopic(t, s.b.Admin(), "ledger", 1, nil)
+	cl := s.b.Client(kgo.TransactionalID("txn-shot"), kgo.DefaultProduceTopic("ledger"))
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, cl, &kgo.Record{Value: []byte("v")})
+	br := newBrowser(t)
+	br.run("log in", chromedp.Navigate(s.base+"/login?next=/topics"), chromedp.WaitVisible(chromedp.CSS("#login")),
+		chromedp.SendKeys(chromedp.CSS("#user"), "alice"), chromedp.SendKeys(chromedp.CSS("#password"), "alice-secret"),
+		chromedp.Click(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#topics")))
+	for _, screen := range []struct{ link, table, want string }{
+		{"Transactions", "#transactions", "txn-shot"},
+		{"ACLs", "#acls", "User:alice"},
+		{"Users", "#users", "alice"},
+		{"Quotas", "#quotas", ""},
+	} {
+		br.run(screen.link, chromedp.Click(chromedp.Search(`//nav/a[text()="`+screen.link+`"]`)), chromedp.WaitVisible(chromedp.CSS(screen.table)))
+		if got := br.text(screen.table); !strings.Contains(got, screen.want) {
+			t.Fatalf("%s: no %q in %q", screen.link, screen.want, got)
+		}
+		br.shot(strings.ToLower(screen.link))
 	}
 }
