@@ -43,20 +43,16 @@ func (c *groupCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector. While some partition of
 // __consumer_offsets is loading, its groups are left out.
 func (c *groupCollector) Collect(ch chan<- prometheus.Metric) {
-	listed, _ := c.groups.List(nil, nil)
+	listed, committed := c.groups.AllCommitted()
 	states := map[string]int{}
 	for _, l := range listed {
 		states[l.State]++
-		offsets, err := c.groups.FetchOffsets(l.Group, nil)
-		if err != nil {
-			continue
-		}
-		for tp, o := range offsets {
-			labels := []string{l.Group, tp.Topic, strconv.Itoa(int(tp.Partition))}
-			ch <- prometheus.MustNewConstMetric(c.committed, prometheus.GaugeValue, float64(o.Offset), labels...)
-			if p, ok := c.parts.Get(tp.Topic, tp.Partition); ok && o.Offset >= 0 {
-				ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, float64(max(0, p.HighWatermark()-o.Offset)), labels...)
-			}
+	}
+	for _, o := range committed {
+		labels := []string{o.Group, o.Topic, strconv.Itoa(int(o.Partition))}
+		ch <- prometheus.MustNewConstMetric(c.committed, prometheus.GaugeValue, float64(o.Offset), labels...)
+		if p, ok := c.parts.Get(o.Topic, o.Partition); ok && o.Offset >= 0 {
+			ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, float64(max(0, p.HighWatermark()-o.Offset)), labels...)
 		}
 	}
 	for st, n := range states {

@@ -64,6 +64,15 @@ func bigCluster(tb testing.TB, topics, parts int) *Server {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// Every topic is consumed by three groups: the lag index as it would
+	// be built, kept for the test's length.
+	s.lags.byTopic, s.lags.at, s.lags.ttl = map[string][]groupLag{}, time.Now(), time.Hour
+	for i := range topics {
+		for g := range 3 {
+			name := fmt.Sprintf("topic-%05d", i)
+			s.lags.byTopic[name] = append(s.lags.byTopic[name], groupLag{Group: fmt.Sprintf("group-%d", g), Lag: int64(i * (g + 1))})
+		}
+	}
 	return s
 }
 
@@ -74,9 +83,14 @@ var benchPages = []string{
 	"/topics?page=150&size=50",
 	"/topics?filter=topic-09&sort=partitions&order=desc",
 	"/topics?sort=urp&order=desc&size=500",
+	"/topics?sort=lag&order=desc",
 	"/topics/topic-04321",
 	"/brokers",
 	"/groups",
+	"/transactions",
+	"/acls",
+	"/users",
+	"/quotas",
 }
 
 func get(tb testing.TB, s *Server, path string) {

@@ -74,6 +74,7 @@ type Server struct {
 	mux      *http.ServeMux
 	pages    map[string]*template.Template
 	sessions *sessions
+	lags     lagIndex
 }
 
 // New builds the console's handler.
@@ -119,6 +120,10 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("GET /groups", s.authed(s.groups))
 	s.mux.HandleFunc("GET /groups/{group}", s.authed(s.group))
 	s.mux.HandleFunc("POST /groups/{group}/reset", s.authed(s.resetOffsets))
+	s.mux.HandleFunc("GET /transactions", s.authed(s.transactions))
+	s.mux.HandleFunc("GET /acls", s.authed(s.acls))
+	s.mux.HandleFunc("GET /users", s.authed(s.users))
+	s.mux.HandleFunc("GET /quotas", s.authed(s.quotas))
 	return s, nil
 }
 

@@ -24,5 +24,8 @@
 // Concurrency: Server is an http.Handler; each request runs on its own
 // goroutine. Sessions are kept in memory behind a mutex. Live tails poll
 // the partition's log end (bounded in time) and stream new records as
-// SSE events.
+// SSE events. The topic list's consumer lag comes from a per-topic index
+// of every coordinator's committed offsets and the partitions' high
+// watermarks, built by one request at a time and reused for a short TTL;
+// each request sums only the groups its user may describe.
 package console

@@ -27,6 +27,7 @@ type topicRow struct {
 	Offline     int
 	HotBytes    int64
 	ColdBytes   int64
+	Lag         int64 // consumer lag summed over the groups; -1: no commits
 }
 
 // topicsData is the topic list's data.
@@ -47,6 +48,7 @@ var topicSorts = map[string]func(a, b topicRow) int{
 	"hot":        func(a, b topicRow) int { return cmp.Compare(a.HotBytes, b.HotBytes) },
 	"cold":       func(a, b topicRow) int { return cmp.Compare(a.ColdBytes, b.ColdBytes) },
 	"urp":        func(a, b topicRow) int { return cmp.Compare(a.URP, b.URP) },
+	"lag":        func(a, b topicRow) int { return cmp.Compare(a.Lag, b.Lag) },
 }
 
 func (s *Server) topics(q *req) {
@@ -76,6 +78,11 @@ func (s *Server) topics(q *req) {
 		return
 	}
 	hot, cold := s.topicBytes()
+	// Not the request's own context: the index outlives it, shared.
+	lagCtx, cancel := context.WithTimeout(context.WithoutCancel(q.r.Context()), peerWait)
+	lags := s.lags.get(lagCtx, q.env)
+	cancel()
+	groupOK := map[string]bool{} // the user may describe the group
 	all := q.env.Cache.Topics()
 	rows := make([]topicRow, 0, len(all))
 	for _, t := range all {
@@ -88,7 +95,17 @@ func (s *Server) topics(q *req) {
 		if !q.be.allowed(kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, t.Name) {
 			continue
 		}
-		r := topicRow{Name: t.Name, Partitions: len(t.Partitions), HotBytes: hot[t.Name], ColdBytes: cold[t.Name]}
+		r := topicRow{Name: t.Name, Partitions: len(t.Partitions), HotBytes: hot[t.Name], ColdBytes: cold[t.Name], Lag: -1}
+		for _, gl := range lags[t.Name] {
+			ok, seen := groupOK[gl.Group]
+			if !seen {
+				ok = q.be.allowed(kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeGroup, gl.Group)
+				groupOK[gl.Group] = ok
+			}
+			if ok {
+				r.Lag = max(r.Lag, 0) + gl.Lag
+			}
+		}
 		for _, p := range t.Partitions {
 			r.Replication = max(r.Replication, len(p.Replicas))
 			if len(p.ISR) < len(p.Replicas) {

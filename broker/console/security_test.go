@@ -1,0 +1,192 @@
+package console_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-broker/strata/test/harness"
+)
+
+// secureSite is a console asking for a login, over a broker with the
+// StandardAuthorizer (the plaintext listener's User:ANONYMOUS is a super
+// user: the test's admin client) and the SCRAM users alice (who logs in)
+// and bob (whose salt the test knows).
+func secureSite(t *testing.T, extra ...string) (*site, []byte) {
+	t.Helper()
+	cfg := map[string]string{
+		"listeners":                      "PLAINTEXT://127.0.0.1:0,SASL://127.0.0.1:0",
+		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT",
+		"inter.broker.listener.name":     "PLAINTEXT",
+		"sasl.enabled.mechanisms":        "SCRAM-SHA-256,SCRAM-SHA-512",
+		"authorizer.class.name":          "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users":                    "User:ANONYMOUS",
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		cfg[extra[i]] = extra[i+1]
+	}
+	s := startSite(t, cfg)
+	salt := []byte("bob-salt-0123456789-known")
+	ctx, cancel := context.WithTimeout(context.Background(), harness.OpTimeout)
+	defer cancel()
+	res, err := s.b.Admin().AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{
+		{User: "alice", Mechanism: kadm.ScramSha512, Iterations: 4096, Password: "alice-secret"},
+		{User: "bob", Mechanism: kadm.ScramSha256, Iterations: 8192, Salt: salt, SaltedPassword: []byte("0123456789abcdef0123456789abcdef")},
+	})
+	if err == nil {
+		err = res.Error()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body := s.post("/login", url.Values{"user": {"alice"}, "password": {"alice-secret"}, "next": {"/topics"}}); code != http.StatusOK {
+		t.Fatalf("log in: %d %s", code, body)
+	}
+	return s, salt
+}
+
+// allow grants alice the operations on what b names.
+func allow(t *testing.T, s *site, b *kadm.ACLBuilder) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), harness.OpTimeout)
+	defer cancel()
+	res, err := s.b.Admin().CreateACLs(ctx, b.Allow("User:alice").AllowHosts("*").ResourcePatternType(kadm.ACLPatternLiteral))
+	if err == nil {
+		for _, r := range res {
+			if r.Err != nil {
+				err = r.Err
+			}
+		}
+	}
+	if err != nil {
+		t.Fatalf("create ACL: %v", err)
+	}
+}
+
+func TestSecurityPages(t *testing.T) {
+	s, salt := secureSite(t)
+	// Without DESCRIBE on the cluster, alice sees none of them.
+	for _, p := range []string{"/acls", "/users", "/quotas"} {
+		if code, body := s.get(p); code != http.StatusForbidden {
+			t.Fatalf("GET %s without DESCRIBE on the cluster: %d %s", p, code, body)
+		}
+	}
+	allow(t, s, kadm.NewACLs().Clusters().Operations(kadm.OpDescribe))
+	allow(t, s, kadm.NewACLs().Topics("orders").Operations(kadm.OpRead))
+	ctx, cancel := context.WithTimeout(context.Background(), harness.OpTimeout)
+	defer cancel()
+	name := "batch-jobs"
+	qres, err := s.b.Admin().AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{
+		{Entity: kadm.ClientQuotaEntity{{Type: "client-id", Name: &name}}, Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 1048576}}},
+		{Entity: kadm.ClientQuotaEntity{{Type: "user", Name: nil}}, Ops: []kadm.AlterClientQuotaOp{{Key: "consumer_byte_rate", Value: 2048}}},
+	})
+	if err == nil {
+		for _, r := range qres {
+			if r.Err != nil {
+				err = r.Err
+			}
+		}
+	}
+	if err != nil {
+		t.Fatalf("alter quotas: %v", err)
+	}
+
+	s.must("/acls", "User:alice", "CLUSTER", "kafka-cluster", "DESCRIBE", "ALLOW", "orders", "READ", "LITERAL")
+	body := s.must("/acls?filter=orders", "orders")
+	if strings.Contains(body, "kafka-cluster") {
+		t.Fatalf("filter=orders shows the cluster ACL:\n%s", body)
+	}
+	body = s.must("/users", "alice", "SCRAM-SHA-512 (4096 iterations)", "bob", "SCRAM-SHA-256 (8192 iterations)")
+	for _, secret := range []string{string(salt), hex.EncodeToString(salt), base64.StdEncoding.EncodeToString(salt), "0123456789abcdef"} {
+		if strings.Contains(body, secret) {
+			t.Fatalf("the users page shows a salt or key %q", secret)
+		}
+	}
+	s.must("/quotas", "batch-jobs", "producer_byte_rate=1048576", "&lt;default&gt;", "consumer_byte_rate=2048")
+	s.must("/", `href="/transactions"`, `href="/acls"`, `href="/users"`, `href="/quotas"`)
+}
+
+func TestTransactionsPage(t *testing.T) {
+	// Timed-out transactions are left open (not rolled back) for the test.
+	s, _ := secureSite(t, "transaction.abort.timed.out.transaction.cleanup.interval.ms", "3600000")
+	harness.CreateTopic(t, s.b.Admin(), "ledger", 1, nil)
+	cl := s.b.Client(kgo.TransactionalID("txn-a"), kgo.DefaultProduceTopic("ledger"))
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, cl, &kgo.Record{Value: []byte("v")})
+	allow(t, s, kadm.NewACLs().Clusters().Operations(kadm.OpDescribe)) // the overview
+	// The open transaction is hidden until alice may describe its id.
+	body := s.must("/transactions", "No transactions.")
+	if strings.Contains(body, "txn-a") {
+		t.Fatalf("a transactional id alice may not describe is shown:\n%s", body)
+	}
+	allow(t, s, kadm.NewACLs().TransactionalIDs("txn-a").Operations(kadm.OpDescribe))
+	s.must("/transactions", "txn-a", "Ongoing", "ledger-0")
+	if code, _ := s.get("/transactions?show=bogus"); code != http.StatusBadRequest {
+		t.Fatalf("show=bogus: %d", code)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), harness.OpTimeout)
+	defer cancel()
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	if body := s.must("/transactions"); strings.Contains(body, "txn-a") {
+		t.Fatalf("a committed transaction is listed as open:\n%s", body)
+	}
+	s.must("/transactions?show=all", "txn-a", "CompleteCommit")
+	if body := s.must("/transactions?show=hanging"); strings.Contains(body, "txn-a") {
+		t.Fatalf("a committed transaction is listed as hanging:\n%s", body)
+	}
+
+	// A transaction open past its timeout is hanging.
+	hung := s.b.Client(kgo.TransactionalID("txn-h"), kgo.DefaultProduceTopic("ledger"), kgo.TransactionTimeout(100*time.Millisecond))
+	if err := hung.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, hung, &kgo.Record{Value: []byte("h")})
+	allow(t, s, kadm.NewACLs().TransactionalIDs("txn-h").Operations(kadm.OpDescribe))
+	body = s.waitFor("/transactions?show=hanging", "txn-h")
+	if !strings.Contains(body, `class="warn hanging"`) || strings.Contains(body, "txn-a") {
+		t.Fatalf("hanging transactions:\n%s", body)
+	}
+}
+
+// TestBrowserAdminScreens takes a screenshot of the transactions, ACLs,
+// users and quotas screens, reached from the navigation bar.
+func TestBrowserAdminScreens(t *testing.T) {
+	s, _ := secureSite(t)
+	allow(t, s, kadm.NewACLs().Clusters().Operations(kadm.OpDescribe))
+	allow(t, s, kadm.NewACLs().TransactionalIDs("*").Operations(kadm.OpDescribe))
+	harness.CreateTopic(t, s.b.Admin(), "ledger", 1, nil)
+	cl := s.b.Client(kgo.TransactionalID("txn-shot"), kgo.DefaultProduceTopic("ledger"))
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, cl, &kgo.Record{Value: []byte("v")})
+	br := newBrowser(t)
+	br.run("log in", chromedp.Navigate(s.base+"/login?next=/topics"), chromedp.WaitVisible(chromedp.CSS("#login")),
+		chromedp.SendKeys(chromedp.CSS("#user"), "alice"), chromedp.SendKeys(chromedp.CSS("#password"), "alice-secret"),
+		chromedp.Click(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#topics")))
+	for _, screen := range []struct{ link, table, want string }{
+		{"Transactions", "#transactions", "txn-shot"},
+		{"ACLs", "#acls", "User:alice"},
+		{"Users", "#users", "alice"},
+		{"Quotas", "#quotas", ""},
+	} {
+		br.run(screen.link, chromedp.Click(chromedp.Search(`//nav/a[text()="`+screen.link+`"]`)), chromedp.WaitVisible(chromedp.CSS(screen.table)))
+		if got := br.text(screen.table); !strings.Contains(got, screen.want) {
+			t.Fatalf("%s: no %q in %q", screen.link, screen.want, got)
+		}
+		br.shot(strings.ToLower(screen.link))
+	}
+}
