@@ -60,13 +60,11 @@ func runClusterInfo(ctx context.Context, args []string, stdout, stderr io.Writer
 	if _, err := f.parse(args, 0, 0, "no arguments"); err != nil {
 		return err
 	}
-	adm, err := f.admin()
+	adm, ctx, done, err := f.adminRequests(ctx)
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := withTimeout(ctx)
-	defer cancel()
+	defer done()
 	md, err := adm.Metadata(ctx)
 	if err != nil {
 		return fmt.Errorf("metadata: %w", err)
