@@ -57,10 +57,7 @@ type BrokerInfo struct {
 // runClusterInfo is `strata cluster info`.
 func runClusterInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newKafkaFlags("cluster info", clusterUsage, stderr)
-	if _, err := f.parse(args, 0, 0, "no arguments"); err != nil {
-		return err
-	}
-	adm, ctx, done, err := f.adminRequests(ctx)
+	_, adm, ctx, done, err := f.parseAndConnect(ctx, args, 0, 0, "no arguments")
 	if err != nil {
 		return err
 	}

@@ -59,10 +59,7 @@ type GroupSummary struct {
 // runGroupList is `strata group list`.
 func runGroupList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newKafkaFlags("group list", groupUsage, stderr)
-	if _, err := f.parse(args, 0, 0, "no arguments"); err != nil {
-		return err
-	}
-	adm, ctx, done, err := f.adminRequests(ctx)
+	_, adm, ctx, done, err := f.parseAndConnect(ctx, args, 0, 0, "no arguments")
 	if err != nil {
 		return err
 	}
@@ -119,11 +116,7 @@ type PartitionLag struct {
 // runGroupDescribe is `strata group describe <group>...`.
 func runGroupDescribe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newKafkaFlags("group describe", groupUsage, stderr)
-	groups, err := f.parse(args, 1, -1, "one or more groups")
-	if err != nil {
-		return err
-	}
-	adm, ctx, done, err := f.adminRequests(ctx)
+	groups, adm, ctx, done, err := f.parseAndConnect(ctx, args, 1, -1, "one or more groups")
 	if err != nil {
 		return err
 	}

@@ -141,6 +141,16 @@ func (f *kafkaFlags) adminRequests(ctx context.Context) (adm *kadm.Client, reqCt
 	return adm, reqCtx, func() { cancel(); adm.Close() }, nil
 }
 
+// parseAndConnect is parse, then adminRequests, for the commands that
+// check nothing else before they connect.
+func (f *kafkaFlags) parseAndConnect(ctx context.Context, args []string, minArgs, maxArgs int, what string) (pos []string, adm *kadm.Client, reqCtx context.Context, done func(), err error) {
+	if pos, err = f.parse(args, minArgs, maxArgs, what); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	adm, reqCtx, done, err = f.adminRequests(ctx)
+	return pos, adm, reqCtx, done, err
+}
+
 // requestTimeout bounds one admin command's requests, so a broker that
 // does not answer fails the command instead of hanging it.
 const requestTimeout = 30 * time.Second

@@ -73,10 +73,7 @@ type TopicSummary struct {
 func runTopicList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newKafkaFlags("topic list", topicUsage, stderr)
 	internal := f.fs.Bool("internal", false, "include internal topics (__consumer_offsets, __transaction_state)")
-	if _, err := f.parse(args, 0, 0, "no arguments"); err != nil {
-		return err
-	}
-	adm, ctx, done, err := f.adminRequests(ctx)
+	_, adm, ctx, done, err := f.parseAndConnect(ctx, args, 0, 0, "no arguments")
 	if err != nil {
 		return err
 	}
@@ -140,11 +137,7 @@ type PartitionDescription struct {
 func runTopicDescribe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newKafkaFlags("topic describe", topicUsage, stderr)
 	all := f.fs.Bool("all-configs", false, "print every config, not only those set away from the defaults")
-	names, err := f.parse(args, 1, -1, "one or more topics")
-	if err != nil {
-		return err
-	}
-	adm, ctx, done, err := f.adminRequests(ctx)
+	names, adm, ctx, done, err := f.parseAndConnect(ctx, args, 1, -1, "one or more topics")
 	if err != nil {
 		return err
 	}
@@ -290,11 +283,7 @@ func runTopicCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 	var configs keyValues
 	f.fs.Var(&configs, "config", "topic config key=value (repeatable)")
 	f.fs.Var(&configs, "c", "short for --config")
-	names, err := f.parse(args, 1, -1, "one or more topics")
-	if err != nil {
-		return err
-	}
-	adm, ctx, done, err := f.adminRequests(ctx)
+	names, adm, ctx, done, err := f.parseAndConnect(ctx, args, 1, -1, "one or more topics")
 	if err != nil {
 		return err
 	}
@@ -317,11 +306,7 @@ func runTopicCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 // runTopicDelete is `strata topic delete <topic>...`.
 func runTopicDelete(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newKafkaFlags("topic delete", topicUsage, stderr)
-	names, err := f.parse(args, 1, -1, "one or more topics")
-	if err != nil {
-		return err
-	}
-	adm, ctx, done, err := f.adminRequests(ctx)
+	names, adm, ctx, done, err := f.parseAndConnect(ctx, args, 1, -1, "one or more topics")
 	if err != nil {
 		return err
 	}
