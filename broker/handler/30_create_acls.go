@@ -30,18 +30,12 @@ func handleCreateAcls(ctx context.Context, env *Env, req *Request) (Result, erro
 	for i := range resp.Results {
 		resp.Results[i] = kmsg.NewCreateACLsResponseResult()
 	}
-	fail := func(code int16, msg *string) (Result, error) {
-		for i := range resp.Results {
-			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = code, msg
-		}
-		return Result{Resp: resp}, nil
+	setErr := func(i int, code int16, msg *string) {
+		resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = code, msg
 	}
-	admin, msg := aclAdmin(env)
-	switch {
-	case admin == nil:
-		return fail(kerr.SecurityDisabled.Code, msg)
-	case !aclClusterAllowed(env, req, kmsg.ACLOperationAlter):
-		return fail(kerr.ClusterAuthorizationFailed.Code, nil)
+	admin := aclAlterAdmin(env, req, len(resp.Results), setErr)
+	if admin == nil {
+		return Result{Resp: resp}, nil
 	}
 	var acls []metadata.ACL
 	var idx []int // resp.Results index of each of acls
@@ -55,7 +49,7 @@ func handleCreateAcls(ctx context.Context, env *Env, req *Request) (Result, erro
 			Principal: c.Principal, Host: c.Host, Operation: metadata.ACLOperation(c.Operation), Permission: metadata.ACLPermission(c.PermissionType),
 		}
 		if why := validACL(a); why != "" {
-			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = kerr.InvalidRequest.Code, strPtr(why)
+			setErr(i, kerr.InvalidRequest.Code, strPtr(why))
 			continue
 		}
 		acls, idx = append(acls, a), append(idx, i)
@@ -66,8 +60,29 @@ func handleCreateAcls(ctx context.Context, env *Env, req *Request) (Result, erro
 	if err := admin.CreateACLs(ctx, acls); err != nil {
 		env.Log.Warn("creating ACLs failed", "count", len(acls), "err", err)
 		for _, i := range idx {
-			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = errorCode(err), errorMessage(err)
+			setErr(i, errorCode(err), errorMessage(err))
 		}
 	}
 	return Result{Resp: resp}, nil
+}
+
+// aclAlterAdmin returns the ACLAdmin a CreateAcls or DeleteAcls request
+// works through, or nil after failing each of its n results with
+// setErr: SECURITY_DISABLED without an authorizer that keeps ACLs,
+// CLUSTER_AUTHORIZATION_FAILED without ALTER on the cluster.
+func aclAlterAdmin(env *Env, req *Request, n int, setErr func(i int, code int16, msg *string)) ACLAdmin {
+	admin, msg := aclAdmin(env)
+	var code int16
+	switch {
+	case admin == nil:
+		code = kerr.SecurityDisabled.Code
+	case !aclClusterAllowed(env, req, kmsg.ACLOperationAlter):
+		code, msg = kerr.ClusterAuthorizationFailed.Code, nil
+	default:
+		return admin
+	}
+	for i := range n {
+		setErr(i, code, msg)
+	}
+	return nil
 }

@@ -29,18 +29,12 @@ func handleDeleteAcls(ctx context.Context, env *Env, req *Request) (Result, erro
 	for i := range resp.Results {
 		resp.Results[i] = kmsg.NewDeleteACLsResponseResult()
 	}
-	fail := func(code int16, msg *string) (Result, error) {
-		for i := range resp.Results {
-			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = code, msg
-		}
-		return Result{Resp: resp}, nil
+	setErr := func(i int, code int16, msg *string) {
+		resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = code, msg
 	}
-	admin, msg := aclAdmin(env)
-	switch {
-	case admin == nil:
-		return fail(kerr.SecurityDisabled.Code, msg)
-	case !aclClusterAllowed(env, req, kmsg.ACLOperationAlter):
-		return fail(kerr.ClusterAuthorizationFailed.Code, nil)
+	admin := aclAlterAdmin(env, req, len(resp.Results), setErr)
+	if admin == nil {
+		return Result{Resp: resp}, nil
 	}
 	stored := admin.ACLs()
 	seen := map[metadata.ACL]bool{}
@@ -49,7 +43,7 @@ func handleDeleteAcls(ctx context.Context, env *Env, req *Request) (Result, erro
 	for i, fl := range r.Filters {
 		f := aclFilter(r.Version, fl.ResourceType, fl.ResourceName, fl.ResourcePatternType, fl.Principal, fl.Host, fl.Operation, fl.PermissionType)
 		if !f.Valid() {
-			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = kerr.InvalidRequest.Code, strPtr("DeleteAclsRequest contains UNKNOWN elements")
+			setErr(i, kerr.InvalidRequest.Code, strPtr("DeleteAclsRequest contains UNKNOWN elements"))
 			continue
 		}
 		for _, a := range stored {
@@ -76,7 +70,7 @@ func handleDeleteAcls(ctx context.Context, env *Env, req *Request) (Result, erro
 	if err := admin.DeleteACLs(ctx, doomed); err != nil {
 		env.Log.Warn("deleting ACLs failed", "count", len(doomed), "err", err)
 		for _, i := range used {
-			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = errorCode(err), errorMessage(err)
+			setErr(i, errorCode(err), errorMessage(err))
 			resp.Results[i].MatchingACLs = nil
 		}
 	}

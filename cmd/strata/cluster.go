@@ -57,16 +57,11 @@ type BrokerInfo struct {
 // runClusterInfo is `strata cluster info`.
 func runClusterInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newKafkaFlags("cluster info", clusterUsage, stderr)
-	if _, err := f.parse(args, 0, 0, "no arguments"); err != nil {
-		return err
-	}
-	adm, err := f.admin()
+	_, adm, ctx, done, err := f.parseAndConnect(ctx, args, 0, 0, "no arguments")
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := withTimeout(ctx)
-	defer cancel()
+	defer done()
 	md, err := adm.Metadata(ctx)
 	if err != nil {
 		return fmt.Errorf("metadata: %w", err)

@@ -59,16 +59,11 @@ type GroupSummary struct {
 // runGroupList is `strata group list`.
 func runGroupList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newKafkaFlags("group list", groupUsage, stderr)
-	if _, err := f.parse(args, 0, 0, "no arguments"); err != nil {
-		return err
-	}
-	adm, err := f.admin()
+	_, adm, ctx, done, err := f.parseAndConnect(ctx, args, 0, 0, "no arguments")
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := withTimeout(ctx)
-	defer cancel()
+	defer done()
 	listed, err := adm.ListGroups(ctx)
 	if err != nil {
 		return fmt.Errorf("list groups: %w", err)
@@ -121,17 +116,11 @@ type PartitionLag struct {
 // runGroupDescribe is `strata group describe <group>...`.
 func runGroupDescribe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newKafkaFlags("group describe", groupUsage, stderr)
-	groups, err := f.parse(args, 1, -1, "one or more groups")
+	groups, adm, ctx, done, err := f.parseAndConnect(ctx, args, 1, -1, "one or more groups")
 	if err != nil {
 		return err
 	}
-	adm, err := f.admin()
-	if err != nil {
-		return err
-	}
-	defer adm.Close()
-	ctx, cancel := withTimeout(ctx)
-	defer cancel()
+	defer done()
 	var out []GroupDescription
 	for _, g := range groups {
 		d, err := describeGroup(ctx, adm, g)
@@ -140,14 +129,9 @@ func runGroupDescribe(ctx context.Context, args []string, stdout, stderr io.Writ
 		}
 		out = append(out, d)
 	}
-	if f.asJSON() {
-		return writeJSON(stdout, out)
-	}
-	for i, d := range out {
-		if i > 0 {
-			fmt.Fprintln(stdout)
-		}
-		err := f.output(stdout, nil, func(w io.Writer) {
+	var blocks []func(io.Writer)
+	for _, d := range out {
+		blocks = append(blocks, func(w io.Writer) {
 			fmt.Fprintf(w, "GROUP\t%s\nTYPE\t%s\nSTATE\t%s\nPROTOCOL\t%s/%s\nCOORDINATOR\t%d\nMEMBERS\t%d\nTOTAL-LAG\t%d\n\n",
 				d.Group, d.Type, d.State, orDash(d.ProtocolType), orDash(d.Protocol), d.Coordinator, len(d.Members), d.TotalLag)
 			fmt.Fprintln(w, "TOPIC\tPARTITION\tCURRENT-OFFSET\tLOG-END-OFFSET\tLAG\tMEMBER-ID\tCLIENT-ID\tHOST")
@@ -161,11 +145,8 @@ func runGroupDescribe(ctx context.Context, args []string, stdout, stderr io.Writ
 					offsetOrDash(p.Lag), orDash(p.MemberID), orDash(m.ClientID), orDash(m.ClientHost))
 			}
 		})
-		if err != nil {
-			return err
-		}
 	}
-	return nil
+	return f.outputBlocks(stdout, out, blocks)
 }
 
 // describeGroup describes a classic group with DescribeGroups, else a
@@ -304,13 +285,11 @@ func runGroupSeek(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *toFile != "" && len(topics) > 0 {
 		return errors.New("--topics goes with --to, not --to-file")
 	}
-	adm, err := f.admin()
+	adm, ctx, done, err := f.adminRequests(ctx)
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := withTimeout(ctx)
-	defer cancel()
+	defer done()
 	prev, err := adm.FetchOffsets(ctx, group)
 	if err != nil {
 		return fmt.Errorf("fetch offsets of group %s: %w", group, err)

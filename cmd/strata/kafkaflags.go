@@ -129,6 +129,28 @@ func (f *kafkaFlags) admin() (*kadm.Client, error) {
 	return kadm.NewClient(cl), nil
 }
 
+// adminRequests connects the admin client and bounds ctx by
+// requestTimeout, for a command's requests; done cancels the context
+// and closes the client.
+func (f *kafkaFlags) adminRequests(ctx context.Context) (adm *kadm.Client, reqCtx context.Context, done func(), err error) {
+	adm, err = f.admin()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	reqCtx, cancel := withTimeout(ctx)
+	return adm, reqCtx, func() { cancel(); adm.Close() }, nil
+}
+
+// parseAndConnect is parse, then adminRequests, for the commands that
+// check nothing else before they connect.
+func (f *kafkaFlags) parseAndConnect(ctx context.Context, args []string, minArgs, maxArgs int, what string) (pos []string, adm *kadm.Client, reqCtx context.Context, done func(), err error) {
+	if pos, err = f.parse(args, minArgs, maxArgs, what); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	adm, reqCtx, done, err = f.adminRequests(ctx)
+	return pos, adm, reqCtx, done, err
+}
+
 // requestTimeout bounds one admin command's requests, so a broker that
 // does not answer fails the command instead of hanging it.
 const requestTimeout = 30 * time.Second
@@ -148,6 +170,23 @@ func (f *kafkaFlags) output(w io.Writer, v any, table func(tw io.Writer)) error 
 	table(tw)
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write: %w", err)
+	}
+	return nil
+}
+
+// outputBlocks prints v as JSON with --format json, else each block's
+// table, a blank line between two blocks.
+func (f *kafkaFlags) outputBlocks(w io.Writer, v any, blocks []func(tw io.Writer)) error {
+	if f.asJSON() {
+		return writeJSON(w, v)
+	}
+	for i, b := range blocks {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := f.output(w, nil, b); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -73,16 +73,11 @@ type TopicSummary struct {
 func runTopicList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newKafkaFlags("topic list", topicUsage, stderr)
 	internal := f.fs.Bool("internal", false, "include internal topics (__consumer_offsets, __transaction_state)")
-	if _, err := f.parse(args, 0, 0, "no arguments"); err != nil {
-		return err
-	}
-	adm, err := f.admin()
+	_, adm, ctx, done, err := f.parseAndConnect(ctx, args, 0, 0, "no arguments")
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := withTimeout(ctx)
-	defer cancel()
+	defer done()
 	list := adm.ListTopics
 	if *internal {
 		list = adm.ListTopicsWithInternal
@@ -142,51 +137,32 @@ type PartitionDescription struct {
 func runTopicDescribe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newKafkaFlags("topic describe", topicUsage, stderr)
 	all := f.fs.Bool("all-configs", false, "print every config, not only those set away from the defaults")
-	names, err := f.parse(args, 1, -1, "one or more topics")
+	names, adm, ctx, done, err := f.parseAndConnect(ctx, args, 1, -1, "one or more topics")
 	if err != nil {
 		return err
 	}
-	adm, err := f.admin()
-	if err != nil {
-		return err
-	}
-	defer adm.Close()
-	ctx, cancel := withTimeout(ctx)
-	defer cancel()
+	defer done()
 	out, err := describeTopics(ctx, adm, names, *all)
 	if err != nil {
 		return err
 	}
-	if f.asJSON() {
-		return writeJSON(stdout, out)
-	}
-	for i, d := range out {
-		if i > 0 {
-			fmt.Fprintln(stdout)
-		}
-		err := f.output(stdout, nil, func(w io.Writer) {
+	var blocks []func(io.Writer)
+	for _, d := range out {
+		blocks = append(blocks, func(w io.Writer) {
 			fmt.Fprintf(w, "NAME\t%s\nID\t%s\nPARTITIONS\t%d\nREPLICAS\t%d\nINTERNAL\t%v\n\nCONFIG\tVALUE\tSOURCE\n",
 				d.Name, d.ID, d.Partitions, d.ReplicationFactor, d.Internal)
 			for _, c := range d.Configs {
 				fmt.Fprintf(w, "%s\t%s\t%s\n", c.Name, c.Value, c.Source)
 			}
-		})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout)
-		err = f.output(stdout, nil, func(w io.Writer) {
+		}, func(w io.Writer) {
 			fmt.Fprintln(w, "PARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tOFFLINE\tLOG-START\tHIGH-WATERMARK\tERROR")
 			for _, p := range d.PartitionStates {
 				fmt.Fprintf(w, "%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, p.Leader, p.LeaderEpoch, ints(p.Replicas), ints(p.ISR),
 					ints(p.OfflineReplicas), offsetOrDash(p.LogStartOffset), offsetOrDash(p.HighWatermark), oneLine(p.Error, 60))
 			}
 		})
-		if err != nil {
-			return err
-		}
 	}
-	return nil
+	return f.outputBlocks(stdout, out, blocks)
 }
 
 // describeTopics gathers the metadata, configs and offsets of topics.
@@ -307,17 +283,11 @@ func runTopicCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 	var configs keyValues
 	f.fs.Var(&configs, "config", "topic config key=value (repeatable)")
 	f.fs.Var(&configs, "c", "short for --config")
-	names, err := f.parse(args, 1, -1, "one or more topics")
+	names, adm, ctx, done, err := f.parseAndConnect(ctx, args, 1, -1, "one or more topics")
 	if err != nil {
 		return err
 	}
-	adm, err := f.admin()
-	if err != nil {
-		return err
-	}
-	defer adm.Close()
-	ctx, cancel := withTimeout(ctx)
-	defer cancel()
+	defer done()
 	cfg := map[string]*string{}
 	for _, kv := range configs.pairs() {
 		cfg[kv[0]] = &kv[1]
@@ -336,17 +306,11 @@ func runTopicCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 // runTopicDelete is `strata topic delete <topic>...`.
 func runTopicDelete(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newKafkaFlags("topic delete", topicUsage, stderr)
-	names, err := f.parse(args, 1, -1, "one or more topics")
+	names, adm, ctx, done, err := f.parseAndConnect(ctx, args, 1, -1, "one or more topics")
 	if err != nil {
 		return err
 	}
-	adm, err := f.admin()
-	if err != nil {
-		return err
-	}
-	defer adm.Close()
-	ctx, cancel := withTimeout(ctx)
-	defer cancel()
+	defer done()
 	resp, err := adm.DeleteTopics(ctx, names...)
 	if err != nil {
 		return fmt.Errorf("delete topics: %w", err)
@@ -379,13 +343,11 @@ func runTopicAlterConfig(ctx context.Context, args []string, stdout, stderr io.W
 	for _, k := range deletes {
 		alter = append(alter, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k})
 	}
-	adm, err := f.admin()
+	adm, ctx, done, err := f.adminRequests(ctx)
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := withTimeout(ctx)
-	defer cancel()
+	defer done()
 	resp, err := adm.AlterTopicConfigs(ctx, alter, names...)
 	if err != nil {
 		return fmt.Errorf("alter topic configs: %w", err)
