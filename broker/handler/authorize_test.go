@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -199,32 +198,11 @@ func (r authRow) run(t *testing.T, without int) {
 // its int16 fields named *ErrorCode that are one of Kafka's four.
 func authCodes(r kmsg.Response) []int16 {
 	var out []int16
-	var walk func(v reflect.Value)
-	walk = func(v reflect.Value) {
-		switch v.Kind() {
-		case reflect.Pointer:
-			if !v.IsNil() {
-				walk(v.Elem())
-			}
-		case reflect.Slice:
-			for i := range v.Len() {
-				walk(v.Index(i))
-			}
-		case reflect.Struct:
-			for i := range v.NumField() {
-				f := v.Type().Field(i)
-				switch {
-				case strings.HasSuffix(f.Name, "ErrorCode") && f.Type.Kind() == reflect.Int16:
-					if c := int16(v.Field(i).Int()); c == topicDenied || c == groupDenied || c == clusterDenied || c == txnDenied {
-						out = append(out, c)
-					}
-				case f.IsExported():
-					walk(v.Field(i))
-				}
-			}
+	for _, c := range codeFields(r, func(field string) bool { return strings.HasSuffix(field, "ErrorCode") }) {
+		if c == topicDenied || c == groupDenied || c == clusterDenied || c == txnDenied {
+			out = append(out, c)
 		}
 	}
-	walk(reflect.ValueOf(r))
 	return out
 }
 

@@ -187,6 +187,12 @@ func span(lo, hi int16) []int16 {
 // field order: a top-level code (where the API has one) before those of
 // its items, an item's before those of its sub-items.
 func errorCodes(r kmsg.Response) []int16 {
+	return codeFields(r, func(field string) bool { return field == "ErrorCode" })
+}
+
+// codeFields lists, depth first in field order, the values of r's int16
+// fields whose names match.
+func codeFields(r kmsg.Response, match func(field string) bool) []int16 {
 	var out []int16
 	var walk func(v reflect.Value)
 	walk = func(v reflect.Value) {
@@ -203,7 +209,7 @@ func errorCodes(r kmsg.Response) []int16 {
 			for i := range v.NumField() {
 				f := v.Type().Field(i)
 				switch {
-				case f.Name == "ErrorCode" && f.Type.Kind() == reflect.Int16:
+				case match(f.Name) && f.Type.Kind() == reflect.Int16:
 					out = append(out, int16(v.Field(i).Int()))
 				case f.IsExported():
 					walk(v.Field(i))
