@@ -53,7 +53,23 @@ func build() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("build strata: temp dir: %w", err)
 	}
-	out := filepath.Join(buildDir, "strata")
+	return buildInto(root, buildDir)
+}
+
+// BuildStrata builds this module's ./cmd/strata into dir and returns the
+// binary's path, for benchmark programs that run brokers as processes
+// (tests call Binary, which builds once per test binary).
+func BuildStrata(dir string) (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	return buildInto(root, dir)
+}
+
+// buildInto builds root's ./cmd/strata into dir.
+func buildInto(root, dir string) (string, error) {
+	out := filepath.Join(dir, "strata")
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		goTool = "/usr/local/go/bin/go"

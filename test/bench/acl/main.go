@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -74,9 +73,9 @@ func run(o options) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "strata")
-	if msg, err := exec.Command("go", "build", "-o", bin, "./cmd/strata").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/strata: %w\n%s", err, msg)
+	bin, err := harness.BuildStrata(dir)
+	if err != nil {
+		return err
 	}
 	fmt.Printf("ACL authorizer cost: franz-go producing %d MiB of %d-byte records per round, acks=all, %d partitions, %d rounds per broker, one broker each\n",
 		o.mb, o.record, o.partitions, o.rounds)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/config"
+	"github.com/strata-broker/strata/test/harness"
 )
 
 // options are the command-line settings.
@@ -117,7 +118,7 @@ func run(ctx context.Context, o options) (err error) {
 	} else {
 		fmt.Printf("data and logs in %s\n", dir)
 	}
-	bin, err := buildBinary(dir)
+	bin, err := harness.BuildStrata(dir)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -58,16 +57,6 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// buildBinary builds ./cmd/strata into dir.
-func buildBinary(dir string) (string, error) {
-	out := filepath.Join(dir, "strata")
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/strata")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/strata: %w\n%s", err, msg)
-	}
-	return out, nil
 }
 
 // startCluster starts etcd and n brokers with a fresh data directory

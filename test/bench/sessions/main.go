@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -69,9 +68,9 @@ func run(o options) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "strata")
-	if msg, err := exec.Command("go", "build", "-o", bin, "./cmd/strata").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/strata: %w\n%s", err, msg)
+	bin, err := harness.BuildStrata(dir)
+	if err != nil {
+		return err
 	}
 	fmt.Printf("fetch sessions: franz-go consumer of %d partitions, one record every %v, %v measured per side, one broker\n",
 		o.partitions, o.interval, o.duration)
