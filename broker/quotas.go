@@ -64,7 +64,7 @@ func throttle(m *quota.Manager, api handler.API, req *handler.Request, res handl
 		if r.ReplicaID >= 0 || r.ReplicaState.ID >= 0 {
 			return 0, true // followers' replication is not a client's
 		}
-		if resp, ok := res.Resp.(*kmsg.FetchResponse); ok {
+		if resp, ok := res.Resp.(*kmsg.FetchResponse); ok && m.Enabled(quota.Fetch) {
 			d = m.Record(quota.Fetch, user, client, float64(fetchBytes(resp, res)), now)
 		}
 	}

@@ -155,8 +155,14 @@ func (m *Manager) observe(k Kind, d time.Duration) {
 	}
 }
 
-// enabled reports whether some entity may have a quota of kind k: false
-// only when, at the source's current revision, none has.
+// Enabled reports whether some entity may have a quota of kind k: false
+// only when, at the source's current revision, none has. Callers skip
+// measuring what Record would ignore.
+func (m *Manager) Enabled(k Kind) bool {
+	return m != nil && m.enabled(k)
+}
+
+// enabled is Enabled on a non-nil m.
 func (m *Manager) enabled(k Kind) bool {
 	st := m.seen.Load()
 	return st.gen != m.src.QuotaRevision() || st.kinds[k]
