@@ -148,7 +148,7 @@ func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients, kl 
 			break
 		}
 		if conn.SASL != nil && conn.SASL.RawTokens() {
-			if !rawToken(ctx, conn.SASL, frame, held, cl.mem, resp, p) {
+			if !rawToken(ctx, conn, frame, held, cl.mem, resp, p) {
 				break
 			}
 			continue
@@ -367,14 +367,19 @@ func (s *Server) dispatch(ctx context.Context, frame []byte, held int, mem *requ
 
 // rawToken answers a bare SASL token of a client that sent SaslHandshake
 // v0 with the bare reply; it reports whether the connection goes on (a
-// failed exchange closes it without a reply, as Kafka does).
-func rawToken(ctx context.Context, a *handler.Auth, frame []byte, held int, mem *requestMemory, resp *responder, p *pending) bool {
-	out, err := a.RawToken(ctx, frame)
+// failed exchange closes it without a reply, as Kafka does). Once the
+// exchange completes the connection carries the SASL principal, as after
+// a SaslAuthenticate, for quotas and logs as for the authorizer.
+func rawToken(ctx context.Context, conn *handler.Conn, frame []byte, held int, mem *requestMemory, resp *responder, p *pending) bool {
+	out, err := conn.SASL.RawToken(ctx, frame)
 	mem.release(held)
 	if err != nil {
 		p.err = err
 		resp.complete(p)
 		return false
+	}
+	if principal := conn.SASL.Principal(); principal != "" {
+		conn.Principal = principal
 	}
 	p.frame = wire.RawFrame(out)
 	resp.complete(p)
