@@ -34,6 +34,9 @@ FUZZTIME      ?= 10s
 FUZZTIME_LONG ?= 2m
 
 TEST_TIMEOUT ?= 20m
+# Test artifacts (t.ArtifactDir: the console's browser screenshots) are
+# kept under TEST_OUTPUT/_artifacts.
+TEST_OUTPUT ?= $(CURDIR)/test-output
 
 STATICCHECK_VERSION := v0.8.2
 GOBIN_DIR   := $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
@@ -61,7 +64,8 @@ vet:
 	$(GO) vet ./...
 
 unit:
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	@mkdir -p $(TEST_OUTPUT)
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -artifacts -outputdir=$(TEST_OUTPUT) ./...
 
 fuzz-smoke: ## run each fuzz target for FUZZTIME (10s)
 	@for t in $(FUZZ_TARGETS); do \

@@ -7,17 +7,28 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/strata-broker/strata/broker/console"
 	"github.com/strata-broker/strata/broker/handler"
+	"github.com/strata-broker/strata/metadata/etcdstore"
 )
 
-// listenConsole binds console.listener ("" leaves the console off).
+// listenConsole binds console.listener ("" leaves the console off). A
+// broker whose SASL listeners enable no SCRAM mechanism leaves it off
+// too, with an error in the log: the console checks logins against the
+// SCRAM credentials only, and must not serve such a cluster to
+// anonymous visitors.
 func (s *Server) listenConsole(n *node) error {
 	if s.cfg.ConsoleListener == "" {
 		return nil
+	}
+	if login, ok := s.consoleLogin(); !ok {
+		s.log.Error("console off: a SASL listener is configured but no SCRAM mechanism is enabled, and the console logs users in with SCRAM credentials only",
+			"console.listener", s.cfg.ConsoleListener)
+		return nil
+	} else if login {
+		s.log.Info("console asks for a SCRAM login")
 	}
 	ln, err := net.Listen("tcp", s.cfg.ConsoleListener)
 	if err != nil {
@@ -38,20 +49,22 @@ func (s *Server) ConsoleAddr() string {
 	return s.consoleAddr
 }
 
-// consoleLogin reports whether the console asks for a login: when a
-// listener authenticates with SASL and SCRAM is enabled.
-func (s *Server) consoleLogin() bool {
+// consoleLogin reports whether the console asks for a login (a listener
+// authenticates with SASL), and whether it can (a SASL listener enables
+// SCRAM).
+func (s *Server) consoleLogin() (login, ok bool) {
 	for _, l := range s.cfg.KafkaListeners {
 		if !l.SASL() {
 			continue
 		}
+		login = true
 		for _, m := range s.cfg.SASLFor(l.Name).EnabledMechanisms {
 			if strings.HasPrefix(m, "SCRAM-") {
-				return true
+				return true, true
 			}
 		}
 	}
-	return false
+	return login, !login
 }
 
 // serveConsole serves the web console until ctx ends.
@@ -59,12 +72,12 @@ func (s *Server) serveConsole(ctx context.Context, n *node) {
 	if n.consoleLn == nil {
 		return
 	}
+	login, _ := s.consoleLogin() // listenConsole bound it: it can
 	c, err := console.New(console.Options{
 		Env:      func() *handler.Env { return n.env.Load() },
 		ReadOnly: s.cfg.ConsoleReadOnly,
-		Login:    s.consoleLogin(),
-		Tier:     func(topic string) []console.TierRow { return consoleTier(n, topic) },
-		Etcd:     func(ctx context.Context) []console.EtcdEndpoint { return etcdHealth(ctx, n.endpoints) },
+		Login:    login,
+		Etcd:     func(ctx context.Context) []console.EtcdEndpoint { return etcdHealth(ctx, n) },
 		Log:      s.log,
 	})
 	if err != nil {
@@ -96,61 +109,17 @@ func (s *Server) serveConsole(ctx context.Context, n *node) {
 	}
 }
 
-// consoleTier is the tier state of this broker's replicas of topic
-// ("": all), as /v1/tier/status reports it.
-func consoleTier(n *node, topic string) []console.TierRow {
-	if n.parts == nil {
+// etcdHealth is the health of the metadata store's etcd endpoints, as
+// the broker's own etcd client reaches them.
+func etcdHealth(ctx context.Context, n *node) []console.EtcdEndpoint {
+	es, ok := n.store.(*etcdstore.Store)
+	if !ok {
 		return nil
 	}
-	var out []console.TierRow
-	for _, p := range n.parts.All() {
-		if topic != "" && p.Topic != topic {
-			continue
-		}
-		l := p.Log()
-		r := console.TierRow{Topic: p.Topic, Partition: p.Index, Tiered: p.Config().RemoteStorageEnable,
-			LocalStart: l.LogStartOffset(), RemoteStart: -1, RemoteEnd: -1}
-		for _, sg := range l.Segments() {
-			r.LocalBytes += sg.Size
-		}
-		if n.tier != nil && n.tier.m != nil {
-			st := n.tier.m.StatusOf(p.RemoteInfo())
-			r.RemoteStart, r.RemoteEnd, r.RemoteBytes = st.RemoteStart, st.RemoteEnd, st.RemoteBytes
-			r.CopyLagSegments, r.CopyLagBytes, r.LastError = st.CopyBacklog, st.CopyBacklogBytes, st.LastError
-		}
-		out = append(out, r)
+	hs := es.Health(ctx)
+	out := make([]console.EtcdEndpoint, len(hs))
+	for i, h := range hs {
+		out[i] = console.EtcdEndpoint{Endpoint: h.Endpoint, Healthy: h.Healthy, Err: h.Err, Version: h.Version, Leader: h.Leader}
 	}
-	return out
-}
-
-// etcdHealth asks each etcd endpoint's /health, in parallel.
-func etcdHealth(ctx context.Context, endpoints []string) []console.EtcdEndpoint {
-	out := make([]console.EtcdEndpoint, len(endpoints))
-	var wg sync.WaitGroup
-	for i, ep := range endpoints {
-		out[i].Endpoint = ep
-		wg.Go(func() {
-			u := ep
-			if !strings.Contains(u, "://") {
-				u = "http://" + u
-			}
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(u, "/")+"/health", nil)
-			if err != nil {
-				out[i].Err = err.Error()
-				return
-			}
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				out[i].Err = err.Error()
-				return
-			}
-			_ = res.Body.Close()
-			out[i].Healthy = res.StatusCode == http.StatusOK
-			if !out[i].Healthy {
-				out[i].Err = res.Status
-			}
-		})
-	}
-	wg.Wait()
 	return out
 }

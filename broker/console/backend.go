@@ -22,6 +22,9 @@ type backend struct {
 	env       *handler.Env
 	principal string
 	host      netip.Addr
+	// asBroker runs local requests with the broker's own authority (no
+	// Conn), for views gathered once and shared by every user.
+	asBroker bool
 }
 
 // self is this broker's id.
@@ -52,8 +55,11 @@ func (b *backend) local(ctx context.Context, req kmsg.Request) (kmsg.Response, e
 		req.SetVersion(min(api.Max, req.MaxVersion()))
 	}
 	h := wire.Header{Key: req.Key(), Version: req.GetVersion(), ClientID: clientID}
-	conn := &handler.Conn{Listener: b.env.Cfg.Load().InterBrokerListenerName, Principal: b.principal, Host: b.host}
-	res, err := api.Fn(ctx, b.env, &handler.Request{Header: h, Body: req, Conn: conn})
+	r := &handler.Request{Header: h, Body: req}
+	if !b.asBroker {
+		r.Conn = &handler.Conn{Listener: b.env.Cfg.Load().InterBrokerListenerName, Principal: b.principal, Host: b.host}
+	}
+	res, err := api.Fn(ctx, b.env, r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

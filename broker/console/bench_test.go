@@ -66,13 +66,15 @@ func bigCluster(tb testing.TB, topics, parts int) *Server {
 	}
 	// Every topic is consumed by three groups: the lag index as it would
 	// be built, kept for the test's length.
-	s.lags.byTopic, s.lags.at, s.lags.ttl = map[string][]groupLag{}, time.Now(), time.Hour
+	lags := map[string][]groupLag{}
 	for i := range topics {
 		for g := range 3 {
 			name := fmt.Sprintf("topic-%05d", i)
-			s.lags.byTopic[name] = append(s.lags.byTopic[name], groupLag{Group: fmt.Sprintf("group-%d", g), Lag: int64(i * (g + 1))})
+			lags[name] = append(lags[name], groupLag{Group: fmt.Sprintf("group-%d", g), Lag: int64(i * (g + 1))})
 		}
 	}
+	s.lags.set(lags, time.Hour)
+	s.tier.set(generatedTierView(cache), time.Hour)
 	return s
 }
 
@@ -193,4 +195,23 @@ func TestCrossSitePostRefused(t *testing.T) {
 			t.Errorf("POST with %v: %d", h, w.Code)
 		}
 	}
+}
+
+// generatedTierView is a tier view of every partition of cache on each
+// of its replicas, as the three brokers would report it: every replica
+// holds local bytes, and the leader reports the tiered bytes.
+func generatedTierView(cache *metadata.Cache) *tierView {
+	v := &tierView{replicas: map[replicaKey][]replicaState{}, answered: map[int32]bool{1: true, 2: true, 3: true}}
+	for _, t := range cache.Topics() {
+		for i, p := range t.Partitions {
+			k := replicaKey{t.Name, i}
+			for _, id := range p.Replicas {
+				r := replicaState{Broker: id, Bytes: int64(len(t.Name)+int(i)) << 20,
+					Tier: handler.ReplicaTier{Leader: id == p.Leader, Tiered: true, RemoteStart: 0, RemoteEnd: 999, RemoteBytes: int64(i) << 30}}
+				v.replicas[k] = append(v.replicas[k], r)
+			}
+		}
+	}
+	v.summarize()
+	return v
 }

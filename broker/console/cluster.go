@@ -28,8 +28,8 @@ type brokerRow struct {
 	Leading     int
 	Replicas    int
 	URP         int   // under-replicated partitions it leads
-	LocalBytes  int64 // -1: unknown
-	RemoteBytes int64 // -1: unknown (tier bytes are this broker's view)
+	LocalBytes  int64 // every replica it holds; -1: unknown
+	RemoteBytes int64 // the copies of the partitions it leads; -1: unknown
 }
 
 // overviewData is the overview page's data.
@@ -98,58 +98,15 @@ func (s *Server) overview(q *req) {
 	for _, r := range rows {
 		r.Controller, r.Self = r.ID == d.Controller, r.ID == d.Self
 	}
-	if s.o.Tier != nil {
-		r := row(d.Self)
-		r.LocalBytes, r.RemoteBytes = 0, 0
-		for _, t := range s.o.Tier("") {
-			r.LocalBytes += t.LocalBytes
-			r.RemoteBytes += t.RemoteBytes
-		}
+	v := s.tierView(q)
+	for _, r := range rows {
+		r.LocalBytes, r.RemoteBytes = v.brokerBytes(r.ID)
 	}
-	s.peerLogBytes(q, rows)
 	for _, r := range rows {
 		d.Brokers = append(d.Brokers, *r)
 	}
 	slices.SortFunc(d.Brokers, func(a, b brokerRow) int { return cmp.Compare(a.ID, b.ID) })
 	s.render(q, "overview", "Overview", "overview", d)
-}
-
-// peerLogBytes fills in the local log bytes of the other live brokers,
-// from their DescribeLogDirs, asked in parallel and bounded by peerWait.
-func (s *Server) peerLogBytes(q *req, rows map[int32]*brokerRow) {
-	type answer struct {
-		id    int32
-		bytes int64
-	}
-	ch := make(chan answer)
-	n := 0
-	ctx, cancel := context.WithTimeout(q.r.Context(), peerWait)
-	defer cancel()
-	for id, r := range rows {
-		if !r.Up || r.Self {
-			continue
-		}
-		n++
-		go func() {
-			res, err := q.be.on(ctx, id, kmsg.NewPtrDescribeLogDirsRequest())
-			a := answer{id: id, bytes: -1}
-			if err == nil {
-				a.bytes = 0
-				for _, d := range res.(*kmsg.DescribeLogDirsResponse).Dirs {
-					for _, t := range d.Topics {
-						for _, p := range t.Partitions {
-							a.bytes += p.Size
-						}
-					}
-				}
-			}
-			ch <- a
-		}()
-	}
-	for range n {
-		a := <-ch
-		rows[a.id].LocalBytes = a.bytes
-	}
 }
 
 // configRow is one config entry as the console shows it.

@@ -33,9 +33,6 @@ type Options struct {
 	// Login asks for a SCRAM user's name and password (a SASL listener
 	// is configured); false: every visitor is User:ANONYMOUS.
 	Login bool
-	// Tier is the tier state of this broker's partitions of topic ("":
-	// all); nil: tiering is not shown.
-	Tier func(topic string) []TierRow
 	// Etcd is the metadata store's endpoints and their health; nil: not
 	// shown.
 	Etcd func(ctx context.Context) []EtcdEndpoint
@@ -45,11 +42,12 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// TierRow is one partition replica's tier state, as the admin endpoint
-// /v1/tier/status reports it.
+// TierRow is one partition's tier state, as its leader (Broker) reports
+// it.
 type TierRow struct {
 	Topic           string
 	Partition       int32
+	Broker          int32
 	Tiered          bool
 	LocalStart      int64
 	LocalBytes      int64
@@ -66,6 +64,8 @@ type EtcdEndpoint struct {
 	Endpoint string
 	Healthy  bool
 	Err      string
+	Version  string // etcd's server version ("": unknown)
+	Leader   bool   // the etcd cluster's raft leader
 }
 
 // Server serves the console; it is an http.Handler.
@@ -75,6 +75,7 @@ type Server struct {
 	pages    map[string]*template.Template
 	sessions *sessions
 	lags     lagIndex
+	tier     ttlCache[*tierView]
 }
 
 // New builds the console's handler.

@@ -1,10 +1,8 @@
 package console
 
 import (
-	"cmp"
 	"context"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -34,21 +32,12 @@ type groupLag struct {
 // It is kept for lagTTL, so a page of the topic list costs a map
 // lookup per topic rather than a walk of every group's offsets.
 type lagIndex struct {
-	mu      sync.Mutex    // held while building: one build at a time
-	ttl     time.Duration // 0: lagTTL
-	at      time.Time
-	byTopic map[string][]groupLag
+	ttlCache[map[string][]groupLag]
 }
 
 // get is the current index, built again when older than lagTTL.
 func (x *lagIndex) get(ctx context.Context, env *handler.Env) map[string][]groupLag {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.byTopic != nil && time.Since(x.at) < cmp.Or(x.ttl, lagTTL) {
-		return x.byTopic
-	}
-	x.byTopic, x.at = buildLagIndex(ctx, env), time.Now()
-	return x.byTopic
+	return x.ttlCache.get(lagTTL, func() map[string][]groupLag { return buildLagIndex(ctx, env) })
 }
 
 // buildLagIndex gathers the committed offsets of all coordinators and

@@ -18,7 +18,8 @@ import (
 // pageSizes are the topic list's page sizes; the first is the default.
 var pageSizes = []int64{50, 20, 100, 500}
 
-// topicRow is one topic of the list. Sizes are this broker's replicas'.
+// topicRow is one topic of the list. HotBytes are on the brokers' disks
+// (every replica), ColdBytes in object storage (once).
 type topicRow struct {
 	Name        string
 	Partitions  int
@@ -77,7 +78,7 @@ func (s *Server) topics(q *req) {
 		s.fail(q, http.StatusBadRequest, err)
 		return
 	}
-	hot, cold := s.topicBytes()
+	v := s.tierView(q)
 	// Not the request's own context: the index outlives it, shared.
 	lagCtx, cancel := context.WithTimeout(context.WithoutCancel(q.r.Context()), peerWait)
 	lags := s.lags.get(lagCtx, q.env)
@@ -95,7 +96,7 @@ func (s *Server) topics(q *req) {
 		if !q.be.allowed(kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, t.Name) {
 			continue
 		}
-		r := topicRow{Name: t.Name, Partitions: len(t.Partitions), HotBytes: hot[t.Name], ColdBytes: cold[t.Name], Lag: -1}
+		r := topicRow{Name: t.Name, Partitions: len(t.Partitions), HotBytes: v.hot[t.Name], ColdBytes: v.cold[t.Name], Lag: -1}
 		for _, gl := range lags[t.Name] {
 			ok, seen := groupOK[gl.Group]
 			if !seen {
@@ -135,19 +136,6 @@ func (s *Server) topics(q *req) {
 	s.render(q, "topics", "Topics", "topics", d)
 }
 
-// topicBytes sums this broker's replicas' hot and cold bytes by topic.
-func (s *Server) topicBytes() (hot, cold map[string]int64) {
-	hot, cold = map[string]int64{}, map[string]int64{}
-	if s.o.Tier == nil {
-		return hot, cold
-	}
-	for _, r := range s.o.Tier("") {
-		hot[r.Topic] += r.LocalBytes
-		cold[r.Topic] += r.RemoteBytes
-	}
-	return hot, cold
-}
-
 // partitionRow is one partition of the topic page. Offsets are -1 when
 // not known (a replica of another broker that did not answer).
 type partitionRow struct {
@@ -169,7 +157,6 @@ type topicData struct {
 	Configs    []configRow
 	ConfigErr  string
 	Tier       []TierRow
-	TierShown  bool
 	Messages   int64 // HW - log start, summed
 }
 
@@ -203,13 +190,10 @@ func (s *Server) topic(q *req) {
 	if d.Configs, err = describeConfigs(ctx, q.be, q.be.self(), kmsg.ConfigResourceTypeTopic, t.Name); err != nil {
 		d.ConfigErr = err.Error()
 	}
-	if s.o.Tier != nil {
-		d.TierShown = true
-		d.Tier = s.o.Tier(t.Name)
-		for _, tr := range d.Tier {
-			if i := int(tr.Partition); i < len(d.Partitions) && d.Partitions[i].Partition == tr.Partition {
-				d.Partitions[i].RemoteStart = tr.RemoteStart
-			}
+	d.Tier = s.tierView(q).tierRows(t.Name, int32(len(t.Partitions)))
+	for _, tr := range d.Tier {
+		if i := int(tr.Partition); i < len(d.Partitions) && d.Partitions[i].Partition == tr.Partition {
+			d.Partitions[i].RemoteStart = tr.RemoteStart
 		}
 	}
 	s.render(q, "topic", t.Name, "topics", d)

@@ -26,6 +26,8 @@ import (
 //   the error is CLUSTER_AUTHORIZATION_FAILED, as in Kafka.
 // * v4 TotalBytes / UsableBytes come from statfs of the dir (-1 if it
 //   fails).
+// * A request (v2+) carrying Strata's TierTag gets each partition's tier
+//   state under that tag (ReplicaTier); Kafka's clients never ask.
 
 func handleDescribeLogDirs(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.DescribeLogDirsRequest)
@@ -52,6 +54,7 @@ func handleDescribeLogDirs(_ context.Context, env *Env, req *Request) (Result, e
 			wanted[t.Topic] = append(wanted[t.Topic], t.Partitions...)
 		}
 	}
+	withTier := hasTag(r.UnknownTags, TierTag)
 	byTopic := map[string][]*partition.Partition{}
 	for _, p := range env.Partitions.All() {
 		if wanted != nil && !slices.Contains(wanted[p.Topic], p.Index) {
@@ -71,10 +74,23 @@ func handleDescribeLogDirs(_ context.Context, env *Env, req *Request) (Result, e
 				dp.Size += s.Size
 			}
 			dp.OffsetLag = max(0, p.HighWatermark()-p.Log().LogEndOffset())
+			if withTier {
+				replicaTier(p).Append(&dp.UnknownTags)
+			}
 			dt.Partitions = append(dt.Partitions, dp)
 		}
 		dir.Topics = append(dir.Topics, dt)
 	}
 	resp.Dirs = append(resp.Dirs, dir)
 	return Result{Resp: resp}, nil
+}
+
+// replicaTier is p's tier state for TierTag.
+func replicaTier(p *partition.Partition) ReplicaTier {
+	t := ReplicaTier{Leader: p.IsLeader(), Tiered: p.Config().RemoteStorageEnable, LocalStart: p.LocalLogStartOffset(), RemoteStart: -1, RemoteEnd: -1}
+	if st, ok := p.TierStatus(); ok {
+		t.RemoteStart, t.RemoteEnd, t.RemoteBytes = st.RemoteStart, st.RemoteEnd, st.RemoteBytes
+		t.CopyLagSegments, t.CopyLagBytes, t.LastError = int64(st.CopyBacklog), st.CopyBacklogBytes, st.LastError
+	}
+	return t
 }

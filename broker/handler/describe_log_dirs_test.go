@@ -27,8 +27,17 @@ func describeLogDirsRows() []describeLogDirsRow {
 			name:  "every partition held here",
 			setup: held,
 			req:   func(*testing.T, *scene) kmsg.Request { return describeLogDirsReq(nil) },
-			want: wantLogDirs(map[string][]int32{"t": {0, 1}, "u": {0}, "v": {0}},
-				map[string]int64{"t-0": written, "t-1": 0, "u-0": 0, "v-0": 0}),
+			want: func(t *testing.T, s *scene, resp *kmsg.DescribeLogDirsResponse) {
+				wantLogDirs(map[string][]int32{"t": {0, 1}, "u": {0}, "v": {0}},
+					map[string]int64{"t-0": written, "t-1": 0, "u-0": 0, "v-0": 0})(t, s, resp)
+				for _, dt := range resp.Dirs[0].Topics {
+					for _, dp := range dt.Partitions {
+						if dp.UnknownTags.Len() != 0 {
+							t.Errorf("%s-%d: tags, not asked for", dt.Topic, dp.Partition)
+						}
+					}
+				}
+			},
 		},
 		{
 			name:  "the partitions asked for that are held here",
@@ -37,6 +46,27 @@ func describeLogDirsRows() []describeLogDirsRow {
 				return describeLogDirsReq(map[string][]int32{"t": {1, 5}, "w": {0}, "nope": {0}, "v": {0}})
 			},
 			want: wantLogDirs(map[string][]int32{"t": {1}, "v": {0}}, map[string]int64{"t-1": 0, "v-0": 0}),
+		},
+		{
+			name:  "Strata's tier tag asks for each partition's tier state",
+			since: 2, // the first flexible version
+			setup: held,
+			req: func(*testing.T, *scene) kmsg.Request {
+				req := describeLogDirsReq(map[string][]int32{"t": {0}, "v": {0}})
+				req.UnknownTags.Set(TierTag, nil)
+				return req
+			},
+			want: func(t *testing.T, s *scene, resp *kmsg.DescribeLogDirsResponse) {
+				wantLogDirs(map[string][]int32{"t": {0}, "v": {0}}, map[string]int64{"t-0": written, "v-0": 0})(t, s, resp)
+				for _, dt := range resp.Dirs[0].Topics {
+					rt, ok, err := ParseReplicaTier(dt.Partitions[0].UnknownTags)
+					// No tier here: nothing tiered, the local log starts at 0.
+					want := ReplicaTier{Leader: dt.Topic == "t", RemoteStart: -1, RemoteEnd: -1}
+					if !ok || err != nil || rt != want {
+						t.Errorf("%s-0: tier %+v %v %v, want %+v", dt.Topic, rt, ok, err, want)
+					}
+				}
+			},
 		},
 		{
 			name:  "an empty list asks for none",

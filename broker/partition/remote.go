@@ -125,6 +125,16 @@ func (p *Partition) tieredStart() (int64, bool) {
 	return s, ok && s < p.log.LogStartOffset()
 }
 
+// TierStatus is the partition's tiering state (what is copied, what
+// waits to be, the last copy error), from the tier's cached metadata (no
+// I/O); false when the broker has no tier.
+func (p *Partition) TierStatus() (remote.Status, bool) {
+	if p.tier == nil {
+		return remote.Status{}, false
+	}
+	return p.tier.StatusOf(p.RemoteInfo()), true
+}
+
 // RemoteInfo is the partition as the remote log manager sees it.
 func (p *Partition) RemoteInfo() remote.PartitionInfo {
 	return remote.PartitionInfo{

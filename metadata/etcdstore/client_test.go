@@ -96,6 +96,11 @@ func TestOpenTLSClientCert(t *testing.T) {
 	if s.ClusterID() == "" {
 		t.Error("no cluster id")
 	}
+	// Health goes over the same TLS settings: a plain HTTP check of this
+	// endpoint would fail.
+	if h := s.Health(testCtx(t)); len(h) != 1 || !h[0].Healthy || !h[0].Leader || h[0].Version == "" {
+		t.Errorf("Health over TLS: %+v", h)
+	}
 	if _, err := openSecure(t, testCtx(t), "https://"+ep, WithTLSFiles(path["ca.pem"], path["client.pem"], path["client-key.pem"])); err != nil {
 		t.Errorf("Open https:// endpoint: %v", err)
 	}

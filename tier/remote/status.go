@@ -53,6 +53,11 @@ func (m *Manager) StatusOf(pi PartitionInfo) Status {
 	return st
 }
 
+// StatusOf is the Manager's StatusOf, for the partitions the reader
+// serves: their tier state from the cached metadata view and the copy
+// backlog measured now (no I/O).
+func (r *Reader) StatusOf(pi PartitionInfo) Status { return r.m.StatusOf(pi) }
+
 // backlog counts the leader's sealed, committed local segments past what
 // is copied, and their bytes.
 func (m *Manager) backlog(pi PartitionInfo) (n int, bytes int64) {
