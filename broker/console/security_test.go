@@ -211,7 +211,7 @@ func TestListPaging(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), harness.OpTimeout)
 	defer cancel()
 	adm := s.b.Admin()
-	var topics, ids []string
+	var topics []string
 	var users []kadm.UpsertSCRAM
 	var quotas []kadm.AlterClientQuotaEntry
 	for i := range 120 {
@@ -246,7 +246,6 @@ func TestListPaging(t *testing.T) {
 	cl := s.b.Client()
 	for i := range 25 {
 		id := fmt.Sprintf("tx-%02d", i)
-		ids = append(ids, id)
 		req := kmsg.NewPtrInitProducerIDRequest()
 		req.TransactionalID, req.TransactionTimeoutMillis = &id, 60000
 		res, err := req.RequestWith(ctx, cl)
