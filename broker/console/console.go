@@ -93,10 +93,10 @@ func New(o Options) (*Server, error) {
 	}
 	for _, n := range names {
 		base := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
-		if base == "layout" {
+		if base == "layout" || base == "pager" {
 			continue
 		}
-		t, err := template.New(base).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", n)
+		t, err := template.New(base).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/pager.html", n)
 		if err != nil {
 			return nil, fmt.Errorf("console: parse %s: %w", n, err)
 		}
@@ -283,12 +283,7 @@ var funcs = template.FuncMap{
 		return strconv.FormatInt(o, 10)
 	},
 	"dec": func(a int64) int64 { return a - 1 },
-	"b01": func(b bool) string {
-		if b {
-			return "1"
-		}
-		return ""
-	},
+	"b01": b01,
 	// flip is the order a column's header link asks: the other order
 	// when the list is sorted by that column, else ascending.
 	"flip": func(sorted, col, order string) string {
@@ -310,6 +305,14 @@ var funcs = template.FuncMap{
 		}
 		return template.URL(v.Encode())
 	},
+}
+
+// b01 is a flag as a query parameter's value: "1" or "".
+func b01(b bool) string {
+	if b {
+		return "1"
+	}
+	return ""
 }
 
 func humanBytes(n int64) string {

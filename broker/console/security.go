@@ -31,25 +31,37 @@ type aclRow struct {
 	ResourceType, ResourceName, Pattern    string
 }
 
-// aclsData is the ACL page's data.
+// aclsData is the ACL page's data: a page of the bindings matching
+// Filter, of All.
 type aclsData struct {
+	pageInfo
 	Rows   []aclRow
 	Filter string
-	Total  int
+	All    int
 }
 
-// acls lists the cluster's ACL bindings from the metadata cache,
-// filtered by a substring of the principal or resource name.
+// acls lists the cluster's ACL bindings from the metadata cache in its
+// order, filtered by a substring of the principal or resource name, a
+// page at a time.
 func (s *Server) acls(q *req) {
 	if !s.describeCluster(q, "ACLs") {
 		return
 	}
+	pr, err := pageParams(q.r)
+	if err != nil {
+		s.fail(q, http.StatusBadRequest, err)
+		return
+	}
 	all, _ := q.env.Cache.ACLs()
-	d := aclsData{Filter: q.r.FormValue("filter"), Total: len(all)}
+	d := aclsData{Filter: q.r.FormValue("filter"), All: len(all)}
+	var match []metadata.ACL
 	for _, a := range all {
-		if d.Filter != "" && !strings.Contains(a.Principal, d.Filter) && !strings.Contains(a.ResourceName, d.Filter) {
-			continue
+		if d.Filter == "" || strings.Contains(a.Principal, d.Filter) || strings.Contains(a.ResourceName, d.Filter) {
+			match = append(match, a)
 		}
+	}
+	match, d.pageInfo = paginate(match, pr, "/acls", "filter", d.Filter)
+	for _, a := range match {
 		d.Rows = append(d.Rows, aclRow{Principal: a.Principal, Host: a.Host, Operation: a.Operation.String(), Permission: a.Permission.String(),
 			ResourceType: a.ResourceType.String(), ResourceName: a.ResourceName, Pattern: a.PatternType.String()})
 	}
@@ -63,21 +75,43 @@ type userRow struct {
 	Mechanisms []string // e.g. "SCRAM-SHA-256 (4096 iterations)"
 }
 
-// users lists the SCRAM users.
+// usersData is the users page's data: a page of the users whose names
+// hold Filter.
+type usersData struct {
+	pageInfo
+	Rows   []userRow
+	Filter string
+}
+
+// users lists the SCRAM users by name, filtered by a substring of the
+// name, a page at a time.
 func (s *Server) users(q *req) {
 	if !s.describeCluster(q, "users") {
 		return
 	}
-	var rows []userRow
-	for name, creds := range q.env.Cache.ScramUsers() {
-		r := userRow{Name: name}
-		for _, mech := range slices.Sorted(maps.Keys(creds)) {
-			r.Mechanisms = append(r.Mechanisms, fmt.Sprintf("%s (%d iterations)", mech, creds[mech].Iterations))
-		}
-		rows = append(rows, r)
+	pr, err := pageParams(q.r)
+	if err != nil {
+		s.fail(q, http.StatusBadRequest, err)
+		return
 	}
-	slices.SortFunc(rows, func(a, b userRow) int { return cmp.Compare(a.Name, b.Name) })
-	s.render(q, "users", "Users", "users", rows)
+	d := usersData{Filter: q.r.FormValue("filter")}
+	creds := q.env.Cache.ScramUsers()
+	var names []string
+	for name := range creds {
+		if strings.Contains(name, d.Filter) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	names, d.pageInfo = paginate(names, pr, "/users", "filter", d.Filter)
+	for _, name := range names {
+		r := userRow{Name: name}
+		for _, mech := range slices.Sorted(maps.Keys(creds[name])) {
+			r.Mechanisms = append(r.Mechanisms, fmt.Sprintf("%s (%d iterations)", mech, creds[name][mech].Iterations))
+		}
+		d.Rows = append(d.Rows, r)
+	}
+	s.render(q, "users", "Users", "users", d)
 }
 
 // quotaRow is one client-quota entity and its values.
@@ -86,24 +120,46 @@ type quotaRow struct {
 	Values             []string
 }
 
-// quotas lists the client quotas by entity.
+// quotasData is the quotas page's data: a page of the entities one of
+// whose names holds Filter.
+type quotasData struct {
+	pageInfo
+	Rows    []quotaRow
+	Filter  string
+	Default string // the name of a type's default entity
+}
+
+// quotas lists the client quotas by entity (user, client id, IP),
+// filtered by a substring of one of the entity's names, a page at a
+// time.
 func (s *Server) quotas(q *req) {
 	if !s.describeCluster(q, "quotas") {
 		return
 	}
-	var rows []quotaRow
-	for e, vals := range q.env.Cache.ClientQuotas() {
+	pr, err := pageParams(q.r)
+	if err != nil {
+		s.fail(q, http.StatusBadRequest, err)
+		return
+	}
+	d := quotasData{Filter: q.r.FormValue("filter"), Default: metadata.QuotaDefault}
+	all := q.env.Cache.ClientQuotas()
+	var ents []metadata.QuotaEntity
+	for e := range all {
+		if d.Filter == "" || strings.Contains(e.User, d.Filter) || strings.Contains(e.ClientID, d.Filter) || strings.Contains(e.IP, d.Filter) {
+			ents = append(ents, e)
+		}
+	}
+	slices.SortFunc(ents, func(a, b metadata.QuotaEntity) int {
+		return cmp.Or(cmp.Compare(a.User, b.User), cmp.Compare(a.ClientID, b.ClientID), cmp.Compare(a.IP, b.IP))
+	})
+	ents, d.pageInfo = paginate(ents, pr, "/quotas", "filter", d.Filter)
+	for _, e := range ents {
 		r := quotaRow{User: e.User, ClientID: e.ClientID, IP: e.IP}
+		vals := all[e]
 		for _, k := range slices.Sorted(maps.Keys(vals)) {
 			r.Values = append(r.Values, k+"="+strconv.FormatFloat(vals[k], 'f', -1, 64))
 		}
-		rows = append(rows, r)
+		d.Rows = append(d.Rows, r)
 	}
-	slices.SortFunc(rows, func(a, b quotaRow) int {
-		return cmp.Or(cmp.Compare(a.User, b.User), cmp.Compare(a.ClientID, b.ClientID), cmp.Compare(a.IP, b.IP))
-	})
-	s.render(q, "quotas", "Client quotas", "quotas", struct {
-		Rows    []quotaRow
-		Default string
-	}{rows, metadata.QuotaDefault})
+	s.render(q, "quotas", "Client quotas", "quotas", d)
 }

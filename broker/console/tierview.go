@@ -35,8 +35,8 @@ type replicaState struct {
 // and shared by every user's pages; the pages show only topics their
 // user may describe.
 type tierView struct {
-	replicas  map[replicaKey][]replicaState
-	answered  map[int32]bool // brokers that answered
+	replicas map[replicaKey][]replicaState
+	answered map[int32]bool // brokers that answered
 	// by topic and by broker, see summarize
 	hot, cold     map[string]int64
 	local, remote map[int32]int64

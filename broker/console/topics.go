@@ -15,9 +15,6 @@ import (
 	"github.com/strata-broker/strata/metadata"
 )
 
-// pageSizes are the topic list's page sizes; the first is the default.
-var pageSizes = []int64{50, 20, 100, 500}
-
 // topicRow is one topic of the list. HotBytes are on the brokers' disks
 // (every replica), ColdBytes in object storage (once).
 type topicRow struct {
@@ -33,12 +30,10 @@ type topicRow struct {
 
 // topicsData is the topic list's data.
 type topicsData struct {
+	pageInfo
 	Rows                []topicRow
 	Filter, Sort, Order string
-	Page, Pages, Size   int64
-	Total, Shown        int
 	Internal            bool
-	Sizes               []int64
 }
 
 // topicSorts are the sortable columns.
@@ -53,7 +48,7 @@ var topicSorts = map[string]func(a, b topicRow) int{
 }
 
 func (s *Server) topics(q *req) {
-	d := topicsData{Filter: q.r.FormValue("filter"), Sort: q.r.FormValue("sort"), Order: q.r.FormValue("order"), Sizes: pageSizes,
+	d := topicsData{Filter: q.r.FormValue("filter"), Sort: q.r.FormValue("sort"), Order: q.r.FormValue("order"),
 		Internal: q.r.FormValue("internal") == "1"}
 	if d.Sort == "" {
 		d.Sort = "name"
@@ -66,14 +61,7 @@ func (s *Server) topics(q *req) {
 	if d.Order != "desc" {
 		d.Order = "asc"
 	}
-	page, err := intParam(q.r, "page", 1)
-	if err == nil && page < 1 {
-		err = fmt.Errorf("page: %d is not a page", page)
-	}
-	size, err2 := intParam(q.r, "size", pageSizes[0])
-	if err == nil && (err2 != nil || !slices.Contains(pageSizes, size)) {
-		err = fmt.Errorf("size: want one of %v", pageSizes)
-	}
+	pr, err := pageParams(q.r)
 	if err != nil {
 		s.fail(q, http.StatusBadRequest, err)
 		return
@@ -126,13 +114,7 @@ func (s *Server) topics(q *req) {
 			return cmp.Or(less(a, b), cmp.Compare(a.Name, b.Name))
 		})
 	}
-	d.Total, d.Size = len(rows), size
-	d.Pages = max(1, (int64(len(rows))+size-1)/size)
-	d.Page = min(page, d.Pages)
-	lo := min((d.Page-1)*size, int64(len(rows)))
-	hi := min(lo+size, int64(len(rows)))
-	d.Rows = rows[lo:hi]
-	d.Shown = len(d.Rows)
+	d.Rows, d.pageInfo = paginate(rows, pr, "/topics", "filter", d.Filter, "sort", d.Sort, "order", d.Order, "internal", b01(d.Internal))
 	s.render(q, "topics", "Topics", "topics", d)
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -28,9 +29,11 @@ type txnRow struct {
 
 // txnsData is the transactions page's data.
 type txnsData struct {
-	Rows []txnRow
-	Show string // open, hanging or all
-	Errs []string
+	pageInfo
+	Rows   []txnRow
+	Show   string // open, hanging or all
+	Filter string // a substring of the transactional id
+	Errs   []string
 }
 
 // txnShows are the transactions page's selections.
@@ -42,9 +45,10 @@ var txnShows = map[string]func(r txnRow) bool{
 
 // transactions lists the transactional ids of every coordinator
 // (ListTransactions, then DescribeTransactions for their start, timeout
-// and partitions), those the user may describe, oldest open first.
+// and partitions), those the user may describe and whose ids hold the
+// filter, oldest open first, a page at a time.
 func (s *Server) transactions(q *req) {
-	d := txnsData{Show: q.r.FormValue("show")}
+	d := txnsData{Show: q.r.FormValue("show"), Filter: q.r.FormValue("filter")}
 	if d.Show == "" {
 		d.Show = "open"
 	}
@@ -53,27 +57,34 @@ func (s *Server) transactions(q *req) {
 		s.fail(q, http.StatusBadRequest, fmt.Errorf("show: want open, hanging or all, not %q", d.Show))
 		return
 	}
+	pr, err := pageParams(q.r)
+	if err != nil {
+		s.fail(q, http.StatusBadRequest, err)
+		return
+	}
 	ctx, cancel := context.WithTimeout(q.r.Context(), peerWait)
 	defer cancel()
 	now := time.Now().UnixMilli()
+	var all []txnRow
 	for _, b := range q.env.Cache.Brokers() {
-		rows, err := brokerTxns(ctx, q.be, b.ID, now)
+		rows, err := brokerTxns(ctx, q.be, b.ID, d.Filter, now)
 		if err != nil {
 			d.Errs = append(d.Errs, err.Error())
 		}
 		for _, r := range rows {
 			if keep(r) {
-				d.Rows = append(d.Rows, r)
+				all = append(all, r)
 			}
 		}
 	}
-	slices.SortFunc(d.Rows, func(a, b txnRow) int { return cmp.Or(cmp.Compare(b.AgeMs, a.AgeMs), cmp.Compare(a.ID, b.ID)) })
+	slices.SortFunc(all, func(a, b txnRow) int { return cmp.Or(cmp.Compare(b.AgeMs, a.AgeMs), cmp.Compare(a.ID, b.ID)) })
+	d.Rows, d.pageInfo = paginate(all, pr, "/transactions", "show", d.Show, "filter", d.Filter)
 	s.render(q, "transactions", "Transactions", "transactions", d)
 }
 
 // brokerTxns is the transactional ids broker id coordinates that the
-// user may describe.
-func brokerTxns(ctx context.Context, be *backend, id int32, now int64) ([]txnRow, error) {
+// user may describe and that hold filter; only those are described.
+func brokerTxns(ctx context.Context, be *backend, id int32, filter string, now int64) ([]txnRow, error) {
 	res, err := be.on(ctx, id, kmsg.NewPtrListTransactionsRequest())
 	if err != nil {
 		return nil, err
@@ -84,7 +95,7 @@ func brokerTxns(ctx context.Context, be *backend, id int32, now int64) ([]txnRow
 	}
 	dr := kmsg.NewPtrDescribeTransactionsRequest()
 	for _, t := range lr.TransactionStates {
-		if be.allowed(kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTransactionalId, t.TransactionalID) {
+		if strings.Contains(t.TransactionalID, filter) && be.allowed(kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTransactionalId, t.TransactionalID) {
 			dr.TransactionalIDs = append(dr.TransactionalIDs, t.TransactionalID)
 		}
 	}
