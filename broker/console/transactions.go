@@ -118,6 +118,11 @@ func brokerTxns(ctx context.Context, be *backend, id int32, filter string, now i
 			r.Hanging = r.AgeMs > int64(r.TimeoutMs)
 		}
 		for _, t := range st.Topics {
+			// A peer answers the broker, not the user: leave out the
+			// topics the user may not describe, as Kafka's handler does.
+			if !be.allowed(kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, t.Topic) {
+				continue
+			}
 			for _, p := range t.Partitions {
 				r.Partitions = append(r.Partitions, fmt.Sprintf("%s-%d", t.Topic, p))
 			}
