@@ -185,17 +185,7 @@ func TestReadOnly(t *testing.T) {
 // waitFor polls path until it contains want, for at most 30 s.
 func (s *site) waitFor(path, want string) string {
 	s.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, body := s.get(path)
-		if strings.Contains(body, want) {
-			return body
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("GET %s: no %q after 30s:\n%s", path, want, body)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return s.waitForMatch(path, regexp.MustCompile(regexp.QuoteMeta(want)))
 }
 
 func TestGroupLagAndReset(t *testing.T) {
