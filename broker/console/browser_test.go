@@ -169,6 +169,9 @@ func TestBrowserTopicsAndMessages(t *testing.T) {
 		chromedp.WaitVisible(chromedp.Search(`//td/span[@class="hdr" and text()="trace=t-23"]`)))
 	br.oneRecord("expr")
 	br.shot("messages-cel")
+	// An expression that does not compile is shown, the page stays.
+	br.run("bad CEL", chromedp.SetValue(chromedp.CSS("#expr"), `json.id ==`), chromedp.Click(chromedp.CSS("#search")),
+		chromedp.WaitVisible(chromedp.Search(`//*[@id="flash" and contains(., "400: expr filter does not compile")]`)))
 
 	// Live tail shows a record produced after it started.
 	br.run("open browser", chromedp.Navigate(s.base+"/topics/orders/messages"), chromedp.WaitVisible(chromedp.CSS("#tail")))
