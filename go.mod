@@ -3,6 +3,7 @@ module github.com/strata-broker/strata
 go 1.26.0
 
 require (
+	cel.dev/cel-go v0.33.3
 	github.com/IBM/sarama v1.61.1
 	github.com/chromedp/chromedp v0.23.1
 	github.com/golang-jwt/jwt/v5 v5.3.1
@@ -60,8 +61,11 @@ require (
 )
 
 require (
+	cel.dev/expr v0.25.2 // indirect
+	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect
 	github.com/chromedp/cdproto v0.160.1 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	golang.org/x/exp v0.0.0-20240823005443-9b4947da3948 // indirect
 )
 
 require (

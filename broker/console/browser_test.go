@@ -87,6 +87,25 @@ func (b *browser) text(sel string) string {
 	return s
 }
 
+// oneRecord waits until the message browser's URL names filter param
+// and the page shows one record.
+func (b *browser) oneRecord(param string) {
+	b.t.Helper()
+	for deadline := time.Now().Add(stepWait); ; {
+		n, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](fmt.Sprintf(`location.search.includes(%q) ? document.querySelectorAll("#rows tr.record").length : -1`, param+"=")))
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		if n == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.shot("failed-" + param + "-search")
+			b.t.Fatalf("%s filter shows %d records, want 1", param, n)
+		}
+	}
+}
+
 func TestBrowserTopicsAndMessages(t *testing.T) {
 	s := startSite(t, nil)
 	adm := s.b.Admin()
@@ -140,20 +159,19 @@ func TestBrowserTopicsAndMessages(t *testing.T) {
 		chromedp.WaitVisible(chromedp.Search(`//td/span[@class="hdr" and text()="trace=t-17"]`)))
 	// The search replaced the page (its URL names the filter) and shows
 	// that one record.
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		n, err := chromedp.Run(br.ctx, chromedp.Evaluate[int](`location.search.includes("header=") ? document.querySelectorAll("#rows tr.record").length : -1`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			br.shot("failed-header-search")
-			t.Fatalf("header filter shows %d records, want 1", n)
-		}
-	}
+	br.oneRecord("header")
 	br.shot("messages")
+
+	// The CEL filter finds a record by a JSON field of its value.
+	br.run("search by CEL", chromedp.Navigate(s.base+"/topics/orders/messages?seek=start"), chromedp.WaitVisible(chromedp.CSS("#expr")),
+		chromedp.SendKeys(chromedp.CSS("#expr"), `json.id == 23 && headers.trace.endsWith("23")`),
+		chromedp.Click(chromedp.CSS("#search")),
+		chromedp.WaitVisible(chromedp.Search(`//td/span[@class="hdr" and text()="trace=t-23"]`)))
+	br.oneRecord("expr")
+	br.shot("messages-cel")
+	// An expression that does not compile is shown, the page stays.
+	br.run("bad CEL", chromedp.SetValue(chromedp.CSS("#expr"), `json.id ==`), chromedp.Click(chromedp.CSS("#search")),
+		chromedp.WaitVisible(chromedp.Search(`//*[@id="flash" and contains(., "400: expr filter does not compile")]`)))
 
 	// Live tail shows a record produced after it started.
 	br.run("open browser", chromedp.Navigate(s.base+"/topics/orders/messages"), chromedp.WaitVisible(chromedp.CSS("#tail")))

@@ -197,7 +197,7 @@ func (s *Server) tail(q *req) {
 				next[p] = batches[len(batches)-1].LastOffset() + 1
 			}
 			for _, m := range msgs {
-				if !b.f.match(&m) {
+				if !b.f.match(ctx, &m) {
 					continue
 				}
 				var out bytes.Buffer

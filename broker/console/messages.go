@@ -36,6 +36,7 @@ type browse struct {
 	Limit      int64
 	Key, Value string
 	Header     string
+	Expr       string // CEL, see expr.go
 	Format     string
 	f          filters
 	tsMs       int64
@@ -44,7 +45,7 @@ type browse struct {
 // parseBrowse reads the message query of r; errors are the user's.
 func parseBrowse(r *http.Request, t metadata.Topic, limitMax int64) (*browse, error) {
 	b := &browse{Topic: t, Seek: r.FormValue("seek"), Timestamp: r.FormValue("ts"), Format: r.FormValue("format"),
-		Key: r.FormValue("key"), Value: r.FormValue("value"), Header: r.FormValue("header")}
+		Key: r.FormValue("key"), Value: r.FormValue("value"), Header: r.FormValue("header"), Expr: r.FormValue("expr")}
 	var err error
 	if b.Partition, err = intParam(r, "partition", -1); err != nil {
 		return nil, err
@@ -83,7 +84,7 @@ func parseBrowse(r *http.Request, t metadata.Topic, limitMax int64) (*browse, er
 	default:
 		return nil, fmt.Errorf("seek: want start, end, offset or timestamp, not %q", b.Seek)
 	}
-	if b.f, err = parseFilters(b.Key, b.Value, b.Header); err != nil {
+	if b.f, err = parseFilters(b.Key, b.Value, b.Header, b.Expr); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -186,7 +187,7 @@ func scan(ctx context.Context, be *backend, b *browse) ([]message, int, error) {
 			for i := range msgs {
 				n++
 				scanned++
-				if b.f.match(&msgs[i]) {
+				if b.f.match(ctx, &msgs[i]) {
 					got = append(got, msgs[i])
 				}
 			}

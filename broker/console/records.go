@@ -191,19 +191,26 @@ func (m *matcher) match(b []byte) bool {
 	return bytes.Contains(b, []byte(m.sub))
 }
 
-// filters are the message browser's key, value and header filters. A
-// header filter "k=v" wants header k with a value containing v; without
-// "=" it matches a header's key or value.
+// filters are the message browser's key, value and header filters and
+// its expression filter; a record must pass all that are set. A header
+// filter "k=v" wants header k with a value containing v; without "=" it
+// matches a header's key or value.
 type filters struct {
 	key, value *matcher
 	header     *matcher
 	headerKey  string
 	headerKV   bool
+	expr       *exprFilter
 }
 
-func parseFilters(key, value, header string) (filters, error) {
+func parseFilters(key, value, header, expr string) (filters, error) {
 	var f filters
 	var err error
+	if strings.TrimSpace(expr) != "" {
+		if f.expr, err = compileExpr(expr); err != nil {
+			return f, err
+		}
+	}
 	if f.key, err = newMatcher("key", key); err != nil {
 		return f, err
 	}
@@ -224,30 +231,38 @@ func parseFilters(key, value, header string) (filters, error) {
 }
 
 // empty reports whether no filter is set.
-func (f filters) empty() bool { return f.key == nil && f.value == nil && f.header == nil }
+func (f filters) empty() bool {
+	return f.key == nil && f.value == nil && f.header == nil && f.expr == nil
+}
 
-func (f filters) match(m *message) bool {
+// match reports whether m passes the filters; ctx ends an expression's
+// evaluation.
+func (f filters) match(ctx context.Context, m *message) bool {
 	if f.key != nil && (m.NullKey || !f.key.match(m.Key)) {
 		return false
 	}
 	if f.value != nil && (m.NullValue || !f.value.match(m.Value)) {
 		return false
 	}
-	if f.header != nil {
-		for _, h := range m.Headers {
-			if f.headerKV {
-				if h.Key == f.headerKey && f.header.match(h.Value) {
-					return true
-				}
-				continue
-			}
-			if f.header.match([]byte(h.Key)) || f.header.match(h.Value) {
-				return true
-			}
-		}
+	if f.header != nil && !f.headerMatch(m) {
 		return false
 	}
-	return true
+	return f.expr == nil || f.expr.match(ctx, m)
+}
+
+func (f filters) headerMatch(m *message) bool {
+	for _, h := range m.Headers {
+		if f.headerKV {
+			if h.Key == f.headerKey && f.header.match(h.Value) {
+				return true
+			}
+			continue
+		}
+		if f.header.match([]byte(h.Key)) || f.header.match(h.Value) {
+			return true
+		}
+	}
+	return false
 }
 
 // rendered is a key or value as shown: pretty JSON, UTF-8 text or hex.
