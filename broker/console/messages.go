@@ -174,8 +174,11 @@ func scan(ctx context.Context, be *backend, b *browse) ([]message, int, error) {
 		if !ok || off < 0 {
 			continue
 		}
+		// From the end, the newest matches are wanted: the whole window
+		// is read, keeping the last Limit.
+		fromEnd := b.Seek == "end"
 		var got []message
-		for n := 0; n < maxScan && int64(len(got)) < b.Limit && ctx.Err() == nil; {
+		for n := 0; n < maxScan && (fromEnd || int64(len(got)) < b.Limit) && ctx.Err() == nil; {
 			batches, hw, err := readBatches(ctx, be, b.Topic.Name, p, off, readChunk)
 			if err != nil {
 				return nil, scanned, err
@@ -191,6 +194,9 @@ func scan(ctx context.Context, be *backend, b *browse) ([]message, int, error) {
 					got = append(got, msgs[i])
 				}
 			}
+			if fromEnd && int64(len(got)) > 2*b.Limit {
+				got = slices.Delete(got, 0, len(got)-int(b.Limit))
+			}
 			if len(batches) == 0 {
 				break
 			}
@@ -199,7 +205,11 @@ func scan(ctx context.Context, be *backend, b *browse) ([]message, int, error) {
 			}
 		}
 		if int64(len(got)) > b.Limit {
-			got = got[:b.Limit]
+			if fromEnd {
+				got = got[int64(len(got))-b.Limit:]
+			} else {
+				got = got[:b.Limit]
+			}
 		}
 		out = append(out, got...)
 	}
