@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"cel.dev/cel-go/cel"
@@ -52,7 +53,8 @@ var exprEnv = sync.OnceValues(func() (*cel.Env, error) {
 
 // exprFilter is a compiled expression filter.
 type exprFilter struct {
-	prg cel.Program
+	prg   cel.Program
+	spent atomic.Uint64 // the cost of every evaluation so far
 }
 
 // compileExpr compiles src, which must be a bool (or a dyn, such as a
@@ -88,8 +90,22 @@ func (e *exprFilter) match(ctx context.Context, m *message) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	out, _, err := e.prg.ContextEval(ctx, &recordVars{m: m})
+	out, det, err := e.prg.ContextEval(ctx, &recordVars{m: m})
+	if det != nil && det.ActualCost() != nil {
+		e.spent.Add(*det.ActualCost())
+	} else if err != nil {
+		e.spent.Add(exprCostLimit) // cut short at the limit
+	}
 	return err == nil && out == types.True
+}
+
+// spentCost is the cost of every evaluation so far: a live tail, which
+// has no scan limit of its own, ends when it passes tailExprBudget.
+func (e *exprFilter) spentCost() uint64 {
+	if e == nil {
+		return 0
+	}
+	return e.spent.Load()
 }
 
 // recordVars are one record's variables: key and value as strings (""

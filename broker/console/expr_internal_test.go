@@ -81,3 +81,31 @@ func TestExprCompile(t *testing.T) {
 		t.Errorf("a blank expression: %v", err)
 	}
 }
+
+// TestExprSpentCost: every evaluation adds its cost, one cut short at the
+// limit at least the limit, so a live tail's budget counts them.
+func TestExprSpentCost(t *testing.T) {
+	m := &message{Value: []byte(`{"id":1}`)}
+	cheap, err := compileExpr(`json.id == 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		cheap.match(context.Background(), m)
+	}
+	if c := cheap.spentCost(); c == 0 || c > 1000 {
+		t.Fatalf("10 cheap evaluations cost %d", c)
+	}
+	big := "[" + strings.Repeat("0,", 99) + "0]"
+	costly, err := compileExpr(big + `.all(a, ` + big + `.all(b, ` + big + `.all(c, true)))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	costly.match(context.Background(), m)
+	if c := costly.spentCost(); c < exprCostLimit {
+		t.Fatalf("an evaluation cut short at the limit cost %d, want at least %d", c, exprCostLimit)
+	}
+	if (*exprFilter)(nil).spentCost() != 0 {
+		t.Fatal("no filter spent something")
+	}
+}

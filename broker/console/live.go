@@ -137,6 +137,11 @@ const (
 	tailPoll = 500 * time.Millisecond
 )
 
+// tailExprBudget bounds the cost of the expr filter over one live tail,
+// which has no scan limit of its own: the cost of 200 evaluations that
+// each hit the per-record limit.
+const tailExprBudget = 200 * exprCostLimit
+
 // tail streams the records produced from now on as server-sent events:
 // each "record" event's data is a table row of the message browser.
 func (s *Server) tail(q *req) {
@@ -197,7 +202,13 @@ func (s *Server) tail(q *req) {
 				next[p] = batches[len(batches)-1].LastOffset() + 1
 			}
 			for _, m := range msgs {
-				if !b.f.match(ctx, &m) {
+				matched := b.f.match(ctx, &m)
+				if spent := b.f.expr.spentCost(); spent > tailExprBudget {
+					fmt.Fprintf(q.w, "event: failure\ndata: the expr filter used up a tail's cost budget (%d of %d); simplify it or tail again\n\n", spent, tailExprBudget)
+					fl.Flush()
+					return
+				}
+				if !matched {
 					continue
 				}
 				var out bytes.Buffer
