@@ -107,6 +107,7 @@ func (s *Server) serveConsole(ctx context.Context, n *node) {
 			s.log.Warn("console server", "err", err)
 		}
 	}
+	c.Close()
 }
 
 // etcdHealth is the health of the metadata store's etcd endpoints, as

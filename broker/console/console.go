@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/strata-broker/strata/broker/handler"
@@ -76,6 +77,23 @@ type Server struct {
 	sessions *sessions
 	lags     lagIndex
 	tier     ttlCache[*tierView]
+	// ctx bounds the background gathers of the caches; Close ends it
+	// and waits for them (bg).
+	ctx    context.Context
+	cancel context.CancelFunc
+	bg     sync.WaitGroup
+}
+
+// Close ends the background gathers and waits for them; the broker
+// calls it once the console's HTTP server has stopped.
+func (s *Server) Close() {
+	s.cancel()
+	s.bg.Wait()
+}
+
+// gatherCtx bounds one gather of a cache: by peerWait, and by Close.
+func (s *Server) gatherCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(s.ctx, peerWait)
 }
 
 // New builds the console's handler.
@@ -87,6 +105,8 @@ func New(o Options) (*Server, error) {
 		o.ExportCap = 10 << 20
 	}
 	s := &Server{o: o, mux: http.NewServeMux(), pages: map[string]*template.Template{}, sessions: newSessions()}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.lags.bg, s.tier.bg = &s.bg, &s.bg
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("console: templates: %w", err)

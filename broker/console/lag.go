@@ -35,9 +35,13 @@ type lagIndex struct {
 	ttlCache[map[string][]groupLag]
 }
 
-// get is the current index, built again when older than lagTTL.
-func (x *lagIndex) get(ctx context.Context, env *handler.Env) map[string][]groupLag {
-	return x.ttlCache.get(lagTTL, func() map[string][]groupLag { return buildLagIndex(ctx, env) })
+// lagsByTopic is the current lag index, built again when older than lagTTL.
+func (s *Server) lagsByTopic(env *handler.Env) map[string][]groupLag {
+	return s.lags.get(lagTTL, func() map[string][]groupLag {
+		ctx, cancel := s.gatherCtx() // not the request's: the index outlives it
+		defer cancel()
+		return buildLagIndex(ctx, env)
+	})
 }
 
 // buildLagIndex gathers the committed offsets of all coordinators and

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -15,17 +16,12 @@ import (
 // gathered.
 const tierTTL = 2 * time.Second
 
-// replicaKey names one partition.
-type replicaKey struct {
-	Topic     string
-	Partition int32
-}
-
 // replicaState is one replica as its broker reported it.
 type replicaState struct {
-	Broker int32
-	Bytes  int64 // its local log's segment bytes
-	Tier   handler.ReplicaTier
+	Partition int32
+	Broker    int32
+	Bytes     int64 // its local log's segment bytes
+	Tier      handler.ReplicaTier
 }
 
 // tierView is every live broker's replicas, their local bytes and tier
@@ -35,35 +31,43 @@ type replicaState struct {
 // and shared by every user's pages; the pages show only topics their
 // user may describe.
 type tierView struct {
-	replicas map[replicaKey][]replicaState
-	answered map[int32]bool // brokers that answered
+	topics   map[string][]replicaState // every replica reported, by topic
+	answered map[int32]bool            // brokers that answered
 	// by topic and by broker, see summarize
 	hot, cold     map[string]int64
 	local, remote map[int32]int64
 }
 
-// tierView is the current view, gathered again when older than tierTTL.
-func (s *Server) tierView(q *req) *tierView {
-	// Not the request's own context: the view outlives it, shared.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(q.r.Context()), peerWait)
-	defer cancel()
-	return s.tier.get(tierTTL, func() *tierView { return gatherTier(ctx, q.env) })
+// newTierView is an empty view.
+func newTierView() *tierView {
+	return &tierView{topics: map[string][]replicaState{}, answered: map[int32]bool{}}
 }
 
-// leader is the partition's leader replica's report, or failing that
-// any replica's with the most tiered; false when no replica reported.
-func (v *tierView) leader(k replicaKey) (replicaState, bool) {
-	rs := v.replicas[k]
-	if len(rs) == 0 {
-		return replicaState{}, false
-	}
-	best := rs[0]
-	for _, r := range rs[1:] {
-		if r.Tier.Leader || (!best.Tier.Leader && r.Tier.RemoteBytes > best.Tier.RemoteBytes) {
-			best = r
+// tierView is the current view, gathered again when older than tierTTL.
+func (s *Server) tierView(q *req) *tierView {
+	env := q.env
+	return s.tier.get(tierTTL, func() *tierView {
+		ctx, cancel := s.gatherCtx() // not the request's: the view outlives it
+		defer cancel()
+		return gatherTier(ctx, env)
+	})
+}
+
+// leaders is, by partition, the leader replica's report of topic or
+// failing that the replica's with the most tiered; Broker is -1 where no
+// replica reported.
+func (v *tierView) leaders(topic string) []replicaState {
+	var out []replicaState
+	for _, r := range v.topics[topic] {
+		for int(r.Partition) >= len(out) {
+			out = append(out, replicaState{Partition: int32(len(out)), Broker: -1})
+		}
+		best := &out[r.Partition]
+		if best.Broker < 0 || r.Tier.Leader || (!best.Tier.Leader && r.Tier.RemoteBytes > best.Tier.RemoteBytes) {
+			*best = r
 		}
 	}
-	return best, true
+	return out
 }
 
 // brokerBytes is broker id's local log bytes (every replica it holds)
@@ -81,33 +85,36 @@ func (v *tierView) brokerBytes(id int32) (local, remote int64) {
 // (object storage: once per partition), and by broker the local and tier
 // bytes.
 func (v *tierView) summarize() {
-	v.hot, v.cold = map[string]int64{}, map[string]int64{}
+	v.hot, v.cold = make(map[string]int64, len(v.topics)), make(map[string]int64, len(v.topics))
 	v.local, v.remote = map[int32]int64{}, map[int32]int64{}
-	for k, rs := range v.replicas {
+	for topic, rs := range v.topics {
+		var hot int64
 		for _, r := range rs {
-			v.hot[k.Topic] += r.Bytes
+			hot += r.Bytes
 			v.local[r.Broker] += r.Bytes
 			if r.Tier.Leader {
 				v.remote[r.Broker] += r.Tier.RemoteBytes
 			}
 		}
-		if l, ok := v.leader(k); ok {
-			v.cold[k.Topic] += l.Tier.RemoteBytes
+		v.hot[topic] = hot
+		var cold int64
+		for _, l := range v.leaders(topic) {
+			cold += l.Tier.RemoteBytes
 		}
+		v.cold[topic] = cold
 	}
 }
 
 // tierRows is the tier state of topic's partitions, each as its leader
 // reports it, by partition.
-func (v *tierView) tierRows(topic string, partitions int32) []TierRow {
+func (v *tierView) tierRows(topic string) []TierRow {
 	var out []TierRow
-	for i := range partitions {
-		l, ok := v.leader(replicaKey{topic, i})
-		if !ok {
+	for _, l := range v.leaders(topic) {
+		if l.Broker < 0 {
 			continue
 		}
 		t := l.Tier
-		out = append(out, TierRow{Topic: topic, Partition: i, Broker: l.Broker, Tiered: t.Tiered, LocalStart: t.LocalStart, LocalBytes: l.Bytes,
+		out = append(out, TierRow{Topic: topic, Partition: l.Partition, Broker: l.Broker, Tiered: t.Tiered, LocalStart: t.LocalStart, LocalBytes: l.Bytes,
 			RemoteStart: t.RemoteStart, RemoteEnd: t.RemoteEnd, RemoteBytes: t.RemoteBytes,
 			CopyLagSegments: int(t.CopyLagSegments), CopyLagBytes: t.CopyLagBytes, LastError: t.LastError})
 	}
@@ -116,7 +123,7 @@ func (v *tierView) tierRows(topic string, partitions int32) []TierRow {
 
 // gatherTier asks every live broker for its replicas.
 func gatherTier(ctx context.Context, env *handler.Env) *tierView {
-	v := &tierView{replicas: map[replicaKey][]replicaState{}, answered: map[int32]bool{}}
+	v := newTierView()
 	be := &backend{env: env, asBroker: true}
 	type answer struct {
 		id  int32
@@ -147,20 +154,35 @@ func gatherTier(ctx context.Context, env *handler.Env) *tierView {
 		if a.err != nil {
 			continue
 		}
-		v.answered[a.id] = true
-		for _, d := range a.res.Dirs {
-			for _, t := range d.Topics {
-				for _, p := range t.Partitions {
-					rs := replicaState{Broker: a.id, Bytes: p.Size, Tier: handler.ReplicaTier{RemoteStart: -1, RemoteEnd: -1, LocalStart: -1}}
-					if rt, ok, err := handler.ParseReplicaTier(p.UnknownTags); ok && err == nil {
-						rs.Tier = rt
-					}
-					k := replicaKey{t.Topic, p.Partition}
-					v.replicas[k] = append(v.replicas[k], rs)
-				}
-			}
-		}
+		v.add(a.id, a.res)
 	}
 	v.summarize()
 	return v
+}
+
+// add records broker id's answer.
+func (v *tierView) add(id int32, res *kmsg.DescribeLogDirsResponse) {
+	v.answered[id] = true
+	for i := range res.Dirs {
+		d := &res.Dirs[i]
+		tiers, _, err := handler.ParseReplicaTiers(d)
+		if err != nil {
+			tiers = nil // sizes without tier state
+		}
+		n := 0
+		for _, t := range d.Topics {
+			rs := slices.Grow(v.topics[t.Topic], len(t.Partitions))
+			for _, p := range t.Partitions {
+				r := replicaState{Partition: p.Partition, Broker: id, Bytes: p.Size, Tier: handler.ReplicaTier{RemoteStart: -1, RemoteEnd: -1, LocalStart: -1}}
+				if n < len(tiers) {
+					r.Tier = tiers[n]
+				}
+				n++
+				if p.Partition >= 0 {
+					rs = append(rs, r)
+				}
+			}
+			v.topics[t.Topic] = rs
+		}
+	}
 }

@@ -9,36 +9,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strata-broker/strata/broker/handler"
 	"github.com/strata-broker/strata/test/harness"
 )
-
-// TestReplicaTierTag: the tag round-trips, and a truncated one is an
-// error rather than a wrong figure.
-func TestReplicaTierTag(t *testing.T) {
-	in := handler.ReplicaTier{Leader: true, Tiered: true, LocalStart: 7, RemoteStart: 0, RemoteEnd: 6, RemoteBytes: 1 << 40,
-		CopyLagSegments: 2, CopyLagBytes: 300, LastError: "put: ünïcode"}
-	var tags kmsg.Tags
-	in.Append(&tags)
-	out, ok, err := handler.ParseReplicaTier(tags)
-	if !ok || err != nil || out != in {
-		t.Fatalf("round trip: %+v %v %v, want %+v", out, ok, err, in)
-	}
-	if _, ok, _ := handler.ParseReplicaTier(kmsg.Tags{}); ok {
-		t.Fatal("a tag found in no tags")
-	}
-	var raw []byte
-	tags.Each(func(_ uint32, v []byte) { raw = v })
-	for n := range len(raw) {
-		var short kmsg.Tags
-		short.Set(handler.TierTag, raw[:n])
-		if _, ok, err := handler.ParseReplicaTier(short); !ok || err == nil {
-			t.Fatalf("%d of %d bytes parsed: %v %v", n, len(raw), ok, err)
-		}
-	}
-}
 
 // brokerCells finds a broker's local and tier bytes on the overview.
 var brokerCells = regexp.MustCompile(`(?s)<tr id="broker-(\d+)">.*?data-bytes="(-?\d+)".*?data-bytes="(-?\d+)"`)

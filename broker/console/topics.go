@@ -67,10 +67,7 @@ func (s *Server) topics(q *req) {
 		return
 	}
 	v := s.tierView(q)
-	// Not the request's own context: the index outlives it, shared.
-	lagCtx, cancel := context.WithTimeout(context.WithoutCancel(q.r.Context()), peerWait)
-	lags := s.lags.get(lagCtx, q.env)
-	cancel()
+	lags := s.lagsByTopic(q.env)
 	groupOK := map[string]bool{} // the user may describe the group
 	all := q.env.Cache.Topics()
 	rows := make([]topicRow, 0, len(all))
@@ -172,7 +169,7 @@ func (s *Server) topic(q *req) {
 	if d.Configs, err = describeConfigs(ctx, q.be, q.be.self(), kmsg.ConfigResourceTypeTopic, t.Name); err != nil {
 		d.ConfigErr = err.Error()
 	}
-	d.Tier = s.tierView(q).tierRows(t.Name, int32(len(t.Partitions)))
+	d.Tier = s.tierView(q).tierRows(t.Name)
 	for _, tr := range d.Tier {
 		if i := int(tr.Partition); i < len(d.Partitions) && d.Partitions[i].Partition == tr.Partition {
 			d.Partitions[i].RemoteStart = tr.RemoteStart

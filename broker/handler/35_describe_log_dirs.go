@@ -27,7 +27,8 @@ import (
 // * v4 TotalBytes / UsableBytes come from statfs of the dir (-1 if it
 //   fails).
 // * A request (v2+) carrying Strata's TierTag gets each partition's tier
-//   state under that tag (ReplicaTier); Kafka's clients never ask.
+//   state (ReplicaTier) under that tag of the dir; Kafka's clients never
+//   ask.
 
 func handleDescribeLogDirs(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.DescribeLogDirsRequest)
@@ -54,7 +55,8 @@ func handleDescribeLogDirs(_ context.Context, env *Env, req *Request) (Result, e
 			wanted[t.Topic] = append(wanted[t.Topic], t.Partitions...)
 		}
 	}
-	withTier := hasTag(r.UnknownTags, TierTag)
+	_, withTier := tagValue(r.UnknownTags, TierTag)
+	var tiers []byte
 	byTopic := map[string][]*partition.Partition{}
 	for _, p := range env.Partitions.All() {
 		if wanted != nil && !slices.Contains(wanted[p.Topic], p.Index) {
@@ -75,11 +77,14 @@ func handleDescribeLogDirs(_ context.Context, env *Env, req *Request) (Result, e
 			}
 			dp.OffsetLag = max(0, p.HighWatermark()-p.Log().LogEndOffset())
 			if withTier {
-				replicaTier(p).Append(&dp.UnknownTags)
+				tiers = replicaTier(p).AppendTo(tiers)
 			}
 			dt.Partitions = append(dt.Partitions, dp)
 		}
 		dir.Topics = append(dir.Topics, dt)
+	}
+	if withTier {
+		dir.UnknownTags.Set(TierTag, tiers)
 	}
 	resp.Dirs = append(resp.Dirs, dir)
 	return Result{Resp: resp}, nil

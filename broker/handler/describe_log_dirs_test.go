@@ -30,12 +30,8 @@ func describeLogDirsRows() []describeLogDirsRow {
 			want: func(t *testing.T, s *scene, resp *kmsg.DescribeLogDirsResponse) {
 				wantLogDirs(map[string][]int32{"t": {0, 1}, "u": {0}, "v": {0}},
 					map[string]int64{"t-0": written, "t-1": 0, "u-0": 0, "v-0": 0})(t, s, resp)
-				for _, dt := range resp.Dirs[0].Topics {
-					for _, dp := range dt.Partitions {
-						if dp.UnknownTags.Len() != 0 {
-							t.Errorf("%s-%d: tags, not asked for", dt.Topic, dp.Partition)
-						}
-					}
+				if resp.Dirs[0].UnknownTags.Len() != 0 {
+					t.Error("tier tags, not asked for")
 				}
 			},
 		},
@@ -58,12 +54,15 @@ func describeLogDirsRows() []describeLogDirsRow {
 			},
 			want: func(t *testing.T, s *scene, resp *kmsg.DescribeLogDirsResponse) {
 				wantLogDirs(map[string][]int32{"t": {0}, "v": {0}}, map[string]int64{"t-0": written, "v-0": 0})(t, s, resp)
-				for _, dt := range resp.Dirs[0].Topics {
-					rt, ok, err := ParseReplicaTier(dt.Partitions[0].UnknownTags)
-					// No tier here: nothing tiered, the local log starts at 0.
-					want := ReplicaTier{Leader: dt.Topic == "t", RemoteStart: -1, RemoteEnd: -1}
-					if !ok || err != nil || rt != want {
-						t.Errorf("%s-0: tier %+v %v %v, want %+v", dt.Topic, rt, ok, err, want)
+				tiers, ok, err := ParseReplicaTiers(&resp.Dirs[0])
+				if !ok || err != nil || len(tiers) != 2 {
+					t.Fatalf("tiers %+v %v %v, want t-0 and v-0's", tiers, ok, err)
+				}
+				// No tier here: nothing tiered, the local log starts at 0;
+				// this broker leads t-0 and follows v-0.
+				for i, topic := range []string{"t", "v"} {
+					if want := (ReplicaTier{Leader: topic == "t", RemoteStart: -1, RemoteEnd: -1}); tiers[i] != want {
+						t.Errorf("%s-0: tier %+v, want %+v", topic, tiers[i], want)
 					}
 				}
 			},
