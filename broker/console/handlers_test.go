@@ -278,20 +278,16 @@ func TestTopicLSOOpenTransaction(t *testing.T) {
 // password appears on no page.
 func TestBrokersRedactSecrets(t *testing.T) {
 	const secret = "Tr0ub4dor-and-3"
-	s := startSite(t, map[string]string{
-		"listeners":                                 "PLAINTEXT://127.0.0.1:0,SASL://127.0.0.1:0",
-		"listener.security.protocol.map":            "PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT",
-		"inter.broker.listener.name":                "PLAINTEXT",
-		"sasl.enabled.mechanisms":                   "PLAIN",
-		"listener.name.sasl.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="` + secret + `";`,
-	})
+	s, _ := secureSite(t, "sasl.enabled.mechanisms", "SCRAM-SHA-256,SCRAM-SHA-512,PLAIN",
+		"listener.name.sasl.plain.sasl.jaas.config", `org.apache.kafka.common.security.plain.PlainLoginModule required user_carol="`+secret+`";`)
+	allow(t, s, kadm.NewACLs().Clusters().Operations(kadm.OpDescribe, kadm.OpDescribeConfigs))
 	body := s.must("/brokers", "listener.name.sasl.plain.sasl.jaas.config", "redacted")
 	row := regexp.MustCompile(`<td>listener\.name\.sasl\.plain\.sasl\.jaas\.config</td><td class="v">([^\n]*?)</td>`).FindStringSubmatch(body)
 	if row == nil || !strings.Contains(row[1], "redacted") {
 		t.Fatalf("the JAAS config row is not redacted: %q", row)
 	}
 	for _, p := range []string{"/brokers", "/brokers?filter=jaas", "/", "/topics"} {
-		if _, body := s.get(p); strings.Contains(body, secret) || strings.Contains(body, "user_alice") {
+		if _, body := s.get(p); strings.Contains(body, secret) || strings.Contains(body, "user_carol") {
 			t.Fatalf("GET %s shows the secret", p)
 		}
 	}
