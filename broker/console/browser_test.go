@@ -189,11 +189,18 @@ func TestBrowserGroup(t *testing.T) {
 	for i := range 10 {
 		produce(t, cl, &kgo.Record{Topic: "events", Partition: int32(i % 2), Value: []byte("v")})
 	}
-	// A group that committed nothing yet has lag 10 once it commits the
-	// start; it then consumes, and the page's lag reaches 0.
+	// The group first commits the start of both partitions: the page
+	// shows a lag of 10. It then consumes, and the page's lag reaches 0.
+	commitOffsets(t, s.b.Admin(), "readers", map[string]map[int32]int64{"events": {0: 0, 1: 0}})
+	br := newBrowser(t)
+	br.run("group list", chromedp.Navigate(s.base+"/groups"),
+		chromedp.WaitVisible(chromedp.Search(`//a[text()="readers"]`)))
+	br.shot("groups")
+	br.run("group page before", chromedp.Navigate(s.base+"/groups/readers"),
+		chromedp.WaitVisible(chromedp.Search(`//dd[@id="total-lag" and text()="10"]`)))
+	br.shot("group-lagging")
 	consumer := s.b.Client(kgo.ConsumerGroup("readers"), kgo.ConsumeTopics("events"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.AutoCommitInterval(100*time.Millisecond))
-	br := newBrowser(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for n := 0; n < 10; {
@@ -221,6 +228,7 @@ func TestBrowserGroup(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("lag still %s after 30s", br.text("#total-lag"))
 		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	br.shot("group")
 	t.Log("lag 0 seen")

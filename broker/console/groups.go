@@ -174,7 +174,8 @@ func (s *Server) groupInfo(ctx context.Context, q *req, name string) (*groupData
 			}
 		}
 	}
-	if d.State == "" && len(d.Lags) == 0 {
+	// DescribeGroups answers an unknown group as Dead, without an error.
+	if (d.State == "" || d.State == "Dead") && len(d.Members) == 0 && len(d.Lags) == 0 {
 		return nil, http.StatusNotFound, fmt.Errorf("group %q does not exist", name)
 	}
 	for topic, parts := range byTopic {

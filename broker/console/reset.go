@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -56,7 +57,11 @@ func (s *Server) resetOffsets(q *req) {
 	}
 	rows, err := s.resetPlan(ctx, q, d, f)
 	if err != nil {
-		s.fail(q, http.StatusBadRequest, err)
+		code := http.StatusBadRequest
+		if errors.Is(err, errDenied) {
+			code = http.StatusForbidden
+		}
+		s.fail(q, code, err)
 		return
 	}
 	d.Reset, d.Sort = f, "partition"
