@@ -150,10 +150,12 @@ func TestTransactionsPage(t *testing.T) {
 	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatal(err)
 	}
+	// EndTransaction returns once the commit is prepared; the markers,
+	// and then CompleteCommit, follow.
+	s.waitFor("/transactions?show=all", "CompleteCommit")
 	if body := s.must("/transactions"); strings.Contains(body, "txn-a") {
 		t.Fatalf("a committed transaction is listed as open:\n%s", body)
 	}
-	s.must("/transactions?show=all", "txn-a", "CompleteCommit")
 	if body := s.must("/transactions?show=hanging"); strings.Contains(body, "txn-a") {
 		t.Fatalf("a committed transaction is listed as hanging:\n%s", body)
 	}
