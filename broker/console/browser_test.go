@@ -203,13 +203,7 @@ func TestBrowserGroup(t *testing.T) {
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.AutoCommitInterval(100*time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for n := 0; n < 10; {
-		fs := consumer.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			t.Fatalf("consumed %d of 10: %v", n, err)
-		}
-		n += fs.NumRecords()
-	}
+	consumeAll(t, consumer, 10)
 	// Auto-commit commits in the background; this one makes sure the
 	// last offsets are in before the consumer leaves.
 	if err := consumer.CommitUncommittedOffsets(ctx); err != nil {

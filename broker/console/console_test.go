@@ -198,13 +198,7 @@ func TestGroupLagAndReset(t *testing.T) {
 	consumer := s.b.Client(kgo.ConsumerGroup("readers"), kgo.ConsumeTopics("events"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for n := 0; n < 10; {
-		fs := consumer.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			t.Fatalf("consumed %d of 10: %v", n, err)
-		}
-		n += fs.NumRecords()
-	}
+	consumeAll(t, consumer, 10)
 	if err := consumer.CommitUncommittedOffsets(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -50,15 +50,11 @@ func textOrBase64(b []byte, null bool) (*string, bool) {
 // export writes the query's records as JSON (an array) or CSV, stopping
 // before Options.ExportCap bytes; X-Strata-Truncated says it stopped.
 func (s *Server) export(q *req) {
-	t, ok := s.readTopic(q)
+	b, ok := s.browseOf(q, maxExport)
 	if !ok {
 		return
 	}
-	b, err := parseBrowse(q.r, t, maxExport)
-	if err != nil {
-		s.fail(q, http.StatusBadRequest, err)
-		return
-	}
+	t := b.Topic
 	as := q.r.FormValue("as")
 	if as != "json" && as != "csv" {
 		s.fail(q, http.StatusBadRequest, fmt.Errorf("as: want json or csv, not %q", as))
@@ -145,15 +141,11 @@ const tailExprBudget = 200 * exprCostLimit
 // tail streams the records produced from now on as server-sent events:
 // each "record" event's data is a table row of the message browser.
 func (s *Server) tail(q *req) {
-	t, ok := s.readTopic(q)
+	b, ok := s.browseOf(q, maxLimit)
 	if !ok {
 		return
 	}
-	b, err := parseBrowse(q.r, t, maxLimit)
-	if err != nil {
-		s.fail(q, http.StatusBadRequest, err)
-		return
-	}
+	t := b.Topic
 	fl, ok := q.w.(http.Flusher)
 	if !ok {
 		s.fail(q, http.StatusInternalServerError, errors.New("streaming unsupported"))

@@ -311,16 +311,27 @@ func (s *Server) readTopic(q *req) (metadata.Topic, bool) {
 	return t, true
 }
 
-func (s *Server) messages(q *req) {
+// browseOf is the request's query of a topic the user may read, with
+// at most limit records; false (answered) when there is none.
+func (s *Server) browseOf(q *req, limit int64) (*browse, bool) {
 	t, ok := s.readTopic(q)
+	if !ok {
+		return nil, false
+	}
+	b, err := parseBrowse(q.r, t, limit)
+	if err != nil {
+		s.fail(q, http.StatusBadRequest, err)
+		return nil, false
+	}
+	return b, true
+}
+
+func (s *Server) messages(q *req) {
+	b, ok := s.browseOf(q, maxLimit)
 	if !ok {
 		return
 	}
-	b, err := parseBrowse(q.r, t, maxLimit)
-	if err != nil {
-		s.fail(q, http.StatusBadRequest, err)
-		return
-	}
+	t := b.Topic
 	msgs, scanned, err := scan(q.r.Context(), q.be, b)
 	if err != nil {
 		s.fail(q, scanStatus(err), err)
