@@ -11,7 +11,7 @@ import (
 
 	"github.com/strata-broker/strata/broker/console"
 	"github.com/strata-broker/strata/broker/handler"
-	"github.com/strata-broker/strata/metadata/etcdstore"
+	"github.com/strata-broker/strata/metadata"
 )
 
 // listenConsole binds console.listener ("" leaves the console off). A
@@ -113,11 +113,11 @@ func (s *Server) serveConsole(ctx context.Context, n *node) {
 // etcdHealth is the health of the metadata store's etcd endpoints, as
 // the broker's own etcd client reaches them.
 func etcdHealth(ctx context.Context, n *node) []console.EtcdEndpoint {
-	es, ok := n.store.(*etcdstore.Store)
+	hr, ok := n.store.(metadata.HealthReporter)
 	if !ok {
 		return nil
 	}
-	hs := es.Health(ctx)
+	hs := hr.Health(ctx)
 	out := make([]console.EtcdEndpoint, len(hs))
 	for i, h := range hs {
 		out[i] = console.EtcdEndpoint{Endpoint: h.Endpoint, Healthy: h.Healthy, Err: h.Err, Version: h.Version, Leader: h.Leader}

@@ -4,25 +4,19 @@ import (
 	"context"
 	"strings"
 	"sync"
+
+	"github.com/strata-broker/strata/metadata"
 )
 
-// EndpointHealth is one etcd endpoint as the store's client sees it.
-type EndpointHealth struct {
-	Endpoint string
-	Healthy  bool   // it answered a status request and raised no alarm
-	Err      string // why it is not healthy
-	Version  string // etcd's server version
-	Leader   bool   // it is the etcd cluster's raft leader
-	DBSize   int64  // its backend database's size in bytes
-}
+var _ metadata.HealthReporter = (*Store)(nil)
 
 // Health asks each of the client's endpoints for its status, in
 // parallel, over the client's own connection settings (TLS, client
 // certificate, authentication), so an endpoint shows as healthy exactly
 // when the broker itself can use it.
-func (s *Store) Health(ctx context.Context) []EndpointHealth {
+func (s *Store) Health(ctx context.Context) []metadata.EndpointHealth {
 	eps := s.cli.Endpoints()
-	out := make([]EndpointHealth, len(eps))
+	out := make([]metadata.EndpointHealth, len(eps))
 	var wg sync.WaitGroup
 	for i, ep := range eps {
 		out[i].Endpoint = ep
