@@ -24,8 +24,13 @@
 // Concurrency: Server is an http.Handler; each request runs on its own
 // goroutine. Sessions are kept in memory behind a mutex. Live tails poll
 // the partition's log end (bounded in time) and stream new records as
-// SSE events. The topic list's consumer lag comes from a per-topic index
-// of every coordinator's committed offsets and the partitions' high
-// watermarks, built by one request at a time and reused for a short TTL;
-// each request sums only the groups its user may describe.
+// SSE events. Two views are gathered from every broker and shared by all
+// users' pages, each in a ttlCache: the consumer lag index (every
+// coordinator's committed offsets and the partitions' high watermarks)
+// and the tier view (every broker's DescribeLogDirs with Strata's tier
+// tag: replica sizes and tier state). The first request waits for the
+// first gather; after that, past the time to live, a page gets the held
+// view while one background goroutine gathers the next, bounded by
+// peerWait and ended by Close. Each page shows only what its user may
+// describe.
 package console
