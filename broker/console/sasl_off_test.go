@@ -28,3 +28,10 @@ func TestConsoleOffWithoutScram(t *testing.T) {
 		t.Fatal("with SCRAM: no console")
 	}
 }
+
+// TestConsoleListenerEmptyIsOff: console.listener "" serves no console.
+func TestConsoleListenerEmptyIsOff(t *testing.T) {
+	if addr := harness.Start(t, map[string]string{"console.listener": ""}).Server().ConsoleAddr(); addr != "" {
+		t.Fatalf("console.listener empty: the console serves on %s", addr)
+	}
+}
