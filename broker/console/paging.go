@@ -34,6 +34,17 @@ func pageParams(r *http.Request) (pageReq, error) {
 	return pageReq{page: page, size: size}, nil
 }
 
+// pageOf is the page of a list the request asks for; false (answered
+// with 400) when its parameters are bad.
+func (s *Server) pageOf(q *req) (pageReq, bool) {
+	pr, err := pageParams(q.r)
+	if err != nil {
+		s.fail(q, http.StatusBadRequest, err)
+		return pageReq{}, false
+	}
+	return pr, true
+}
+
 // pageInfo is where a page of a list is: page Page of Pages, Size rows a
 // page, Shown of the Total (filtered) rows. List data embed it; the
 // templates' "pager" and "sizes" blocks render it.

@@ -47,9 +47,8 @@ func (s *Server) acls(q *req) {
 	if !s.describeCluster(q, "ACLs") {
 		return
 	}
-	pr, err := pageParams(q.r)
-	if err != nil {
-		s.fail(q, http.StatusBadRequest, err)
+	pr, ok := s.pageOf(q)
+	if !ok {
 		return
 	}
 	all, _ := q.env.Cache.ACLs()
@@ -89,9 +88,8 @@ func (s *Server) users(q *req) {
 	if !s.describeCluster(q, "users") {
 		return
 	}
-	pr, err := pageParams(q.r)
-	if err != nil {
-		s.fail(q, http.StatusBadRequest, err)
+	pr, ok := s.pageOf(q)
+	if !ok {
 		return
 	}
 	d := usersData{Filter: q.r.FormValue("filter")}
@@ -136,9 +134,8 @@ func (s *Server) quotas(q *req) {
 	if !s.describeCluster(q, "quotas") {
 		return
 	}
-	pr, err := pageParams(q.r)
-	if err != nil {
-		s.fail(q, http.StatusBadRequest, err)
+	pr, ok := s.pageOf(q)
+	if !ok {
 		return
 	}
 	d := quotasData{Filter: q.r.FormValue("filter"), Default: metadata.QuotaDefault}

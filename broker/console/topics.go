@@ -61,9 +61,8 @@ func (s *Server) topics(q *req) {
 	if d.Order != "desc" {
 		d.Order = "asc"
 	}
-	pr, err := pageParams(q.r)
-	if err != nil {
-		s.fail(q, http.StatusBadRequest, err)
+	pr, ok := s.pageOf(q)
+	if !ok {
 		return
 	}
 	v := s.tierView(q)

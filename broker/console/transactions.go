@@ -57,9 +57,8 @@ func (s *Server) transactions(q *req) {
 		s.fail(q, http.StatusBadRequest, fmt.Errorf("show: want open, hanging or all, not %q", d.Show))
 		return
 	}
-	pr, err := pageParams(q.r)
-	if err != nil {
-		s.fail(q, http.StatusBadRequest, err)
+	pr, ok := s.pageOf(q)
+	if !ok {
 		return
 	}
 	ctx, cancel := context.WithTimeout(q.r.Context(), peerWait)
