@@ -323,8 +323,8 @@ func (s *Server) dispatch(ctx context.Context, frame []byte, held int, mem *requ
 	}
 	hreq := &handler.Request{Header: h, Body: req, Bytes: len(frame) + 4, Conn: conn}
 	s.env.Metrics.Start(h.Key)
-	var ran time.Duration // the handler's time on this goroutine, for request_percentage
-	finish := func(res handler.Result, err error) {
+	// ran is the handler's time on this goroutine, for request_percentage.
+	finish := func(res handler.Result, err error, ran time.Duration) {
 		var wait time.Duration
 		if err == nil {
 			d, after := throttle(s.env.Quotas, api, hreq, res, ran)
@@ -345,23 +345,23 @@ func (s *Server) dispatch(ctx context.Context, frame []byte, held int, mem *requ
 		go func() {
 			res, err := s.run(ctx, api, hreq, log)
 			mem.release(held)
-			finish(res, err)
+			finish(res, err, 0)
 		}()
 		return h.Key, true, false
 	}
 	res, err := s.run(ctx, api, hreq, log)
-	ran = time.Since(start)
+	ran := time.Since(start)
 	mem.release(held)
 	if err == nil && res.Later != nil {
 		// The request goes on off this goroutine; later requests of the
 		// connection are read (and their responses queued) meanwhile.
 		go func() {
 			res, err := s.later(ctx, api, hreq, res.Later, log)
-			finish(res, err)
+			finish(res, err, ran)
 		}()
 		return h.Key, true, api.ReleasesFrame
 	}
-	finish(res, err)
+	finish(res, err, ran)
 	return h.Key, false, api.ReleasesFrame
 }
 
