@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // ChangeKind says which part of the model a Change touches.
@@ -80,9 +81,10 @@ type Cache struct {
 	sortedACLs []ACL // memo for ACLs; nil when stale
 
 	// quotas holds each client-quota entity's values by key; quotaGen
-	// counts their changes. Published maps are never mutated.
+	// counts their changes, written under mu and read without it (every
+	// request's quota check reads it). Published maps are never mutated.
 	quotas   map[QuotaEntity]map[string]float64
-	quotaGen uint64
+	quotaGen atomic.Uint64
 
 	sortedTopics  []Topic  // memo for Topics; nil when stale
 	sortedBrokers []Broker // memo for Brokers; nil when stale
@@ -109,7 +111,7 @@ func (c *Cache) reset() {
 	c.acls = make(map[ACL]struct{})
 	c.sortedACLs = nil
 	c.quotas = make(map[QuotaEntity]map[string]float64)
-	c.quotaGen++
+	c.quotaGen.Add(1)
 	c.sortedTopics, c.sortedBrokers = nil, nil
 }
 
@@ -204,7 +206,7 @@ func (c *Cache) apply(changes []Change) {
 			} else {
 				c.quotas[ch.Quota] = ch.Quotas
 			}
-			c.quotaGen++
+			c.quotaGen.Add(1)
 		}
 	}
 	for name := range cloned {

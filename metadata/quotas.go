@@ -77,8 +77,4 @@ func (c *Cache) ClientQuotas() map[QuotaEntity]map[string]float64 {
 // QuotaRevision counts the changes of client quotas the cache applied:
 // a reader that resolved quotas at one value may keep its resolution
 // until it moves.
-func (c *Cache) QuotaRevision() uint64 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.quotaGen
-}
+func (c *Cache) QuotaRevision() uint64 { return c.quotaGen.Load() }
