@@ -29,7 +29,7 @@ func handleDescribeAcls(_ context.Context, env *Env, req *Request) (Result, erro
 	case admin == nil:
 		resp.ErrorCode, resp.ErrorMessage = kerr.SecurityDisabled.Code, msg
 		return Result{Resp: resp}, nil
-	case !aclClusterAllowed(env, req, kmsg.ACLOperationDescribe):
+	case !env.allowedCluster(req, kmsg.ACLOperationDescribe):
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return Result{Resp: resp}, nil
 	}

@@ -76,7 +76,7 @@ func aclAlterAdmin(env *Env, req *Request, n int, setErr func(i int, code int16,
 	switch {
 	case admin == nil:
 		code = kerr.SecurityDisabled.Code
-	case !aclClusterAllowed(env, req, kmsg.ACLOperationAlter):
+	case !env.allowedCluster(req, kmsg.ACLOperationAlter):
 		code, msg = kerr.ClusterAuthorizationFailed.Code, nil
 	default:
 		return admin

@@ -30,7 +30,7 @@ func handleDescribeClientQuotas(_ context.Context, env *Env, req *Request) (Resu
 		resp.ErrorCode, resp.ErrorMessage = code, &msg
 		return Result{Resp: resp}, nil
 	}
-	if !quotaAuthorized(env, req, kmsg.ACLOperationDescribeConfigs) {
+	if !env.allowedCluster(req, kmsg.ACLOperationDescribeConfigs) {
 		return fail(kerr.ClusterAuthorizationFailed.Code, "not authorized to describe the cluster's client quotas")
 	}
 	seen := map[string]bool{}

@@ -32,7 +32,7 @@ import (
 func handleAlterClientQuotas(ctx context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.AlterClientQuotasRequest)
 	resp := r.ResponseKind().(*kmsg.AlterClientQuotasResponse)
-	allowed := quotaAuthorized(env, req, kmsg.ACLOperationAlterConfigs)
+	allowed := env.allowedCluster(req, kmsg.ACLOperationAlterConfigs)
 	for _, in := range r.Entries {
 		out := kmsg.NewAlterClientQuotasResponseEntry()
 		for _, c := range in.Entity {

@@ -37,13 +37,6 @@ func aclAdmin(env *Env) (ACLAdmin, *string) {
 	return nil, strPtr("No Authorizer is configured on the broker")
 }
 
-// aclClusterAllowed reports whether the request's principal may do op on
-// the cluster, as the ACL APIs need (ALTER to create or delete, DESCRIBE
-// to describe).
-func aclClusterAllowed(env *Env, req *Request, op kmsg.ACLOperation) bool {
-	return env.allowedCluster(req, op)
-}
-
 // aclFilter converts a DescribeAcls or DeleteAcls filter; version 0
 // requests have no pattern type and mean LITERAL.
 func aclFilter(version int16, typ kmsg.ACLResourceType, name *string, pattern kmsg.ACLResourcePatternType,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/broker/quota"
 	"github.com/strata-broker/strata/metadata"
 )
 
@@ -26,16 +27,10 @@ type quotaKeyDef struct {
 
 // quotaKeys are the keys AlterClientQuotas accepts.
 var quotaKeys = map[string]quotaKeyDef{
-	"producer_byte_rate":       {whole: true},
-	"consumer_byte_rate":       {whole: true},
-	"request_percentage":       {},
-	"connection_creation_rate": {ip: true, whole: true},
-}
-
-// quotaAuthorized reports whether the request's principal may do op on
-// the cluster (always, without an authorizer).
-func quotaAuthorized(env *Env, req *Request, op kmsg.ACLOperation) bool {
-	return env.allowedCluster(req, op)
+	quota.Produce.Key():            {whole: true},
+	quota.Fetch.Key():              {whole: true},
+	quota.Request.Key():            {},
+	quota.ConnectionCreation.Key(): {ip: true, whole: true},
 }
 
 // quotaEntityOf turns a request's entity components (type, name; a nil
