@@ -168,6 +168,13 @@ func TestCLITopic(t *testing.T) {
 	if recs := consumeJSON("-p", "1"); len(recs) != 1 || recs[0].Key != nil || recs[0].Value != "late" || recs[0].Timestamp < before.UnixMilli() {
 		t.Fatalf("consume -p 1 json: %+v", recs)
 	}
+	// The topic and timestamp directives.
+	out = cliOK(t, "topic", "consume", "cli-t", "-p", "1", "-e", "-f", `%t %d\n`, br)
+	if topic, ts, ok := strings.Cut(strings.TrimSpace(out), " "); !ok || topic != "cli-t" {
+		t.Fatalf("consume layout %%t %%d: %q", out)
+	} else if ms, err := strconv.ParseInt(ts, 10, 64); err != nil || ms < before.UnixMilli() {
+		t.Fatalf("consume layout %%d: %q, want a timestamp from %d on", ts, before.UnixMilli())
+	}
 	// From a time: only the record produced after it.
 	out = cliOK(t, "topic", "consume", "cli-t", "-o", "@"+strconv.FormatInt(before.UnixMilli(), 10), "-e", br)
 	if out != "late\n" {
