@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/metadata"
 )
 
 // peerWait bounds how long a page waits for another broker's answer.
@@ -37,7 +39,7 @@ type overviewData struct {
 	ClusterID  string
 	Controller int32
 	Self       int32
-	Etcd       []EtcdEndpoint
+	Etcd       []metadata.EndpointHealth
 	Brokers    []brokerRow
 	Topics     int
 	Partitions int

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/broker/handler"
+	"github.com/strata-broker/strata/metadata"
 )
 
 //go:embed templates/*.html
@@ -36,7 +37,7 @@ type Options struct {
 	Login bool
 	// Etcd is the metadata store's endpoints and their health; nil: not
 	// shown.
-	Etcd func(ctx context.Context) []EtcdEndpoint
+	Etcd func(ctx context.Context) []metadata.EndpointHealth
 	// ExportCap bounds an export's size in bytes (0: 10 MiB).
 	ExportCap int
 	// Log gets the console's errors (nil: discarded).
@@ -58,15 +59,6 @@ type TierRow struct {
 	CopyLagSegments int
 	CopyLagBytes    int64
 	LastError       string
-}
-
-// EtcdEndpoint is one etcd endpoint and its health.
-type EtcdEndpoint struct {
-	Endpoint string
-	Healthy  bool
-	Err      string
-	Version  string // etcd's server version ("": unknown)
-	Leader   bool   // the etcd cluster's raft leader
 }
 
 // Server serves the console; it is an http.Handler.
