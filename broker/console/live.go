@@ -284,12 +284,7 @@ func (s *Server) produce(q *req) {
 		s.fail(q, http.StatusForbidden, fmt.Errorf("write to %q: %w", t.Name, errDenied))
 		return
 	}
-	var res kmsg.Response
-	if st.Leader == q.be.self() {
-		res, err = q.be.local(ctx, req)
-	} else {
-		res, err = q.be.on(ctx, st.Leader, req)
-	}
+	res, err := q.be.on(ctx, st.Leader, req)
 	if err != nil {
 		s.fail(q, http.StatusBadGateway, err)
 		return
