@@ -122,17 +122,17 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("GET /{$}", s.authed(s.overview))
 	s.mux.HandleFunc("GET /brokers", s.authed(s.brokers))
 	s.mux.HandleFunc("GET /topics", s.authed(s.topics))
-	s.mux.HandleFunc("POST /topics", s.authed(s.createTopic))
+	s.mux.HandleFunc("POST /topics", s.authed(s.writes(s.createTopic)))
 	s.mux.HandleFunc("GET /topics/{topic}", s.authed(s.topic))
-	s.mux.HandleFunc("POST /topics/{topic}/delete", s.authed(s.deleteTopic))
-	s.mux.HandleFunc("POST /topics/{topic}/config", s.authed(s.alterConfig))
+	s.mux.HandleFunc("POST /topics/{topic}/delete", s.authed(s.writes(s.deleteTopic)))
+	s.mux.HandleFunc("POST /topics/{topic}/config", s.authed(s.writes(s.alterConfig)))
 	s.mux.HandleFunc("GET /topics/{topic}/messages", s.authed(s.messages))
 	s.mux.HandleFunc("GET /topics/{topic}/export", s.authed(s.export))
 	s.mux.HandleFunc("GET /topics/{topic}/tail", s.authed(s.tail))
-	s.mux.HandleFunc("POST /topics/{topic}/produce", s.authed(s.produce))
+	s.mux.HandleFunc("POST /topics/{topic}/produce", s.authed(s.writes(s.produce)))
 	s.mux.HandleFunc("GET /groups", s.authed(s.groups))
 	s.mux.HandleFunc("GET /groups/{group}", s.authed(s.group))
-	s.mux.HandleFunc("POST /groups/{group}/reset", s.authed(s.resetOffsets))
+	s.mux.HandleFunc("POST /groups/{group}/reset", s.authed(s.writes(s.resetOffsets)))
 	s.mux.HandleFunc("GET /transactions", s.authed(s.transactions))
 	s.mux.HandleFunc("GET /acls", s.authed(s.acls))
 	s.mux.HandleFunc("GET /users", s.authed(s.users))
@@ -265,6 +265,17 @@ func (s *Server) fail(q *req, code int, err error) {
 
 // errReadOnly refuses a state change in read-only mode.
 var errReadOnly = errors.New("the console is read-only (console.read.only=true)")
+
+// writes guards a state-changing page: refused in read-only mode.
+func (s *Server) writes(fn func(*req)) func(*req) {
+	return func(q *req) {
+		if s.o.ReadOnly {
+			s.fail(q, http.StatusForbidden, errReadOnly)
+			return
+		}
+		fn(q)
+	}
+}
 
 // intParam is query parameter name as an int, def when absent; an error
 // names the parameter.

@@ -229,10 +229,6 @@ const maxProduceBody = 1 << 20
 // produce appends one record from the form (key, value, headers as
 // k=v lines, partition) through the Produce handler, acks=all.
 func (s *Server) produce(q *req) {
-	if s.o.ReadOnly {
-		s.fail(q, http.StatusForbidden, errReadOnly)
-		return
-	}
 	t, ok := s.topicOf(q)
 	if !ok {
 		return
