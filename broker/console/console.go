@@ -44,23 +44,6 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// TierRow is one partition's tier state, as its leader (Broker) reports
-// it.
-type TierRow struct {
-	Topic           string
-	Partition       int32
-	Broker          int32
-	Tiered          bool
-	LocalStart      int64
-	LocalBytes      int64
-	RemoteStart     int64 // -1: nothing tiered
-	RemoteEnd       int64
-	RemoteBytes     int64
-	CopyLagSegments int
-	CopyLagBytes    int64
-	LastError       string
-}
-
 // Server serves the console; it is an http.Handler.
 type Server struct {
 	o        Options

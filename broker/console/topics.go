@@ -134,7 +134,7 @@ type topicData struct {
 	Partitions []partitionRow
 	Configs    []configRow
 	ConfigErr  string
-	Tier       []TierRow
+	Tier       []replicaState // by partition, as each leader reports it
 	Messages   int64 // HW - log start, summed
 }
 
@@ -171,7 +171,7 @@ func (s *Server) topic(q *req) {
 	d.Tier = s.tierView(q).tierRows(t.Name)
 	for _, tr := range d.Tier {
 		if i := int(tr.Partition); i < len(d.Partitions) && d.Partitions[i].Partition == tr.Partition {
-			d.Partitions[i].RemoteStart = tr.RemoteStart
+			d.Partitions[i].RemoteStart = tr.Tier.RemoteStart
 		}
 	}
 	s.render(q, "topic", t.Name, "topics", d)
