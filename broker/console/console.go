@@ -187,17 +187,18 @@ func (s *Server) authed(fn func(*req)) http.HandlerFunc {
 			sess = s.sessions.create(w, anonymous)
 		}
 		if r.Method == http.MethodPost {
+			// Parsed once here, for the CSRF check and the handler, so
+			// that a body too big or malformed is refused, never read
+			// as empty fields.
 			r.Body = http.MaxBytesReader(w, r.Body, maxProduceBody)
-			if r.Header.Get("X-CSRF-Token") == "" {
-				if err := parseForm(r); err != nil {
-					var tooBig *http.MaxBytesError
-					if errors.As(err, &tooBig) {
-						http.Error(w, fmt.Sprintf("the form is larger than %d bytes", maxProduceBody), http.StatusRequestEntityTooLarge)
-						return
-					}
-					http.Error(w, err.Error(), http.StatusBadRequest)
+			if err := parseForm(r); err != nil {
+				var tooBig *http.MaxBytesError
+				if errors.As(err, &tooBig) {
+					http.Error(w, fmt.Sprintf("the form is larger than %d bytes", maxProduceBody), http.StatusRequestEntityTooLarge)
 					return
 				}
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
 			}
 		}
 		if r.Method == http.MethodPost && !sess.checkCSRF(r) {

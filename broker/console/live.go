@@ -223,7 +223,7 @@ func (s *Server) tail(q *req) {
 	}
 }
 
-// maxProduceBody bounds the produce form's body.
+// maxProduceBody bounds a form's body (the produce form's record).
 const maxProduceBody = 1 << 20
 
 // produce appends one record from the form (key, value, headers as
@@ -231,15 +231,6 @@ const maxProduceBody = 1 << 20
 func (s *Server) produce(q *req) {
 	t, ok := s.topicOf(q)
 	if !ok {
-		return
-	}
-	if err := parseForm(q.r); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			s.fail(q, http.StatusRequestEntityTooLarge, fmt.Errorf("the record is larger than %d bytes", maxProduceBody))
-			return
-		}
-		s.fail(q, http.StatusBadRequest, err)
 		return
 	}
 	part, err := intParam(q.r, "partition", 0)
