@@ -118,6 +118,11 @@ func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients, kl 
 	var spare []byte
 	mute := &connMute{}
 	for {
+		// KIP-219: nothing of a throttled client is read, so its next
+		// request holds no share of queued.max.request.bytes while it
+		// waits; a mute its pending response sets later is honoured
+		// after the read below.
+		mute.wait(reading)
 		deadline, err := awaitRequest(br, dl, resp, cl.idle)
 		var frame []byte
 		if err == nil {
@@ -141,7 +146,7 @@ func (s *Server) serveConn(serving context.Context, c net.Conn, cl *clients, kl 
 			}
 			break
 		}
-		mute.wait(reading) // KIP-219: no request of a throttled client until its time passed
+		mute.wait(reading) // set by a response completed during the read
 		p, ok := resp.add(ctx)
 		if !ok {
 			cl.mem.release(held)

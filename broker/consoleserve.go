@@ -77,7 +77,7 @@ func (s *Server) serveConsole(ctx context.Context, n *node) {
 		Env:      func() *handler.Env { return n.env.Load() },
 		ReadOnly: s.cfg.ConsoleReadOnly,
 		Login:    login,
-		Etcd:     func(ctx context.Context) []console.EtcdEndpoint { return etcdHealth(ctx, n) },
+		Etcd:     func(ctx context.Context) []metadata.EndpointHealth { return etcdHealth(ctx, n) },
 		Log:      s.log,
 	})
 	if err != nil {
@@ -112,15 +112,10 @@ func (s *Server) serveConsole(ctx context.Context, n *node) {
 
 // etcdHealth is the health of the metadata store's etcd endpoints, as
 // the broker's own etcd client reaches them.
-func etcdHealth(ctx context.Context, n *node) []console.EtcdEndpoint {
+func etcdHealth(ctx context.Context, n *node) []metadata.EndpointHealth {
 	hr, ok := n.store.(metadata.HealthReporter)
 	if !ok {
 		return nil
 	}
-	hs := hr.Health(ctx)
-	out := make([]console.EtcdEndpoint, len(hs))
-	for i, h := range hs {
-		out[i] = console.EtcdEndpoint{Endpoint: h.Endpoint, Healthy: h.Healthy, Err: h.Err, Version: h.Version, Leader: h.Leader}
-	}
-	return out
+	return hr.Health(ctx)
 }

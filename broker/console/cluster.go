@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/metadata"
 )
 
 // peerWait bounds how long a page waits for another broker's answer.
@@ -37,7 +39,7 @@ type overviewData struct {
 	ClusterID  string
 	Controller int32
 	Self       int32
-	Etcd       []EtcdEndpoint
+	Etcd       []metadata.EndpointHealth
 	Brokers    []brokerRow
 	Topics     int
 	Partitions int
@@ -118,9 +120,6 @@ type configRow struct {
 	ReadOnly  bool
 }
 
-// redacted replaces every sensitive value.
-const redacted = "[redacted]"
-
 // sensitiveName catches secrets a config table did not mark sensitive.
 func sensitiveName(name string) bool {
 	n := strings.ToLower(name)
@@ -171,10 +170,7 @@ func describeConfigs(ctx context.Context, be *backend, id int32, typ kmsg.Config
 	for _, c := range rs[0].Configs {
 		r := configRow{Name: c.Name, Source: sourceName(c.Source), Sensitive: c.IsSensitive || sensitiveName(c.Name), ReadOnly: c.ReadOnly}
 		switch {
-		case r.Sensitive && c.Value != nil:
-			r.Value = redacted
-		case r.Sensitive:
-			r.Value = ""
+		case r.Sensitive: // never held, so never rendered
 		case c.Value == nil:
 			r.Value = "(null)"
 		default:

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/broker/handler"
+	"github.com/strata-broker/strata/metadata"
 )
 
 //go:embed templates/*.html
@@ -36,37 +37,11 @@ type Options struct {
 	Login bool
 	// Etcd is the metadata store's endpoints and their health; nil: not
 	// shown.
-	Etcd func(ctx context.Context) []EtcdEndpoint
+	Etcd func(ctx context.Context) []metadata.EndpointHealth
 	// ExportCap bounds an export's size in bytes (0: 10 MiB).
 	ExportCap int
 	// Log gets the console's errors (nil: discarded).
 	Log *slog.Logger
-}
-
-// TierRow is one partition's tier state, as its leader (Broker) reports
-// it.
-type TierRow struct {
-	Topic           string
-	Partition       int32
-	Broker          int32
-	Tiered          bool
-	LocalStart      int64
-	LocalBytes      int64
-	RemoteStart     int64 // -1: nothing tiered
-	RemoteEnd       int64
-	RemoteBytes     int64
-	CopyLagSegments int
-	CopyLagBytes    int64
-	LastError       string
-}
-
-// EtcdEndpoint is one etcd endpoint and its health.
-type EtcdEndpoint struct {
-	Endpoint string
-	Healthy  bool
-	Err      string
-	Version  string // etcd's server version ("": unknown)
-	Leader   bool   // the etcd cluster's raft leader
 }
 
 // Server serves the console; it is an http.Handler.
@@ -130,17 +105,17 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("GET /{$}", s.authed(s.overview))
 	s.mux.HandleFunc("GET /brokers", s.authed(s.brokers))
 	s.mux.HandleFunc("GET /topics", s.authed(s.topics))
-	s.mux.HandleFunc("POST /topics", s.authed(s.createTopic))
+	s.mux.HandleFunc("POST /topics", s.authed(s.writes(s.createTopic)))
 	s.mux.HandleFunc("GET /topics/{topic}", s.authed(s.topic))
-	s.mux.HandleFunc("POST /topics/{topic}/delete", s.authed(s.deleteTopic))
-	s.mux.HandleFunc("POST /topics/{topic}/config", s.authed(s.alterConfig))
+	s.mux.HandleFunc("POST /topics/{topic}/delete", s.authed(s.writes(s.deleteTopic)))
+	s.mux.HandleFunc("POST /topics/{topic}/config", s.authed(s.writes(s.alterConfig)))
 	s.mux.HandleFunc("GET /topics/{topic}/messages", s.authed(s.messages))
 	s.mux.HandleFunc("GET /topics/{topic}/export", s.authed(s.export))
 	s.mux.HandleFunc("GET /topics/{topic}/tail", s.authed(s.tail))
-	s.mux.HandleFunc("POST /topics/{topic}/produce", s.authed(s.produce))
+	s.mux.HandleFunc("POST /topics/{topic}/produce", s.authed(s.writes(s.produce)))
 	s.mux.HandleFunc("GET /groups", s.authed(s.groups))
 	s.mux.HandleFunc("GET /groups/{group}", s.authed(s.group))
-	s.mux.HandleFunc("POST /groups/{group}/reset", s.authed(s.resetOffsets))
+	s.mux.HandleFunc("POST /groups/{group}/reset", s.authed(s.writes(s.resetOffsets)))
 	s.mux.HandleFunc("GET /transactions", s.authed(s.transactions))
 	s.mux.HandleFunc("GET /acls", s.authed(s.acls))
 	s.mux.HandleFunc("GET /users", s.authed(s.users))
@@ -212,17 +187,18 @@ func (s *Server) authed(fn func(*req)) http.HandlerFunc {
 			sess = s.sessions.create(w, anonymous)
 		}
 		if r.Method == http.MethodPost {
+			// Parsed once here, for the CSRF check and the handler, so
+			// that a body too big or malformed is refused, never read
+			// as empty fields.
 			r.Body = http.MaxBytesReader(w, r.Body, maxProduceBody)
-			if r.Header.Get("X-CSRF-Token") == "" {
-				if err := parseForm(r); err != nil {
-					var tooBig *http.MaxBytesError
-					if errors.As(err, &tooBig) {
-						http.Error(w, fmt.Sprintf("the form is larger than %d bytes", maxProduceBody), http.StatusRequestEntityTooLarge)
-						return
-					}
-					http.Error(w, err.Error(), http.StatusBadRequest)
+			if err := parseForm(r); err != nil {
+				var tooBig *http.MaxBytesError
+				if errors.As(err, &tooBig) {
+					http.Error(w, fmt.Sprintf("the form is larger than %d bytes", maxProduceBody), http.StatusRequestEntityTooLarge)
 					return
 				}
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
 			}
 		}
 		if r.Method == http.MethodPost && !sess.checkCSRF(r) {
@@ -273,6 +249,17 @@ func (s *Server) fail(q *req, code int, err error) {
 
 // errReadOnly refuses a state change in read-only mode.
 var errReadOnly = errors.New("the console is read-only (console.read.only=true)")
+
+// writes guards a state-changing page: refused in read-only mode.
+func (s *Server) writes(fn func(*req)) func(*req) {
+	return func(q *req) {
+		if s.o.ReadOnly {
+			s.fail(q, http.StatusForbidden, errReadOnly)
+			return
+		}
+		fn(q)
+	}
+}
 
 // intParam is query parameter name as an int, def when absent; an error
 // names the parameter.

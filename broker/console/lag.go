@@ -51,14 +51,15 @@ func buildLagIndex(ctx context.Context, env *handler.Env) map[string][]groupLag 
 	if env.Groups != nil {
 		_, committed = env.Groups.AllCommitted()
 	}
+	be := &backend{env: env, asBroker: true}
 	if env.Peers != nil {
 		for _, b := range env.Cache.Brokers() {
 			if b.ID != env.Self.ID {
-				committed = append(committed, peerCommitted(ctx, env.Peers, b.ID)...)
+				committed = append(committed, peerCommitted(ctx, be, b.ID)...)
 			}
 		}
 	}
-	hw := highWatermarks(ctx, env, committed)
+	hw := highWatermarks(ctx, be, committed)
 	sums := map[string]map[string]int64{}
 	for _, c := range committed {
 		end, ok := hw[c.TopicPartition]
@@ -83,8 +84,8 @@ func buildLagIndex(ctx context.Context, env *handler.Env) map[string][]groupLag 
 
 // peerCommitted is the committed offsets of the groups broker id
 // coordinates; nothing when it does not answer.
-func peerCommitted(ctx context.Context, peers handler.Peers, id int32) []group.Committed {
-	res, err := peerRequest(ctx, peers, id, kmsg.NewPtrListGroupsRequest())
+func peerCommitted(ctx context.Context, be *backend, id int32) []group.Committed {
+	res, err := be.on(ctx, id, kmsg.NewPtrListGroupsRequest())
 	if err != nil {
 		return nil
 	}
@@ -98,7 +99,7 @@ func peerCommitted(ctx context.Context, peers handler.Peers, id int32) []group.C
 		rg.Group, rg.MemberEpoch = g.Group, -1
 		of.Groups = append(of.Groups, rg)
 	}
-	res, err = peerRequest(ctx, peers, id, of) // v8+: many groups in one request
+	res, err = be.on(ctx, id, of) // v8+: many groups in one request
 	if err != nil {
 		return nil
 	}
@@ -121,7 +122,8 @@ func peerCommitted(ctx context.Context, peers handler.Peers, id int32) []group.C
 // highWatermarks is the high watermark of each partition committed
 // names: this broker's replica's when it leads (or when the leader does
 // not answer), else the leader's ListOffsets.
-func highWatermarks(ctx context.Context, env *handler.Env, committed []group.Committed) map[group.TopicPartition]int64 {
+func highWatermarks(ctx context.Context, be *backend, committed []group.Committed) map[group.TopicPartition]int64 {
+	env := be.env
 	out := map[group.TopicPartition]int64{}
 	byLeader := map[int32]map[string][]int32{}
 	for _, c := range committed {
@@ -161,7 +163,7 @@ func highWatermarks(ctx context.Context, env *handler.Env, committed []group.Com
 			}
 			req.Topics = append(req.Topics, rt)
 		}
-		res, err := peerRequest(ctx, env.Peers, leader, req)
+		res, err := be.on(ctx, leader, req)
 		if err != nil {
 			continue
 		}
@@ -174,12 +176,4 @@ func highWatermarks(ctx context.Context, env *handler.Env, committed []group.Com
 		}
 	}
 	return out
-}
-
-// peerRequest sends req to broker id at the highest version both know.
-func peerRequest(ctx context.Context, peers handler.Peers, id int32, req kmsg.Request) (kmsg.Response, error) {
-	if api, ok := handler.Lookup(req.Key()); ok {
-		req.SetVersion(min(api.Max, req.MaxVersion()))
-	}
-	return peers.Request(ctx, id, req)
 }

@@ -223,27 +223,14 @@ func (s *Server) tail(q *req) {
 	}
 }
 
-// maxProduceBody bounds the produce form's body.
+// maxProduceBody bounds a form's body (the produce form's record).
 const maxProduceBody = 1 << 20
 
 // produce appends one record from the form (key, value, headers as
 // k=v lines, partition) through the Produce handler, acks=all.
 func (s *Server) produce(q *req) {
-	if s.o.ReadOnly {
-		s.fail(q, http.StatusForbidden, errReadOnly)
-		return
-	}
 	t, ok := s.topicOf(q)
 	if !ok {
-		return
-	}
-	if err := parseForm(q.r); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			s.fail(q, http.StatusRequestEntityTooLarge, fmt.Errorf("the record is larger than %d bytes", maxProduceBody))
-			return
-		}
-		s.fail(q, http.StatusBadRequest, err)
 		return
 	}
 	part, err := intParam(q.r, "partition", 0)
@@ -284,12 +271,7 @@ func (s *Server) produce(q *req) {
 		s.fail(q, http.StatusForbidden, fmt.Errorf("write to %q: %w", t.Name, errDenied))
 		return
 	}
-	var res kmsg.Response
-	if st.Leader == q.be.self() {
-		res, err = q.be.local(ctx, req)
-	} else {
-		res, err = q.be.on(ctx, st.Leader, req)
-	}
+	res, err := q.be.on(ctx, st.Leader, req)
 	if err != nil {
 		s.fail(q, http.StatusBadGateway, err)
 		return

@@ -109,8 +109,13 @@ func (b *browse) partitions() []int32 {
 	if b.Partition >= 0 {
 		return []int32{int32(b.Partition)}
 	}
-	out := make([]int32, 0, len(b.Topic.Partitions))
-	for i := range int32(len(b.Topic.Partitions)) {
+	return allPartitions(b.Topic)
+}
+
+// allPartitions is the ids of t's partitions.
+func allPartitions(t metadata.Topic) []int32 {
+	out := make([]int32, 0, len(t.Partitions))
+	for i := range int32(len(t.Partitions)) {
 		out = append(out, i)
 	}
 	return out
@@ -337,13 +342,7 @@ func (s *Server) messages(q *req) {
 		s.fail(q, scanStatus(err), err)
 		return
 	}
-	d := messagesData{Q: b, Scanned: scanned, Parts: b.partitions(), Query: q.r.URL.RawQuery}
-	if b.Partition >= 0 {
-		d.Parts = nil
-		for i := range int32(len(t.Partitions)) {
-			d.Parts = append(d.Parts, i)
-		}
-	}
+	d := messagesData{Q: b, Scanned: scanned, Parts: allPartitions(t), Query: q.r.URL.RawQuery}
 	for _, m := range msgs {
 		d.Rows = append(d.Rows, rowOf(m, b.Format))
 	}

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,10 +35,6 @@ type resetRow struct {
 // admin of an empty group (generation -1). Refused in read-only mode and
 // while the group has members.
 func (s *Server) resetOffsets(q *req) {
-	if s.o.ReadOnly {
-		s.fail(q, http.StatusForbidden, errReadOnly)
-		return
-	}
 	name := q.r.PathValue("group")
 	ctx, cancel := context.WithTimeout(q.r.Context(), peerWait*3)
 	defer cancel()
@@ -132,10 +129,7 @@ func (s *Server) resetPlan(ctx context.Context, q *req, d *groupData, f resetFor
 	}
 	var ts int64
 	switch f.To {
-	case "earliest":
-		ts = -2
-	case "latest":
-		ts = -1
+	case "earliest", "latest":
 	case "timestamp":
 		var err error
 		if ts, err = parseTime(f.Timestamp); err != nil {
@@ -160,8 +154,11 @@ func (s *Server) resetPlan(ctx context.Context, q *req, d *groupData, f resetFor
 		if err != nil {
 			return nil, err
 		}
-		at := hi
-		if f.To != "offset" {
+		at := hi // latest
+		switch f.To {
+		case "earliest":
+			at = lo
+		case "timestamp":
 			if at, err = listOffsets(ctx, q.be, topic, parts, ts); err != nil {
 				return nil, err
 			}
@@ -182,13 +179,7 @@ func (s *Server) resetPlan(ctx context.Context, q *req, d *groupData, f resetFor
 		}
 	}
 	slices.SortFunc(rows, func(a, b resetRow) int {
-		if a.Topic != b.Topic {
-			if a.Topic < b.Topic {
-				return -1
-			}
-			return 1
-		}
-		return int(a.Partition - b.Partition)
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
 	return rows, nil
 }

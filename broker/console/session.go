@@ -27,7 +27,8 @@ const sessionCookie = "strata_console"
 // sessionTTL is how long a session lives after its last use.
 const sessionTTL = 8 * time.Hour
 
-// maxSessions bounds the sessions kept; past it the oldest are dropped.
+// maxSessions bounds the sessions kept; past it the expired ones and
+// then the least recently used one are dropped.
 const maxSessions = 10000
 
 // session is one browser's login: its principal and CSRF token.
@@ -84,17 +85,29 @@ func (ss *sessions) create(w http.ResponseWriter, principal string) *session {
 	s := &session{principal: principal, csrf: csrf, expires: time.Now().Add(sessionTTL)}
 	ss.mu.Lock()
 	if len(ss.byID) >= maxSessions {
-		now := time.Now()
-		for k, v := range ss.byID {
-			if now.After(v.expires) || len(ss.byID) >= maxSessions {
-				delete(ss.byID, k)
-			}
-		}
+		ss.evict(time.Now())
 	}
 	ss.byID[id] = s
 	ss.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	return s
+}
+
+// evict drops the expired sessions and, when none had expired, the one
+// used least recently (a flood of new sessions cannot push out a user
+// who is still active before older idle ones). Called with mu held.
+func (ss *sessions) evict(now time.Time) {
+	var oldest string
+	for k, v := range ss.byID {
+		if now.After(v.expires) {
+			delete(ss.byID, k)
+		} else if oldest == "" || v.expires.Before(ss.byID[oldest].expires) {
+			oldest = k
+		}
+	}
+	if len(ss.byID) >= maxSessions {
+		delete(ss.byID, oldest)
+	}
 }
 
 // drop ends r's session.

@@ -107,18 +107,8 @@ func (v *tierView) summarize() {
 
 // tierRows is the tier state of topic's partitions, each as its leader
 // reports it, by partition.
-func (v *tierView) tierRows(topic string) []TierRow {
-	var out []TierRow
-	for _, l := range v.leaders(topic) {
-		if l.Broker < 0 {
-			continue
-		}
-		t := l.Tier
-		out = append(out, TierRow{Topic: topic, Partition: l.Partition, Broker: l.Broker, Tiered: t.Tiered, LocalStart: t.LocalStart, LocalBytes: l.Bytes,
-			RemoteStart: t.RemoteStart, RemoteEnd: t.RemoteEnd, RemoteBytes: t.RemoteBytes,
-			CopyLagSegments: int(t.CopyLagSegments), CopyLagBytes: t.CopyLagBytes, LastError: t.LastError})
-	}
-	return out
+func (v *tierView) tierRows(topic string) []replicaState {
+	return slices.DeleteFunc(v.leaders(topic), func(r replicaState) bool { return r.Broker < 0 })
 }
 
 // gatherTier asks every live broker for its replicas.

@@ -134,7 +134,7 @@ type topicData struct {
 	Partitions []partitionRow
 	Configs    []configRow
 	ConfigErr  string
-	Tier       []TierRow
+	Tier       []replicaState // by partition, as each leader reports it
 	Messages   int64 // HW - log start, summed
 }
 
@@ -171,7 +171,7 @@ func (s *Server) topic(q *req) {
 	d.Tier = s.tierView(q).tierRows(t.Name)
 	for _, tr := range d.Tier {
 		if i := int(tr.Partition); i < len(d.Partitions) && d.Partitions[i].Partition == tr.Partition {
-			d.Partitions[i].RemoteStart = tr.RemoteStart
+			d.Partitions[i].RemoteStart = tr.Tier.RemoteStart
 		}
 	}
 	s.render(q, "topic", t.Name, "topics", d)
@@ -250,10 +250,6 @@ func partitionRows(ctx context.Context, be *backend, t metadata.Topic) []partiti
 // createTopic creates a topic from the form (name, partitions,
 // replication factor) through CreateTopics.
 func (s *Server) createTopic(q *req) {
-	if s.o.ReadOnly {
-		s.fail(q, http.StatusForbidden, errReadOnly)
-		return
-	}
 	name := strings.TrimSpace(q.r.PostFormValue("name"))
 	parts, err := intParam(q.r, "partitions", -1)
 	if err != nil {
@@ -291,10 +287,6 @@ func (s *Server) createTopic(q *req) {
 // deleteTopic deletes the topic through DeleteTopics; the form repeats
 // the topic's name as its confirmation.
 func (s *Server) deleteTopic(q *req) {
-	if s.o.ReadOnly {
-		s.fail(q, http.StatusForbidden, errReadOnly)
-		return
-	}
 	name := q.r.PathValue("topic")
 	if q.r.PostFormValue("confirm") != name {
 		s.fail(q, http.StatusBadRequest, fmt.Errorf("type the topic's name %q to confirm the deletion", name))
@@ -338,10 +330,6 @@ func kafkaStatus(code int16) int {
 // alterConfig sets (op=set) or removes (op=delete, back to the default)
 // one of the topic's configs through IncrementalAlterConfigs.
 func (s *Server) alterConfig(q *req) {
-	if s.o.ReadOnly {
-		s.fail(q, http.StatusForbidden, errReadOnly)
-		return
-	}
 	t, ok := s.topicOf(q)
 	if !ok {
 		return
