@@ -409,7 +409,7 @@ func aclKcat(t *testing.T, adm *kadm.Client, addr string) {
 		t.Fatal("kcat produced without an ACL")
 	}
 	grant(t, adm, kadm.NewACLs().Allow(u.principal()).Topics("kcat-acl").Operations(kadm.OpWrite).ResourcePatternType(kadm.ACLPatternLiteral))
-	awaitAllowed(t, -1, func() int16 { return codeOf(produce()) })
+	waitUntil(t, "kcat to produce once WRITE is allowed", 10*time.Second, func() bool { return produce() == nil })
 	consume := func() (string, error) {
 		out, err := kcatOutput(append(u.kcatArgs(addr), "-C", "-t", "kcat-acl", "-o", "beginning", "-e", "-q")...)
 		return out, err
@@ -418,12 +418,9 @@ func aclKcat(t *testing.T, adm *kadm.Client, addr string) {
 		t.Fatal("kcat consumed without an ACL")
 	}
 	grant(t, adm, kadm.NewACLs().Allow(u.principal()).Topics("kcat-").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternPrefixed))
-	awaitAllowed(t, -1, func() int16 {
+	waitUntil(t, "kcat to consume the line once READ is allowed", 10*time.Second, func() bool {
 		out, err := consume()
-		if err != nil || !strings.Contains(out, "line") {
-			return -1
-		}
-		return 0
+		return err == nil && strings.Contains(out, "line")
 	})
 }
 
@@ -474,15 +471,12 @@ func aclMetadataHides(t *testing.T, adm *kadm.Client, addr string) {
 	harness.CreateTopic(t, adm, "vis-hidden", 1, nil)
 	grant(t, adm, kadm.NewACLs().Allow(u.principal()).Topics("vis-shown").Operations(kadm.OpDescribe).ResourcePatternType(kadm.ACLPatternLiteral))
 	var topics []string
-	awaitAllowed(t, -1, func() int16 {
+	waitUntil(t, "kafka-python to see vis-shown once DESCRIBE is allowed", 10*time.Second, func() bool {
 		out := harness.Python(t, listTopicsPython, addr, string(u))
 		if err := json.Unmarshal([]byte(out), &topics); err != nil {
 			t.Fatalf("kafka-python output %q: %v", out, err)
 		}
-		if !slices.Contains(topics, "vis-shown") {
-			return -1
-		}
-		return 0
+		return slices.Contains(topics, "vis-shown")
 	})
 	if !slices.Equal(topics, []string{"vis-shown"}) {
 		t.Fatalf("kafka-python sees %v, want only vis-shown", topics)
