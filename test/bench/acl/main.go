@@ -231,7 +231,9 @@ func (b *broker) round(ctx context.Context, value []byte, mb int) (float64, erro
 		b.prod.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
 			if err != nil {
 				mu.Lock()
-				first = err
+				if first == nil {
+					first = err
+				}
 				mu.Unlock()
 			}
 			wg.Done()
@@ -251,10 +253,16 @@ func (b *broker) close() {
 	b.child.Stop(os.Interrupt, 20*time.Second)
 }
 
+// median of xs, the mean of the middle two for an even count as the
+// security table's medianOf (test/bench/table.go); 0 for none.
 func median(xs []float64) float64 {
 	s := slices.Sorted(slices.Values(xs))
 	if len(s) == 0 {
 		return 0
 	}
-	return s[len(s)/2]
+	mid := len(s) / 2
+	if len(s)%2 == 0 {
+		return (s[mid-1] + s[mid]) / 2
+	}
+	return s[mid]
 }
