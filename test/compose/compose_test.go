@@ -69,15 +69,11 @@ func (s *stack) mustCompose(args ...string) {
 
 // kcat runs kcat against the brokers still up, with stdin from in.
 func kcat(ctx context.Context, brokers []string, in string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, harness.KcatPath, append([]string{"-b", strings.Join(brokers, ",")}, args...)...)
-	cmd.Stdin = strings.NewReader(in)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, stderr, err := harness.RunKcat(ctx, in, append([]string{"-b", strings.Join(brokers, ",")}, args...)...)
 	if err != nil {
-		return string(out), fmt.Errorf("kcat %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+		return out, fmt.Errorf("kcat %s: %w: %s", strings.Join(args, " "), err, stderr)
 	}
-	return string(out), nil
+	return out, nil
 }
 
 // poll calls f until it returns nil or stackTimeout passes, and returns

@@ -144,7 +144,7 @@ func exported(t *testing.T, addr string) map[string]map[string]bool {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		name, rest, _ := strings.Cut(line, " ")
+		name, _, _ := strings.Cut(line, " ")
 		labels := ""
 		if i := strings.IndexByte(line, '{'); i >= 0 && i < len(name) {
 			name, labels = line[:i], line[i+1:]
@@ -152,7 +152,6 @@ func exported(t *testing.T, addr string) map[string]map[string]bool {
 		if out[name] == nil {
 			out[name] = map[string]bool{}
 		}
-		_ = rest
 		for labels != "" && labels[0] != '}' {
 			k, v, ok := strings.Cut(labels, "=")
 			if !ok || len(v) == 0 || v[0] != '"' {
@@ -228,7 +227,7 @@ func missing(uses []use, exp map[string]map[string]bool) []string {
 // checks every metric and label of deploy/grafana/strata.json and
 // deploy/prometheus/strata-alerts.yml against /metrics.
 func TestDeployFilesMatchMetrics(t *testing.T) {
-	root := filepath.Join("..", "..", "deploy")
+	root := filepath.Join(repo(t), "deploy")
 	uses := append(dashboardUses(t, filepath.Join(root, "grafana", "strata.json")),
 		alertUses(t, filepath.Join(root, "prometheus", "strata-alerts.yml"))...)
 	if len(uses) < 20 {

@@ -63,16 +63,23 @@ func runtimeStage(ins []instruction) []instruction {
 	return ins[last:]
 }
 
-// args returns the arguments of the runtime stage's instruction cmd (the
-// last one), as a JSON array when it is one.
-func jsonArgs(t *testing.T, ins []instruction, cmd string) []string {
-	t.Helper()
+// lastArgs is the arguments of the last instruction cmd in ins, "" if
+// there is none.
+func lastArgs(ins []instruction, cmd string) string {
 	var args string
 	for _, in := range ins {
 		if in.cmd == cmd {
 			args = in.args
 		}
 	}
+	return args
+}
+
+// jsonArgs returns the arguments of the runtime stage's instruction cmd
+// (the last one), as a JSON array when it is one.
+func jsonArgs(t *testing.T, ins []instruction, cmd string) []string {
+	t.Helper()
+	args := lastArgs(ins, cmd)
 	if args == "" {
 		t.Fatalf("no %s instruction", cmd)
 	}
@@ -121,12 +128,7 @@ func TestDockerfiles(t *testing.T) {
 		t.Errorf("the runtime lines differ:\nDockerfile:          %v\nDockerfile.prebuilt: %v", a, b)
 	}
 
-	var uid string
-	for _, in := range rt {
-		if in.cmd == "USER" {
-			uid, _, _ = strings.Cut(in.args, ":")
-		}
-	}
+	uid, _, _ := strings.Cut(lastArgs(rt, "USER"), ":")
 	if n, err := strconv.Atoi(uid); err != nil || n == 0 {
 		t.Errorf("USER %q: want a numeric non-root uid", uid)
 	}
@@ -190,12 +192,7 @@ func TestDockerfiles(t *testing.T) {
 		}
 	}
 
-	var health string
-	for _, in := range rt {
-		if in.cmd == "HEALTHCHECK" {
-			health = in.args
-		}
-	}
+	health := lastArgs(rt, "HEALTHCHECK")
 	_, cmd, ok := strings.Cut(health, "CMD ")
 	var probe []string
 	if !ok || json.Unmarshal([]byte(cmd), &probe) != nil || !slices.Contains(probe, "probe") || probe[0] != entry[0] {

@@ -81,15 +81,7 @@ func TestACLAdminKadm(t *testing.T) {
 		kadm.NewACLs().Topics("pay-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpWrite).Deny("User:bob").DenyHosts("127.0.0.1"),
 		kadm.NewACLs().Groups("g1").Operations(kadm.OpRead).Allow("User:*"),
 	} {
-		res, err := admin.CreateACLs(ctx, bld)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range res {
-			if r.Err != nil {
-				t.Fatalf("create %+v: %v %s", r, r.Err, r.ErrMessage)
-			}
-		}
+		grant(t, admin, bld)
 	}
 	want := []string{
 		"CLUSTER LITERAL kafka-cluster User:alice * ALTER ALLOW",
@@ -213,10 +205,7 @@ func TestACLAcrossBrokers(t *testing.T) {
 			return errors.Is(err, kerr.ClusterAuthorizationFailed)
 		})
 	}
-	res, err := bs[0].Admin().CreateACLs(testCtx(t), kadm.NewACLs().Clusters().Operations(kadm.OpAlter).Allow("User:alice"))
-	if err != nil || res[0].Err != nil {
-		t.Fatalf("create: %v %+v", err, res)
-	}
+	grant(t, bs[0].Admin(), kadm.NewACLs().Clusters().Operations(kadm.OpAlter).Allow("User:alice"))
 	created := time.Now()
 	for i, adm := range alices {
 		waitUntil(t, fmt.Sprintf("broker %d to enforce the ACL", i+1), 10*time.Second, func() bool {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -404,58 +403,53 @@ func aclKcat(t *testing.T, adm *kadm.Client, addr string) {
 	u := newUser(t, adm, "kc")
 	harness.CreateTopic(t, adm, "kcat-acl", 1, nil)
 	produce := func() error {
-		return runKcat(t, "line\n", append(u.kcatArgs(addr), "-P", "-t", "kcat-acl")...)
+		return runKcat("line\n", append(u.kcatArgs(addr), "-P", "-t", "kcat-acl")...)
 	}
 	if err := produce(); err == nil {
 		t.Fatal("kcat produced without an ACL")
 	}
 	grant(t, adm, kadm.NewACLs().Allow(u.principal()).Topics("kcat-acl").Operations(kadm.OpWrite).ResourcePatternType(kadm.ACLPatternLiteral))
-	awaitAllowed(t, -1, func() int16 { return codeOf(produce()) })
+	waitUntil(t, "kcat to produce once WRITE is allowed", 10*time.Second, func() bool { return produce() == nil })
 	consume := func() (string, error) {
-		out, err := kcatOutput(t, append(u.kcatArgs(addr), "-C", "-t", "kcat-acl", "-o", "beginning", "-e", "-q")...)
+		out, err := kcatOutput(append(u.kcatArgs(addr), "-C", "-t", "kcat-acl", "-o", "beginning", "-e", "-q")...)
 		return out, err
 	}
 	if _, err := consume(); err == nil {
 		t.Fatal("kcat consumed without an ACL")
 	}
 	grant(t, adm, kadm.NewACLs().Allow(u.principal()).Topics("kcat-").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternPrefixed))
-	awaitAllowed(t, -1, func() int16 {
+	waitUntil(t, "kcat to consume the line once READ is allowed", 10*time.Second, func() bool {
 		out, err := consume()
-		if err != nil || !strings.Contains(out, "line") {
-			return -1
-		}
-		return 0
+		return err == nil && strings.Contains(out, "line")
 	})
 }
 
-// runKcat runs kcat with stdin in and returns its error (with stderr).
-func runKcat(t *testing.T, in string, args ...string) error {
+// runKcat runs kcat with stdin in and returns its error (with its
+// output), or an error if its output reports one.
+func runKcat(in string, args ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, harness.KcatPath, args...)
-	cmd.Stdin = strings.NewReader(in)
-	out, err := cmd.CombinedOutput()
+	stdout, stderr, err := harness.RunKcat(ctx, in, args...)
+	out := stdout + stderr
 	if err != nil {
-		return errors.New(err.Error() + ": " + string(out))
+		return errors.New(err.Error() + ": " + out)
 	}
-	if strings.Contains(string(out), "authorization failed") || strings.Contains(string(out), "ERROR") {
-		return errors.New(string(out))
+	if strings.Contains(out, "authorization failed") || strings.Contains(out, "ERROR") {
+		return errors.New(out)
 	}
 	return nil
 }
 
-// kcatOutput runs kcat and returns its standard output.
-func kcatOutput(t *testing.T, args ...string) (string, error) {
+// kcatOutput runs kcat and returns its standard output, or an error if
+// it fails or its stderr reports one.
+func kcatOutput(args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var stderr strings.Builder
-	cmd := exec.CommandContext(ctx, harness.KcatPath, args...)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err == nil && strings.Contains(stderr.String(), "ERROR") {
-		err = errors.New(stderr.String())
+	out, stderr, err := harness.RunKcat(ctx, "", args...)
+	if err == nil && strings.Contains(stderr, "ERROR") {
+		err = errors.New(stderr)
 	}
-	return string(out), err
+	return out, err
 }
 
 // listTopicsPython lists the topics kafka-python's consumer sees, as JSON.
@@ -477,15 +471,12 @@ func aclMetadataHides(t *testing.T, adm *kadm.Client, addr string) {
 	harness.CreateTopic(t, adm, "vis-hidden", 1, nil)
 	grant(t, adm, kadm.NewACLs().Allow(u.principal()).Topics("vis-shown").Operations(kadm.OpDescribe).ResourcePatternType(kadm.ACLPatternLiteral))
 	var topics []string
-	awaitAllowed(t, -1, func() int16 {
+	waitUntil(t, "kafka-python to see vis-shown once DESCRIBE is allowed", 10*time.Second, func() bool {
 		out := harness.Python(t, listTopicsPython, addr, string(u))
 		if err := json.Unmarshal([]byte(out), &topics); err != nil {
 			t.Fatalf("kafka-python output %q: %v", out, err)
 		}
-		if !slices.Contains(topics, "vis-shown") {
-			return -1
-		}
-		return 0
+		return slices.Contains(topics, "vis-shown")
 	})
 	if !slices.Equal(topics, []string{"vis-shown"}) {
 		t.Fatalf("kafka-python sees %v, want only vis-shown", topics)

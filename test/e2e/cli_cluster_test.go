@@ -6,10 +6,10 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/strata-broker/strata/internal/logbuf"
 	"github.com/strata-broker/strata/test/harness"
 )
 
@@ -82,7 +82,7 @@ func TestCLIClusterHealth(t *testing.T) {
 
 	// --watch --exit-when-healthy prints the unhealthy cluster, then runs
 	// until broker 2 is back in sync.
-	watchOut := &syncBuffer{}
+	watchOut := &logbuf.Buffer{}
 	var watchErr bytes.Buffer
 	watch := exec.CommandContext(testCtx(t), harness.Binary(t), "cluster", "health", br, "--watch", "--interval", "200ms", "--exit-when-healthy")
 	watch.Stdout, watch.Stderr = watchOut, &watchErr
@@ -108,23 +108,4 @@ func TestCLIClusterHealth(t *testing.T) {
 	if n := metricValue(t, metrics[0], "strata_under_replicated_partitions") + metricValue(t, metrics[1], "strata_under_replicated_partitions"); n != 0 {
 		t.Fatalf("strata_under_replicated_partitions: %d after the restart", n)
 	}
-}
-
-// syncBuffer is a bytes.Buffer a child process writes while the test
-// reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

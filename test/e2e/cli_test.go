@@ -20,6 +20,13 @@ import (
 	"github.com/strata-broker/strata/test/harness"
 )
 
+// strataCLI runs the strata binary with an empty standard input and
+// returns its stdout, stderr and exit code.
+func strataCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return strataCLIIn(t, "", args...)
+}
+
 // strataCLIIn runs the strata binary with stdin as its standard input.
 func strataCLIIn(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"io"
 	"net"
 	"sync"
@@ -221,7 +220,7 @@ func TestQuotaMutesConnection(t *testing.T) {
 	var at [2]time.Time
 	var throttles [2]int32
 	for i := range 2 {
-		resp := readProduceResponse(t, c, 9)
+		resp := readResponse(t, c, produce(9), 30*time.Second).(*kmsg.ProduceResponse)
 		at[i] = time.Now()
 		throttles[i] = resp.ThrottleMillis
 		if code := resp.Topics[0].Partitions[0].ErrorCode; code != 0 {
@@ -244,34 +243,10 @@ func TestQuotaMutesConnection(t *testing.T) {
 	if _, err := old.Write(kmsg.NewRequestFormatter(kmsg.FormatterClientID("old")).AppendRequest(nil, produce(5), 0)); err != nil {
 		t.Fatal(err)
 	}
-	resp := readProduceResponse(t, old, 5)
+	resp := readResponse(t, old, produce(5), 30*time.Second).(*kmsg.ProduceResponse)
 	if took := time.Since(sent); resp.ThrottleMillis < 500 || took < time.Duration(resp.ThrottleMillis)*time.Millisecond/2 {
 		t.Errorf("Produce v5: throttle_time_ms %d, answered after %v: want the response held back", resp.ThrottleMillis, took)
 	}
-}
-
-// readProduceResponse reads one Produce response of version v from c.
-func readProduceResponse(t *testing.T, c net.Conn, v int16) *kmsg.ProduceResponse {
-	t.Helper()
-	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
-	var size [4]byte
-	if _, err := io.ReadFull(c, size[:]); err != nil {
-		t.Fatalf("read response: %v", err)
-	}
-	body := make([]byte, binary.BigEndian.Uint32(size[:]))
-	if _, err := io.ReadFull(c, body); err != nil {
-		t.Fatal(err)
-	}
-	resp := kmsg.NewPtrProduceResponse()
-	resp.Version = v
-	rest := body[4:]
-	if resp.IsFlexible() {
-		rest = rest[1:] // no tags in the response header
-	}
-	if err := resp.ReadFrom(rest); err != nil {
-		t.Fatal(err)
-	}
-	return resp
 }
 
 // TestClientQuotasAdmin: kadm sets, validates, describes and removes

@@ -249,7 +249,14 @@ func rawRequest(t *testing.T, c net.Conn, req kmsg.Request, corr int32) kmsg.Res
 	if _, err := c.Write(kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw")).AppendRequest(nil, req, corr)); err != nil {
 		t.Fatal(err)
 	}
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	return readResponse(t, c, req, 10*time.Second)
+}
+
+// readResponse reads the next response on c as the response to req,
+// waiting at most wait for it.
+func readResponse(t *testing.T, c net.Conn, req kmsg.Request, wait time.Duration) kmsg.Response {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(wait))
 	var size [4]byte
 	if _, err := io.ReadFull(c, size[:]); err != nil {
 		t.Fatalf("%s response: %v", kmsg.NameForKey(req.Key()), err)

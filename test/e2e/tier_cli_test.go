@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,22 +18,6 @@ import (
 	"github.com/strata-broker/strata/test/minio"
 	"github.com/strata-broker/strata/tier/objstore/backend"
 )
-
-// strataCLI runs the strata binary and returns its stdout, stderr and
-// exit code.
-func strataCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	cmd := exec.CommandContext(testCtx(t), harness.Binary(t), args...)
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return out.String(), errOut.String(), ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run strata %v: %v", args, err)
-	}
-	return out.String(), errOut.String(), 0
-}
 
 // tierStatus runs `strata tier status --json` against one broker.
 func tierStatus(t *testing.T, admin, topic string) broker.TierStatus {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +44,38 @@ func StartChild(logPath string, args ...string) (*Child, error) {
 		close(c.exited)
 	}()
 	return c, nil
+}
+
+// StartServe starts `bin serve` as a child for a benchmark program: a
+// PLAINTEXT listener on a free loopback port, data in dir/data, output
+// appended to dir/broker.log, no metrics or console listener, and each of
+// keys ("name=value") set. It returns the child and its address once the
+// broker answers Ping; if the broker exits first or timeout passes, it
+// stops it and returns the error.
+func StartServe(bin, dir string, timeout time.Duration, keys ...string) (*Child, string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", fmt.Errorf("harness: free port: %w", err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", fmt.Errorf("harness: broker dir: %w", err)
+	}
+	args := []string{bin, "serve", "--set", "listeners=PLAINTEXT://" + addr, "--set", "log.dirs=" + filepath.Join(dir, "data"),
+		"--set", "metrics.listener=", "--set", "console.listener="}
+	for _, k := range keys {
+		args = append(args, "--set", k)
+	}
+	c, err := StartChild(filepath.Join(dir, "broker.log"), args...)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := waitReady(addr, c.Exited(), timeout); err != nil {
+		c.Stop(os.Interrupt, 20*time.Second)
+		return nil, "", fmt.Errorf("harness: %w", err)
+	}
+	return c, addr, nil
 }
 
 // Running reports whether the process is alive as far as its Wait knows

@@ -44,16 +44,14 @@ func Binary(t testing.TB) string {
 	return binPath
 }
 
+// build builds the binary Binary returns into a new temp dir, buildDir.
 func build() (string, error) {
-	root, err := moduleRoot()
-	if err != nil {
-		return "", err
-	}
+	var err error
 	buildDir, err = os.MkdirTemp("", "strata-e2e-bin-")
 	if err != nil {
 		return "", fmt.Errorf("build strata: temp dir: %w", err)
 	}
-	return buildInto(root, buildDir)
+	return BuildStrata(buildDir)
 }
 
 // BuildStrata builds this module's ./cmd/strata into dir and returns the
@@ -64,11 +62,6 @@ func BuildStrata(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return buildInto(root, dir)
-}
-
-// buildInto builds root's ./cmd/strata into dir.
-func buildInto(root, dir string) (string, error) {
 	out := filepath.Join(dir, "strata")
 	goTool, err := exec.LookPath("go")
 	if err != nil {

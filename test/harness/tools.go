@@ -94,24 +94,39 @@ func requireFile(t testing.TB, path, what string) {
 	}
 }
 
+// RunKcat runs kcat with stdin fed from in, bounded by ctx, and returns
+// its standard output and error streams and its error. Unlike Kcat it
+// does not fail the test: it is for callers that expect kcat to be
+// refused, or retry it until it succeeds.
+func RunKcat(ctx context.Context, in string, args ...string) (stdout, stderr string, err error) {
+	return runCmd(ctx, in, KcatPath, args...)
+}
+
 // runTool runs name with a timeout and fails the test with stderr on error.
 func runTool(t testing.TB, stdin, name string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), toolTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
+	stdout, stderr, err := runCmd(ctx, stdin, name, args...)
 	if ctx.Err() != nil {
-		t.Fatalf("harness: %s %q timed out after %v\nstdout:\n%s\nstderr:\n%s", name, args, toolTimeout, stdout.String(), stderr.String())
+		t.Fatalf("harness: %s %q timed out after %v\nstdout:\n%s\nstderr:\n%s", name, args, toolTimeout, stdout, stderr)
 	}
 	if err != nil {
-		t.Fatalf("harness: %s %q: %v\nstdout:\n%s\nstderr:\n%s", name, args, err, stdout.String(), stderr.String())
+		t.Fatalf("harness: %s %q: %v\nstdout:\n%s\nstderr:\n%s", name, args, err, stdout, stderr)
 	}
-	return stdout.String()
+	return stdout
+}
+
+// runCmd runs name with stdin fed from in until it exits or ctx ends, and
+// returns what it wrote to stdout and stderr and how it ended.
+func runCmd(ctx context.Context, in, name string, args ...string) (stdout, stderr string, err error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdin = strings.NewReader(in)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	cmd.WaitDelay = 5 * time.Second
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
 }
 
 // logTail returns the last n lines of the file at path (best effort).

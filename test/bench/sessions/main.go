@@ -98,17 +98,7 @@ func measure(o options, bin, dir string, sessions bool) (side, error) {
 	if !sessions {
 		s.name = "no-sessions"
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return s, err
-	}
-	addr := l.Addr().String()
-	l.Close()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return s, err
-	}
-	child, err := harness.StartChild(filepath.Join(dir, "broker.log"), bin, "serve",
-		"--set", "listeners=PLAINTEXT://"+addr, "--set", "log.dirs="+filepath.Join(dir, "data"), "--set", "metrics.listener=", "--set", "console.listener=")
+	child, addr, err := harness.StartServe(bin, dir, 2*time.Minute)
 	if err != nil {
 		return s, err
 	}
@@ -120,14 +110,6 @@ func measure(o options, bin, dir string, sessions bool) (side, error) {
 		return s, err
 	}
 	defer adm.Close()
-	for {
-		if err := adm.Ping(ctx); err == nil {
-			break
-		} else if ctx.Err() != nil || !child.Running() {
-			return s, fmt.Errorf("broker not ready: %w", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 	const topic = "idle"
 	if _, err := kadm.NewClient(adm).CreateTopic(ctx, int32(o.partitions), 1, nil, topic); err != nil {
 		return s, fmt.Errorf("create topic: %w", err)
