@@ -74,52 +74,43 @@ if [ ${#sudo[@]} -gt 0 ] && ! /usr/bin/docker info >/dev/null 2>&1; then
 	skip "$(id -un) cannot reach the docker daemon without sudo (add it to the docker group)"
 fi
 
-# image NAME DIR: builds $TAG/NAME:local from DIR, whose Dockerfile is
-# FROM scratch.
-image() { docker build -q -t "$TAG/$1:local" "$2" >/dev/null; }
+# scratch_image NAME BIN PATH DIR...: builds $TAG/NAME:local FROM scratch
+# with BIN at PATH, the libraries it loads when it is not static, and the
+# empty directories DIR..., BIN as its entrypoint.
+scratch_image() {
+	local name=$1 bin=$2 path=$3
+	shift 3
+	local ctx="$work/$name"
+	mkdir -p "$ctx/rootfs$(dirname "$path")"
+	for d in "$@"; do mkdir -p "$ctx/rootfs$d"; done
+	cp "$bin" "$ctx/rootfs$path"
+	if ldd "$bin" >/dev/null 2>&1; then
+		for lib in $(ldd "$bin" | grep -o '/[^ ]*'); do
+			mkdir -p "$ctx/rootfs$(dirname "$lib")"
+			cp -L "$lib" "$ctx/rootfs$lib"
+		done
+	fi
+	printf 'FROM scratch\nCOPY rootfs/ /\nENV PATH=%s\nENTRYPOINT ["%s"]\n' "$(dirname "$path")" "$path" >"$ctx/Dockerfile"
+	docker build -q -t "$TAG/$name:local" "$ctx" >/dev/null
+}
 
-# Strata: the image of deploy/Dockerfile.prebuilt around a static build.
+# Strata: the image of deploy/Dockerfile.prebuilt around a static build,
+# from a context of its own so that bin/strata (make build's) is left as
+# it is.
 echo "compose-test: building the images"
-CGO_ENABLED=0 "$GO" build -o bin/strata ./cmd/strata
-docker build -q -f deploy/Dockerfile.prebuilt -t "$TAG/strata:local" . >/dev/null
+mkdir -p "$work/strata/bin" "$work/strata/deploy"
+cp -r deploy/image "$work/strata/deploy/"
+CGO_ENABLED=0 "$GO" build -o "$work/strata/bin/strata" ./cmd/strata
+docker build -q -f deploy/Dockerfile.prebuilt -t "$TAG/strata:local" "$work/strata" >/dev/null
 
 # etcd: Debian's binary (dynamically linked) with the libraries it loads.
 bash scripts/install-test-deps.sh >/dev/null
-etcd_bin=$(command -v etcd)
-mkdir -p "$work/etcd/rootfs/usr/local/bin" "$work/etcd/rootfs/etcd-data"
-cp "$etcd_bin" "$work/etcd/rootfs/usr/local/bin/etcd"
-for lib in $(ldd "$etcd_bin" | grep -o '/[^ ]*'); do
-	mkdir -p "$work/etcd/rootfs$(dirname "$lib")"
-	cp -L "$lib" "$work/etcd/rootfs$lib"
-done
-cat >"$work/etcd/Dockerfile" <<'DOCKERFILE'
-FROM scratch
-COPY rootfs/ /
-ENV PATH=/usr/local/bin
-ENTRYPOINT ["/usr/local/bin/etcd"]
-DOCKERFILE
-image etcd "$work/etcd"
+scratch_image etcd "$(command -v etcd)" /usr/local/bin/etcd /etcd-data
 
-# MinIO: the binary scripts/install-minio.sh builds (static), with its
-# libraries when it is not.
+# MinIO: the binary scripts/install-minio.sh builds.
 bash scripts/install-minio.sh >/dev/null
 gopath="$("$GO" env GOPATH)"
-minio_bin="${gopath%%:*}/bin/minio"
-mkdir -p "$work/minio/rootfs/usr/bin" "$work/minio/rootfs/data" "$work/minio/rootfs/tmp"
-cp "$minio_bin" "$work/minio/rootfs/usr/bin/minio"
-if ldd "$minio_bin" >/dev/null 2>&1; then
-	for lib in $(ldd "$minio_bin" | grep -o '/[^ ]*'); do
-		mkdir -p "$work/minio/rootfs$(dirname "$lib")"
-		cp -L "$lib" "$work/minio/rootfs$lib"
-	done
-fi
-cat >"$work/minio/Dockerfile" <<'DOCKERFILE'
-FROM scratch
-COPY rootfs/ /
-ENV PATH=/usr/bin
-ENTRYPOINT ["/usr/bin/minio"]
-DOCKERFILE
-image minio "$work/minio"
+scratch_image minio "${gopath%%:*}/bin/minio" /usr/bin/minio /data /tmp
 
 echo "compose-test: running test/compose"
 STRATA_COMPOSE_TEST=1 STRATA_IMAGE="$TAG/strata:local" STRATA_ETCD_IMAGE="$TAG/etcd:local" STRATA_MINIO_IMAGE="$TAG/minio:local" \
