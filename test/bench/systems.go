@@ -10,9 +10,11 @@ import (
 	"os"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kfake"
+
 	"github.com/strata-broker/strata/broker"
 	"github.com/strata-broker/strata/config"
-	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/strata-broker/strata/test/harness"
 )
 
 // startTimeout bounds how long a system may take to become ready, and
@@ -59,7 +61,7 @@ func startStrataWith(ctx context.Context, opts benchOptions, keys map[string]str
 		}
 		return os.RemoveAll(dir)
 	}
-	all := map[string]string{"listeners": "127.0.0.1:0", "metrics.listener": "", "console.listener": ""}
+	all := harness.BaseConfig(dir, 0)
 	maps.Copy(all, keys)
 	all["log.dirs"] = dir
 	cfg, err := config.Parse(all)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/strata-broker/strata/broker"
 	"github.com/strata-broker/strata/config"
+	"github.com/strata-broker/strata/test/harness"
 )
 
 // Start and stop bounds of a system under test.
@@ -51,13 +52,9 @@ func startStrata(ctx context.Context, o serveOptions) (*system, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: temp dir: %w", err)
 	}
-	cfg, err := config.Parse(map[string]string{
-		"listeners":                        "127.0.0.1:0",
-		"log.dirs":                         dir,
-		"metrics.listener":                 "",
-		"console.listener":                 "",
-		"group.initial.rebalance.delay.ms": fmt.Sprint(o.initialDelay.Milliseconds()),
-	})
+	keys := harness.BaseConfig(dir, 0)
+	keys["group.initial.rebalance.delay.ms"] = fmt.Sprint(o.initialDelay.Milliseconds())
+	cfg, err := config.Parse(keys)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("bench: strata config: %w", err), os.RemoveAll(dir))
 	}

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"time"
 
 	"github.com/strata-broker/strata/broker"
 	"github.com/strata-broker/strata/config"
+	"github.com/strata-broker/strata/test/harness"
 	"github.com/strata-broker/strata/test/minio"
 )
 
@@ -29,11 +31,8 @@ type node struct {
 // brokerConfig is the broker's configuration: data in dir, the tier in
 // the MinIO bucket, every remote.log.* key at its default.
 func brokerConfig(dir string, s3 *minio.Server) map[string]string {
-	return map[string]string{
-		"listeners":                        "127.0.0.1:0",
-		"log.dirs":                         dir,
-		"metrics.listener":                 "",
-		"console.listener":                 "",
+	cfg := harness.BaseConfig(dir, 0)
+	maps.Copy(cfg, map[string]string{
 		"remote.log.storage.system.enable": "true",
 		"remote.log.storage.backend":       "s3",
 		"remote.log.storage.s3.bucket":     s3.Bucket,
@@ -42,7 +41,8 @@ func brokerConfig(dir string, s3 *minio.Server) map[string]string {
 		"remote.log.storage.s3.access.key": s3.AccessKey,
 		"remote.log.storage.s3.secret.key": s3.SecretKey,
 		"remote.log.storage.s3.path.style": "true",
-	}
+	})
+	return cfg
 }
 
 // startBroker runs a broker with settings in this process until stop.
