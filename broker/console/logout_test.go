@@ -72,7 +72,9 @@ func TestLogout(t *testing.T) {
 // session; the next page starts a new one.
 func TestLogoutAnonymous(t *testing.T) {
 	s := startSite(t, nil)
-	s.must("/")
+	// The pages answer 503 until the Kafka server has set the handlers'
+	// Env, which may come just after the broker is ready.
+	s.waitFor("/", "Cluster id")
 	old := sessionOf(t, s)
 	if old == "" {
 		t.Fatal("no session cookie")
