@@ -105,7 +105,6 @@ func TestExportCap(t *testing.T) {
 	// A record whose JSON line brings the export to the cap exactly,
 	// before its separator and the closing bracket, must be left out.
 	t.Run("exact", func(t *testing.T) {
-		t.Skip("the JSON export passes the cap by 2 bytes here: its check counts 3 bytes besides the line, the separator and closing take 5")
 		size := fillExport(t, s, cl, "edge", ts)
 		ts10 := ts.Add(10 * time.Millisecond)
 		prefix := fmt.Sprintf(`{"partition":0,"offset":10,"timestamp":%d,"key":null,"value":"`, ts10.UnixMilli())

@@ -19,6 +19,9 @@ import (
 	"github.com/strata-broker/strata/tier/record"
 )
 
+// jsonEnd closes a JSON export's array.
+const jsonEnd = "\n]\n"
+
 // Export bounds: records per export; the bytes are Options.ExportCap.
 const maxExport = 100_000
 
@@ -84,17 +87,18 @@ func (s *Server) export(q *req) {
 				s.fail(q, http.StatusInternalServerError, err)
 				return
 			}
-			if buf.Len()+len(line)+3 > s.o.ExportCap {
+			sep := "\n"
+			if i > 0 {
+				sep = ",\n"
+			}
+			if buf.Len()+len(sep)+len(line)+len(jsonEnd) > s.o.ExportCap {
 				truncated = true
 				break
 			}
-			if i > 0 {
-				buf.WriteString(",")
-			}
-			buf.WriteString("\n")
+			buf.WriteString(sep)
 			buf.Write(line)
 		}
-		buf.WriteString("\n]\n")
+		buf.WriteString(jsonEnd)
 	} else {
 		w := csv.NewWriter(&buf)
 		_ = w.Write([]string{"partition", "offset", "timestamp", "key", "value", "headers"})
