@@ -63,7 +63,8 @@ type node struct {
 	markers      *txnmarkers.Writer
 	pids         *producerid.Allocator
 	acl          *acl.Authorizer             // authorizer.class.name's authorizer; nil: none
-	env          atomic.Pointer[handler.Env] // the handlers' Env, once the Kafka server runs
+	env          atomic.Pointer[handler.Env] // the handlers' Env, once the Kafka server started
+	draining     chan struct{}               // the Env's Draining, closed when serving ends
 	clients      *clients                    // the Kafka listener's connection limits, request memory and log limit
 
 	metrics        *prometheus.Registry
@@ -270,8 +271,11 @@ func (s *Server) components(n *node) []component {
 		// limits; when this step stops, connections drain. An accept
 		// failure that does not pass stops the broker.
 		{name: "kafka server", start: func(ctx context.Context) (err error) {
-			n.clients, err = newClients(ctx, n.live.Load(), s.log)
-			return err
+			if n.clients, err = newClients(ctx, n.live.Load(), s.log); err != nil {
+				return err
+			}
+			s.newEnv(n) // before Run reports ready: the console serves from it
+			return nil
 		}, run: func(ctx context.Context, fail func(error)) { s.serveKafka(ctx, fail, n) }},
 		// Stopped first, while the broker still serves: leaderships move
 		// to other ISR members (shutdown.go).
@@ -496,23 +500,9 @@ func (s *Server) shutDownControlled(n *node) {
 // (clients.accept); any other accept failure asks for the ordered stop,
 // and connections already open are served until this step's turn to stop.
 func (s *Server) serveKafka(ctx context.Context, fail func(error), n *node) {
-	sessions := fetchsession.New(int(s.cfg.MaxIncrementalFetchSessionCacheSlots), fetchsession.Shards, fetchsession.EvictAfter)
-	registerSessionMetrics(n.metrics, sessions)
-	s.env = &handler.Env{
-		Cfg: n.live, Store: n.store, Cache: n.store.Cache(), Partitions: n.parts, Groups: n.groups, Sessions: sessions,
-		Txn: n.txn, ProducerIDs: n.pids,
-		Controller: n.observer, Elector: n.ctrl, Peers: n.peers, Log: s.log, Metrics: n.handlerMetrics,
-		Self: n.self, Draining: ctx.Done(),
-		Quotas: newQuotas(s.cfg, n.store.Cache(), n.metrics),
-	}
-	if n.acl != nil {
-		s.env.Authorizer = n.acl
-	}
-
-	n.clients.rates = s.env.Quotas
-	n.env.Store(s.env)
 	closed := make(chan struct{})
 	context.AfterFunc(ctx, func() {
+		close(n.draining)
 		for _, kl := range n.kafkaLns {
 			_ = kl.ln.Close()
 		}
@@ -539,6 +529,26 @@ func (s *Server) serveKafka(ctx context.Context, fail func(error), n *node) {
 	_ = n.groups.Close()
 	_ = n.txn.Close()
 	conns.Wait()
+}
+
+// newEnv builds the handlers' Env, whose Draining closes when the Kafka
+// server's turn to stop comes (serveKafka).
+func (s *Server) newEnv(n *node) {
+	sessions := fetchsession.New(int(s.cfg.MaxIncrementalFetchSessionCacheSlots), fetchsession.Shards, fetchsession.EvictAfter)
+	registerSessionMetrics(n.metrics, sessions)
+	n.draining = make(chan struct{})
+	s.env = &handler.Env{
+		Cfg: n.live, Store: n.store, Cache: n.store.Cache(), Partitions: n.parts, Groups: n.groups, Sessions: sessions,
+		Txn: n.txn, ProducerIDs: n.pids,
+		Controller: n.observer, Elector: n.ctrl, Peers: n.peers, Log: s.log, Metrics: n.handlerMetrics,
+		Self: n.self, Draining: n.draining,
+		Quotas: newQuotas(s.cfg, n.store.Cache(), n.metrics),
+	}
+	if n.acl != nil {
+		s.env.Authorizer = n.acl
+	}
+	n.clients.rates = s.env.Quotas
+	n.env.Store(s.env)
 }
 
 // registerSessionMetrics publishes the fetch session cache's gauges, as

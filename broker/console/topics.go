@@ -135,7 +135,7 @@ type topicData struct {
 	Configs    []configRow
 	ConfigErr  string
 	Tier       []replicaState // by partition, as each leader reports it
-	Messages   int64 // HW - log start, summed
+	Messages   int64          // HW - log start, summed
 }
 
 // topicOf looks a topic up for a page; false (answered) when it does not
