@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -37,6 +38,22 @@ func startSite(t *testing.T, overrides map[string]string) *site {
 	b := harness.Start(t, cfg)
 	jar, _ := cookiejar.New(nil)
 	return &site{t: t, b: b, base: "http://" + b.Server().ConsoleAddr(), hc: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
+}
+
+// startCluster starts brokers 1 to n on one etcd, each a site with the
+// keys more adds for its node (more may be nil).
+func startCluster(t *testing.T, n int, more func(node int) map[string]string) []*site {
+	t.Helper()
+	etcd := harness.StartEtcd(t)
+	sites := make([]*site, 0, n)
+	for node := 1; node <= n; node++ {
+		cfg := map[string]string{"node.id": fmt.Sprint(node), "metadata.etcd.endpoints": etcd.Endpoint()}
+		if more != nil {
+			maps.Copy(cfg, more(node))
+		}
+		sites = append(sites, startSite(t, cfg))
+	}
+	return sites
 }
 
 var csrfField = regexp.MustCompile(`"X-CSRF-Token": "([^"]+)"`)
@@ -223,11 +240,7 @@ func TestGroupLagAndReset(t *testing.T) {
 // over the inter-broker connection: the records and offsets of the
 // partitions broker 2 leads, its configuration, and its log bytes.
 func TestClusterView(t *testing.T) {
-	etcd := harness.StartEtcd(t)
-	var sites []*site
-	for node := 1; node <= 2; node++ {
-		sites = append(sites, startSite(t, map[string]string{"node.id": fmt.Sprint(node), "metadata.etcd.endpoints": etcd.Endpoint()}))
-	}
+	sites := startCluster(t, 2, nil)
 	s := sites[0]
 	s.waitFor("/", "<td>2</td>")
 	harness.CreateTopic(t, s.b.Admin(), "spread", 4, map[string]string{})

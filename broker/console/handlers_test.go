@@ -64,12 +64,7 @@ var urpCell = regexp.MustCompile(`<td><a href="/topics/([^"]+)">[^<]*</a></td><t
 // replication factor 2 are under-replicated, and the list sorts by
 // their count both ways.
 func TestTopicListSortURP(t *testing.T) {
-	etcd := harness.StartEtcd(t)
-	var sites []*site
-	for node := 1; node <= 2; node++ {
-		sites = append(sites, startSite(t, map[string]string{"node.id": fmt.Sprint(node),
-			"metadata.etcd.endpoints": etcd.Endpoint(), "replica.lag.time.max.ms": "2000"}))
-	}
+	sites := startCluster(t, 2, func(int) map[string]string { return map[string]string{"replica.lag.time.max.ms": "2000"} })
 	s := sites[0]
 	s.waitFor("/", "<td>2</td>")
 	cl := s.b.Client()

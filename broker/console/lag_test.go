@@ -95,11 +95,7 @@ func TestTopicLag(t *testing.T) {
 // coordinates and the high watermarks of partitions other brokers lead,
 // asked over the inter-broker connection; both consoles agree.
 func TestClusterLag(t *testing.T) {
-	etcd := harness.StartEtcd(t)
-	var sites []*site
-	for node := 1; node <= 2; node++ {
-		sites = append(sites, startSite(t, map[string]string{"node.id": fmt.Sprint(node), "metadata.etcd.endpoints": etcd.Endpoint()}))
-	}
+	sites := startCluster(t, 2, nil)
 	s := sites[0]
 	s.waitFor("/", "<td>2</td>")
 	adm := s.b.Admin()

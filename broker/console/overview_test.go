@@ -1,12 +1,9 @@
 package console_test
 
 import (
-	"fmt"
 	"regexp"
 	"testing"
 	"time"
-
-	"github.com/strata-broker/strata/test/harness"
 )
 
 // overviewRow is one broker row of the overview, as rendered.
@@ -34,15 +31,13 @@ func overviewRows(body string) map[string]overviewRow {
 // down and broker 1 leads every partition, those of replication factor
 // 2 under-replicated.
 func TestOverviewBrokers(t *testing.T) {
-	etcd := harness.StartEtcd(t)
-	var sites []*site
-	for node := 1; node <= 2; node++ {
-		cfg := map[string]string{"node.id": fmt.Sprint(node), "metadata.etcd.endpoints": etcd.Endpoint(), "replica.lag.time.max.ms": "2000"}
+	sites := startCluster(t, 2, func(node int) map[string]string {
+		cfg := map[string]string{"replica.lag.time.max.ms": "2000"}
 		if node == 1 {
 			cfg["broker.rack"] = "rack-a"
 		}
-		sites = append(sites, startSite(t, cfg))
-	}
+		return cfg
+	})
 	s := sites[0]
 	s.waitFor("/", `id="broker-2"`)
 	cl := s.b.Client()

@@ -24,12 +24,9 @@ var brokerCells = regexp.MustCompile(`(?s)<tr id="broker-(\d+)">.*?data-bytes="(
 // each partition's copy lag (nothing once copied; the sealed segments of
 // a topic whose copying is off); the etcd endpoint shows as healthy.
 func TestClusterTierView(t *testing.T) {
-	etcd := harness.StartEtcd(t)
-	var sites []*site
-	for node := 1; node <= 2; node++ {
-		sites = append(sites, startSite(t, map[string]string{"node.id": fmt.Sprint(node), "metadata.etcd.endpoints": etcd.Endpoint(),
-			"remote.log.storage.system.enable": "true", "remote.log.manager.task.interval.ms": "100"}))
-	}
+	sites := startCluster(t, 2, func(int) map[string]string {
+		return map[string]string{"remote.log.storage.system.enable": "true", "remote.log.manager.task.interval.ms": "100"}
+	})
 	s := sites[0]
 	s.waitFor("/", `id="broker-2"`)
 	s.must("/", `<span class="ok">healthy</span>`, `<span class="badge">leader</span>`)
