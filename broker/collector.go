@@ -239,11 +239,11 @@ func (c *replicationCollector) Collect(ch chan<- prometheus.Metric) {
 			if !open || !p.IsLeader() {
 				continue
 			}
-			isr := len(p.ISR())
-			if isr < len(st.Replicas) {
+			isr, _, belowMin := underMinISR(p)
+			if int(isr) < len(st.Replicas) {
 				under++
 			}
-			if int32(isr) < p.Config().MinInsyncReplicas {
+			if belowMin {
 				underMin++
 			}
 		}

@@ -2,12 +2,9 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"strings"
-	"time"
 
 	"github.com/strata-broker/strata/broker/console"
 	"github.com/strata-broker/strata/broker/handler"
@@ -84,29 +81,8 @@ func (s *Server) serveConsole(ctx context.Context, n *node) {
 		s.log.Error("console", "err", err)
 		return
 	}
-	reqCtx, cancelRequests := context.WithCancel(context.Background())
-	defer cancelRequests()
-	srv := &http.Server{Handler: c, ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return reqCtx }}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(n.consoleLn) }()
 	s.log.Info("console serving", "addr", n.consoleLn.Addr().String(), "read_only", s.cfg.ConsoleReadOnly)
-	select {
-	case <-ctx.Done():
-	case err := <-served:
-		s.log.Error("console server", "err", err)
-		served = nil
-	}
-	cancelRequests() // ends live tails
-	sctx, cancel := context.WithTimeout(context.Background(), metricsStopTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		_ = srv.Close()
-	}
-	if served != nil {
-		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Warn("console server", "err", err)
-		}
-	}
+	s.serveHTTP(ctx, n.consoleLn, c, "console server")
 	c.Close()
 }
 

@@ -78,11 +78,20 @@ func (h *health) notReady() []string {
 			if !p.IsLeader() {
 				continue
 			}
-			if isr, need := int32(len(p.ISR())), p.Config().MinInsyncReplicas; isr < need {
+			if isr, need, below := underMinISR(p); below {
 				bad = append(bad, fmt.Sprintf("%s-%d: led here with %d in-sync replicas, below min.insync.replicas %d", t.Name, idx, isr, need))
 			}
 		}
 	}
 	slices.Sort(bad)
 	return append(out, bad...)
+}
+
+// underMinISR is, of a partition this broker leads, its ISR size, its
+// min.insync.replicas and whether the ISR is below that, so acks=all
+// produces to it fail: the readiness check and
+// strata_under_min_isr_partitions count the same partitions.
+func underMinISR(p *partition.Partition) (isr, need int32, below bool) {
+	isr, need = int32(len(p.ISR())), p.Config().MinInsyncReplicas
+	return isr, need, isr < need
 }

@@ -204,9 +204,10 @@ func (s *Server) register(ctx context.Context, n *node) error {
 	return nil
 }
 
-// metricsStopTimeout bounds how long a stopping broker waits for the
-// metrics listener's requests, whose contexts it cancelled, to end.
-const metricsStopTimeout = 5 * time.Second
+// httpStopTimeout bounds how long a stopping broker waits for an HTTP
+// listener's (metrics, console) requests, whose contexts it cancelled, to
+// end.
+const httpStopTimeout = 5 * time.Second
 
 // serveMetrics serves Prometheus metrics at metrics.listener/metrics, the
 // admin endpoints (admin.go) and the health endpoints (health.go) beside
@@ -227,25 +228,36 @@ func (s *Server) serveMetrics(ctx context.Context, n *node) {
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	s.serveHTTP(ctx, n.metricsLn, metricsAuth(s.cfg.Metrics, mux), "metrics server")
+}
+
+// serveHTTP serves h on ln until ctx ends or serving fails (logged as
+// name's error). Then it cancels the context of the requests still
+// running (ending long-lived ones such as live tails), waits up to
+// httpStopTimeout for them, closes what is left and returns once the
+// server is done with ln.
+func (s *Server) serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, name string) {
 	reqCtx, cancelRequests := context.WithCancel(context.Background())
 	defer cancelRequests()
-	srv := &http.Server{Handler: metricsAuth(s.cfg.Metrics, mux), ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return reqCtx }}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return reqCtx }}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(n.metricsLn) }()
+	go func() { served <- srv.Serve(ln) }()
 	select {
 	case <-ctx.Done():
 	case err := <-served:
-		s.log.Error("metrics server", "err", err)
+		s.log.Error(name, "err", err)
 		served = nil
 	}
 	cancelRequests()
-	sctx, cancel := context.WithTimeout(context.Background(), metricsStopTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), httpStopTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
-		s.log.Warn("metrics server: requests still running after the stop timeout", "err", err)
+		s.log.Warn(name+": requests still running after the stop timeout", "err", err)
 		_ = srv.Close()
 	}
 	if served != nil {
-		<-served
+		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Warn(name, "err", err)
+		}
 	}
 }

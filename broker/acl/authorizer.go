@@ -129,8 +129,9 @@ func (a *Authorizer) AuthorizeAny(principal string, host netip.Addr, op kmsg.ACL
 	mop := metadata.ACLOperation(op)
 	denyLit, denyPre := map[string]bool{}, map[string]bool{}
 	var allowLit, allowPre []string
-	for _, acl := range a.idx.Load().types[t].all {
-		ru := newRule(acl)
+	all := a.idx.Load().types[t].all
+	for i := range all {
+		acl, ru := &all[i].acl, &all[i].rule
 		if !ru.anyHost && (ru.badHost || ru.host != host) {
 			continue
 		}

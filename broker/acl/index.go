@@ -28,7 +28,13 @@ type resources struct {
 	wildcard []rule            // LITERAL "*"
 	prefixed map[string][]rule // PREFIXED by prefix
 	lens     []int             // the distinct prefix lengths, ascending
-	all      []metadata.ACL    // every ACL of the type, for AuthorizeAny
+	all      []ruledACL        // every ACL of the type, for AuthorizeAny
+}
+
+// ruledACL is an ACL with its rule, made once by build.
+type ruledACL struct {
+	acl  metadata.ACL
+	rule rule
 }
 
 // index is an immutable snapshot of the ACLs, built by build.
@@ -46,8 +52,8 @@ func build(acls []metadata.ACL, version uint64) *index {
 			continue
 		}
 		r := &ix.types[t]
-		r.all = append(r.all, a)
 		ru := newRule(a)
+		r.all = append(r.all, ruledACL{acl: a, rule: ru})
 		switch {
 		case a.PatternType == metadata.ACLPatternLiteral && a.ResourceName == metadata.ACLWildcard:
 			r.wildcard = append(r.wildcard, ru)

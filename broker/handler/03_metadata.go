@@ -79,10 +79,7 @@ func handleMetadata(ctx context.Context, env *Env, req *Request) (Result, error)
 	resp.ControllerID = env.ControllerID()
 
 	if r.IncludeClusterAuthorizedOperations { // v8-10 only
-		resp.AuthorizedOperations = 0
-		if env.allowedCluster(req, aclDescribe) {
-			resp.AuthorizedOperations = env.authorizedOperations(req, resCluster, clusterResource)
-		}
+		resp.AuthorizedOperations = env.clusterAuthorizedOperations(req)
 	}
 	// answer adds a topic the principal may describe, with its
 	// authorized operations when asked for.

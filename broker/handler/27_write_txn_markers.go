@@ -50,9 +50,7 @@ import (
 func handleWriteTxnMarkers(_ context.Context, env *Env, req *Request) (Result, error) {
 	r := req.Body.(*kmsg.WriteTxnMarkersRequest)
 	resp := r.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
-	if !env.allowedCluster(req, aclClusterAction) {
-		return Result{Resp: markersDenied(r, resp)}, nil
-	}
+	denied := !env.allowedCluster(req, aclClusterAction)
 	var waits []markerWait
 	for mi, rm := range r.Markers {
 		sm := kmsg.NewWriteTxnMarkersResponseMarker()
@@ -66,6 +64,11 @@ func handleWriteTxnMarkers(_ context.Context, env *Env, req *Request) (Result, e
 			for _, idx := range rt.Partitions {
 				sp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
 				sp.Partition = idx
+				if denied {
+					sp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+					st.Partitions = append(st.Partitions, sp)
+					continue
+				}
 				if _, here := env.Partitions.Get(rt.Topic, idx); !here {
 					// Kafka's getMagic: no log of the partition here.
 					sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
@@ -110,27 +113,6 @@ func handleWriteTxnMarkers(_ context.Context, env *Env, req *Request) (Result, e
 		}
 		return Result{Resp: resp}
 	}}, nil
-}
-
-// markersDenied answers every partition of r
-// CLUSTER_AUTHORIZATION_FAILED.
-func markersDenied(r *kmsg.WriteTxnMarkersRequest, resp *kmsg.WriteTxnMarkersResponse) *kmsg.WriteTxnMarkersResponse {
-	for _, rm := range r.Markers {
-		sm := kmsg.NewWriteTxnMarkersResponseMarker()
-		sm.ProducerID = rm.ProducerID
-		for _, rt := range rm.Topics {
-			st := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
-			st.Topic = rt.Topic
-			for _, idx := range rt.Partitions {
-				sp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
-				sp.Partition, sp.ErrorCode = idx, kerr.ClusterAuthorizationFailed.Code
-				st.Partitions = append(st.Partitions, sp)
-			}
-			sm.Topics = append(sm.Topics, st)
-		}
-		resp.Markers = append(resp.Markers, sm)
-	}
-	return resp
 }
 
 // markerTimeout bounds the wait of WriteTxnMarkers for its markers'

@@ -60,12 +60,7 @@ func handleDescribeClientQuotas(_ context.Context, env *Env, req *Request) (Resu
 			continue
 		}
 		entry := kmsg.NewDescribeClientQuotasResponseEntry()
-		types, names := quotaComponents(e)
-		for i := range types {
-			c := kmsg.NewDescribeClientQuotasResponseEntryEntity()
-			c.Type, c.Name = types[i], names[i]
-			entry.Entity = append(entry.Entity, c)
-		}
+		entry.Entity = quotaComponents(e)
 		vals := all[e]
 		for _, k := range slices.Sorted(maps.Keys(vals)) {
 			v := kmsg.NewDescribeClientQuotasResponseEntryValue()

@@ -64,12 +64,7 @@ func quotaErrorCode(err error) int16 {
 
 // alterQuotaEntry validates and applies one entry.
 func alterQuotaEntry(ctx context.Context, env *Env, in kmsg.AlterClientQuotasRequestEntry, validateOnly bool) error {
-	types := make([]string, len(in.Entity))
-	names := make([]*string, len(in.Entity))
-	for i, c := range in.Entity {
-		types[i], names[i] = c.Type, c.Name
-	}
-	e, err := quotaEntityOf(types, names)
+	e, err := quotaEntityOf(in.Entity)
 	if err != nil {
 		return errors.Join(errInvalidQuota, err)
 	}

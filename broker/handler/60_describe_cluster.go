@@ -41,10 +41,7 @@ func handleDescribeCluster(_ context.Context, env *Env, req *Request) (Result, e
 	resp.ControllerID = env.ControllerID()
 	resp.ClusterAuthorizedOperations = notRequested
 	if r.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = 0
-		if env.allowedCluster(req, aclDescribe) {
-			resp.ClusterAuthorizedOperations = env.authorizedOperations(req, resCluster, clusterResource)
-		}
+		resp.ClusterAuthorizedOperations = env.clusterAuthorizedOperations(req)
 	}
 	for _, b := range env.Cache.Brokers() {
 		host, port, ok := endpoint(b, req.listener())

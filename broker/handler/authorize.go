@@ -125,6 +125,16 @@ func (e *Env) authorizedOperations(req *Request, typ kmsg.ACLResourceType, name 
 	return bits
 }
 
+// clusterAuthorizedOperations is authorizedOperations of the cluster for
+// a principal that may DESCRIBE it, 0 for one that may not (as Kafka's
+// Metadata and DescribeCluster answer).
+func (e *Env) clusterAuthorizedOperations(req *Request) int32 {
+	if !e.allowedCluster(req, aclDescribe) {
+		return 0
+	}
+	return e.authorizedOperations(req, resCluster, clusterResource)
+}
+
 // authorizedOperationsIf is authorizedOperations when the request asked
 // for them, notRequested otherwise.
 func (e *Env) authorizedOperationsIf(asked bool, req *Request, typ kmsg.ACLResourceType, name string) int32 {

@@ -2,6 +2,7 @@ package handler
 
 import (
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,6 +18,25 @@ type Metrics struct {
 	latency  *prometheus.HistogramVec
 	in, out  *prometheus.CounterVec
 	expired  *prometheus.CounterVec
+
+	// The per-API children, looked up once per API key rather than on
+	// every request (a label hash and a map lookup each). A Start makes
+	// the in-flight gauge and an Observe the rest, so each series appears
+	// when the API is first started or answered, as it would with a
+	// lookup per request.
+	started  [kmsg.MaxKey + 1]atomic.Pointer[startedSeries]
+	answered [kmsg.MaxKey + 1]atomic.Pointer[answeredSeries]
+}
+
+// startedSeries is an API's child of the in-flight gauge.
+type startedSeries struct {
+	inFlight prometheus.Gauge
+}
+
+// answeredSeries are an API's children of the vectors an Observe updates.
+type answeredSeries struct {
+	requests, errors prometheus.Counter
+	latency          prometheus.Observer
 }
 
 // NewMetrics registers the metrics with reg.
@@ -47,7 +67,7 @@ func apiName(key int16) string {
 // Start records a request read; Observe records it answered.
 func (m *Metrics) Start(key int16) {
 	if m != nil {
-		m.inFlight.WithLabelValues(apiName(key)).Inc()
+		m.startedFor(key).inFlight.Inc()
 	}
 }
 
@@ -56,15 +76,53 @@ func (m *Metrics) Observe(key int16, took time.Duration, failed bool) {
 	if m == nil {
 		return
 	}
-	name := apiName(key)
-	m.inFlight.WithLabelValues(name).Dec()
-	m.requests.WithLabelValues(name).Inc()
-	m.latency.WithLabelValues(name).Observe(took.Seconds())
-	// The error series exists (at 0) once the API was used, so rates
-	// and alerts over it see 0 rather than no data.
-	errs := m.errors.WithLabelValues(name)
+	m.startedFor(key).inFlight.Dec()
+	a := m.answeredFor(key)
+	a.requests.Inc()
+	a.latency.Observe(took.Seconds())
 	if failed {
-		errs.Inc()
+		a.errors.Inc()
+	}
+}
+
+// startedFor returns key's in-flight child, looking it up on first use.
+// Keys outside kmsg's range (none are handled) are looked up every time.
+func (m *Metrics) startedFor(key int16) *startedSeries {
+	if key < 0 || int(key) >= len(m.started) {
+		return &startedSeries{m.inFlight.WithLabelValues(apiName(key))}
+	}
+	if s := m.started[key].Load(); s != nil {
+		return s
+	}
+	// Racing first uses store equal values: a vector returns the same
+	// child for the same labels.
+	s := &startedSeries{m.inFlight.WithLabelValues(apiName(key))}
+	m.started[key].Store(s)
+	return s
+}
+
+// answeredFor returns key's children of the answered-request vectors,
+// looking them up on first use. The error series is made with the
+// others, so it exists (at 0) once the API was used and rates and
+// alerts over it see 0 rather than no data.
+func (m *Metrics) answeredFor(key int16) *answeredSeries {
+	if key < 0 || int(key) >= len(m.answered) {
+		return m.lookupAnswered(key)
+	}
+	if a := m.answered[key].Load(); a != nil {
+		return a
+	}
+	a := m.lookupAnswered(key)
+	m.answered[key].Store(a)
+	return a
+}
+
+func (m *Metrics) lookupAnswered(key int16) *answeredSeries {
+	name := apiName(key)
+	return &answeredSeries{
+		requests: m.requests.WithLabelValues(name),
+		errors:   m.errors.WithLabelValues(name),
+		latency:  m.latency.WithLabelValues(name),
 	}
 }
 

@@ -33,14 +33,16 @@ var quotaKeys = map[string]quotaKeyDef{
 	quota.ConnectionCreation.Key(): {ip: true, whole: true},
 }
 
-// quotaEntityOf turns a request's entity components (type, name; a nil
-// name is the default) into a metadata entity, or says why it is not one.
-func quotaEntityOf(types []string, names []*string) (metadata.QuotaEntity, error) {
+// quotaEntityOf turns an AlterClientQuotas entry's entity components
+// (type, name; a nil name is the default) into a metadata entity, or says
+// why it is not one.
+func quotaEntityOf(components []kmsg.AlterClientQuotasRequestEntryEntity) (metadata.QuotaEntity, error) {
 	var e metadata.QuotaEntity
-	for i, typ := range types {
+	for _, c := range components {
+		typ := c.Type
 		name := metadata.QuotaDefault
-		if names[i] != nil {
-			name = *names[i]
+		if c.Name != nil {
+			name = *c.Name
 			if name == "" || name == metadata.QuotaDefault {
 				return e, fmt.Errorf("invalid %s name %q", typ, name)
 			}
@@ -87,22 +89,23 @@ func checkQuotaValue(e metadata.QuotaEntity, key string, v float64) error {
 	return nil
 }
 
-// quotaComponents is e in the responses' form: its types in Kafka's
-// order (user, client-id, ip), a nil name for a default.
-func quotaComponents(e metadata.QuotaEntity) (types []string, names []*string) {
+// quotaComponents is e in DescribeClientQuotas' form: its types in
+// Kafka's order (user, client-id, ip), a nil name for a default.
+func quotaComponents(e metadata.QuotaEntity) []kmsg.DescribeClientQuotasResponseEntryEntity {
+	var out []kmsg.DescribeClientQuotasResponseEntryEntity
 	add := func(typ, name string) {
 		if name == "" {
 			return
 		}
-		types = append(types, typ)
-		if name == metadata.QuotaDefault {
-			names = append(names, nil)
-		} else {
-			names = append(names, kmsg.StringPtr(name))
+		c := kmsg.NewDescribeClientQuotasResponseEntryEntity()
+		c.Type = typ
+		if name != metadata.QuotaDefault {
+			c.Name = kmsg.StringPtr(name)
 		}
+		out = append(out, c)
 	}
 	add(quotaUser, e.User)
 	add(quotaClient, e.ClientID)
 	add(quotaIP, e.IP)
-	return types, names
+	return out
 }

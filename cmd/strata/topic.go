@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/strata-broker/strata/metadata"
 )
 
 // topicUsage is the help of `strata topic`.
@@ -392,5 +393,5 @@ func topicID(id kadm.TopicID) string {
 	if id == (kadm.TopicID{}) {
 		return ""
 	}
-	return base64.RawURLEncoding.EncodeToString(id[:])
+	return metadata.TopicID(id).String()
 }

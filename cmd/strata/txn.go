@@ -108,14 +108,11 @@ func runTxnList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var states multiFlag
 	f.fs.Var(&states, "state", "keep ids in this state (repeatable, comma-separated)")
 	minAge := f.fs.Duration("min-age", 0, "keep ids whose open transaction is at least this old")
-	if _, err := f.parse(args, 0, 0, "no arguments"); err != nil {
-		return err
-	}
-	adm, err := f.admin()
+	_, adm, ctx, done, err := f.parseAndConnect(ctx, args, 0, 0, "no arguments")
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
+	defer done()
 	listed, err := adm.ListTransactions(ctx, nil, states)
 	if err != nil {
 		return fmt.Errorf("list transactions: %w", err)
@@ -131,32 +128,24 @@ func runTxnList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *minAge > 0 {
 		all = slices.DeleteFunc(all, func(ti TxnInfo) bool { return ti.AgeMs < minAge.Milliseconds() })
 	}
-	if f.asJSON() {
-		return writeJSON(stdout, all)
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TRANSACTIONAL-ID\tPRODUCER-ID\tEPOCH\tSTATE\tAGE\tTIMEOUT\tPARTITIONS\tCOORDINATOR")
-	for _, ti := range all {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%d\n", ti.TransactionalID, ti.ProducerID, ti.ProducerEpoch, ti.State,
-			age(ti.AgeMs), time.Duration(ti.TimeoutMs)*time.Millisecond, partitionList(ti.Partitions), ti.Coordinator)
-	}
-	return tw.Flush()
+	return f.output(stdout, all, func(w io.Writer) {
+		fmt.Fprintln(w, "TRANSACTIONAL-ID\tPRODUCER-ID\tEPOCH\tSTATE\tAGE\tTIMEOUT\tPARTITIONS\tCOORDINATOR")
+		for _, ti := range all {
+			fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%d\n", ti.TransactionalID, ti.ProducerID, ti.ProducerEpoch, ti.State,
+				age(ti.AgeMs), time.Duration(ti.TimeoutMs)*time.Millisecond, partitionList(ti.Partitions), ti.Coordinator)
+		}
+	})
 }
 
 // runTxnDescribe is `strata txn describe <id>`.
 func runTxnDescribe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newKafkaFlags("txn describe", txnUsage, stderr)
-	pos, err := f.parse(args, 1, 1, "one transactional id")
+	pos, adm, ctx, done, err := f.parseAndConnect(ctx, args, 1, 1, "one transactional id")
 	if err != nil {
 		return err
 	}
-	id := pos[0]
-	adm, err := f.admin()
-	if err != nil {
-		return err
-	}
-	defer adm.Close()
-	all, err := describeTxns(ctx, adm, []string{id})
+	defer done()
+	all, err := describeTxns(ctx, adm, pos)
 	if err != nil {
 		return err
 	}
