@@ -25,6 +25,14 @@ import (
 // no logs: the pages' cost is the metadata's.
 func bigCluster(tb testing.TB, topics, parts int) *Server {
 	tb.Helper()
+	return generatedCluster(tb, topics, parts, 0)
+}
+
+// generatedCluster is bigCluster whose first local topics are led by
+// this broker alone and, with __consumer_offsets, have real logs holding
+// records and committed offsets (withLogs).
+func generatedCluster(tb testing.TB, topics, parts, local int) *Server {
+	tb.Helper()
 	cfg, err := config.Parse(map[string]string{"node.id": "1", "log.dirs": tb.TempDir(), "metrics.listener": ""})
 	if err != nil {
 		tb.Fatal(err)
@@ -47,9 +55,15 @@ func bigCluster(tb testing.TB, topics, parts int) *Server {
 			if (i+p)%97 == 0 {
 				isr = replicas[:2]
 			}
-			changes = append(changes, metadata.Change{Kind: metadata.ChangePartition, Topic: name, Partition: int32(p),
-				State: metadata.PartitionState{Replicas: replicas, ISR: isr, Leader: leader, LeaderEpoch: 1}})
+			st := metadata.PartitionState{Replicas: replicas, ISR: isr, Leader: leader, LeaderEpoch: 1}
+			if i < local {
+				st = localState
+			}
+			changes = append(changes, metadata.Change{Kind: metadata.ChangePartition, Topic: name, Partition: int32(p), State: st})
 		}
+	}
+	if local > 0 {
+		changes = append(changes, offsetsTopic(cfg.OffsetsTopicNumPartitions)...)
 	}
 	cache.Load(1, changes)
 	live := config.NewLive(cfg)
@@ -61,6 +75,9 @@ func bigCluster(tb testing.TB, topics, parts int) *Server {
 	tb.Cleanup(func() { _ = store.Close(); _ = parts2.Close() })
 	env := &handler.Env{Cfg: live, Store: store, Cache: cache, Partitions: parts2, Groups: group.New(group.ConfigFrom(cfg), log),
 		Log: log, Metrics: handler.NewMetrics(prometheus.NewRegistry()), Self: metadata.Broker{ID: 1, Host: "127.0.0.1", Port: 9091}}
+	if local > 0 {
+		withLogs(tb, env, changes)
+	}
 	s, err := New(Options{Env: func() *handler.Env { return env }, ReadOnly: true, Log: log})
 	if err != nil {
 		tb.Fatal(err)
@@ -90,6 +107,12 @@ var benchPages = []string{
 	"/topics/topic-04321",
 	"/brokers",
 	"/groups",
+	"/groups/group-00001",
+	"/groups/" + bigGroup,
+	"/groups/" + bigGroup + "?sort=lag",
+	"/topics/" + messagesTopic + "/messages",
+	"/topics/" + messagesTopic + "/messages?partition=3&seek=start&limit=500",
+	"/topics/" + messagesTopic + "/messages?partition=3&seek=start&value=no-such-value",
 	"/transactions",
 	"/acls",
 	"/users",
@@ -106,9 +129,10 @@ func get(tb testing.TB, s *Server, path string) {
 }
 
 // BenchmarkPages renders each page over 10,000 topics of 10 partitions
-// (100,000 partitions).
+// (100,000 partitions), the groups' and messages' over real logs
+// (generatedCluster).
 func BenchmarkPages(b *testing.B) {
-	s := bigCluster(b, 10_000, 10)
+	s := generatedCluster(b, 10_000, 10, localTopics(b, 10))
 	for _, path := range benchPages {
 		b.Run(strings.NewReplacer("/", "_", "?", "_", "&", "_", "=", "-").Replace(path), func(b *testing.B) {
 			for b.Loop() {
@@ -125,11 +149,24 @@ func TestPagesAtScale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds 100,000 partitions of metadata")
 	}
-	s := bigCluster(t, 10_000, 10)
+	s := generatedCluster(t, 10_000, 10, localTopics(t, 10))
 	for _, path := range benchPages {
 		start := time.Now()
 		get(t, s, path)
 		t.Logf("%s: %v", path, time.Since(start))
+	}
+	// The groups' and messages' pages show what withLogs wrote.
+	for path, want := range map[string]string{
+		"/groups":                                "group-00999",
+		"/groups/" + bigGroup:                    "topic-00999-9",
+		"/topics/" + messagesTopic + "/messages": "key-9999",
+		"/topics/" + messagesTopic + "/messages?partition=3&seek=start&value=no-such-value": "10000 records scanned",
+	} {
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		if !strings.Contains(w.Body.String(), want) {
+			t.Errorf("GET %s: no %q in the page", path, want)
+		}
 	}
 }
 
