@@ -178,25 +178,20 @@ func (s *Server) groupInfo(ctx context.Context, q *req, name string) (*groupData
 	if (d.State == "" || d.State == "Dead") && len(d.Members) == 0 && len(d.Lags) == 0 {
 		return nil, http.StatusNotFound, fmt.Errorf("group %q does not exist", name)
 	}
-	for topic, parts := range byTopic {
-		ends, err := listOffsets(ctx, q.be, topic, parts, -1)
-		for i := range d.Lags {
-			l := &d.Lags[i]
-			if l.Topic != topic {
-				continue
-			}
-			if err != nil {
-				l.Err = err.Error()
-				continue
-			}
-			l.End = ends[l.Partition]
-			if l.Committed >= 0 {
-				l.Lag = max(0, l.End-l.Committed)
-			} else {
-				l.Lag = l.End
-			}
-			d.TotalLag += l.Lag
+	ends, errs := listOffsetsOf(ctx, q.be, byTopic, -1)
+	for i := range d.Lags {
+		l := &d.Lags[i]
+		if err := errs[l.Topic]; err != nil {
+			l.Err = err.Error()
+			continue
 		}
+		l.End = ends[l.Topic][l.Partition]
+		if l.Committed >= 0 {
+			l.Lag = max(0, l.End-l.Committed)
+		} else {
+			l.Lag = l.End
+		}
+		d.TotalLag += l.Lag
 	}
 	return d, 0, nil
 }

@@ -124,40 +124,75 @@ func allPartitions(t metadata.Topic) []int32 {
 // listOffsets asks each partition's leader for the offset at ts (-1
 // latest, -2 earliest, or a timestamp; -1 when none is that late).
 func listOffsets(ctx context.Context, be *backend, topic string, parts []int32, ts int64) (map[int32]int64, error) {
-	byLeader := map[int32][]int32{}
-	for _, p := range parts {
-		st, ok := be.env.Cache.Partition(topic, p)
-		if !ok || st.Leader < 0 {
-			return nil, fmt.Errorf("%s-%d: no leader", topic, p)
-		}
-		byLeader[st.Leader] = append(byLeader[st.Leader], p)
+	offs, errs := listOffsetsOf(ctx, be, map[string][]int32{topic: parts}, ts)
+	if err := errs[topic]; err != nil {
+		return nil, err
 	}
-	out := map[int32]int64{}
-	for leader, ps := range byLeader {
+	return offs[topic], nil
+}
+
+// listOffsetsOf is listOffsets for many topics, in one request per
+// leader; a topic whose offsets are not all known has an error instead.
+func listOffsetsOf(ctx context.Context, be *backend, parts map[string][]int32, ts int64) (map[string]map[int32]int64, map[string]error) {
+	errs := map[string]error{}
+	byLeader := map[int32]map[string][]int32{}
+	for topic, ps := range parts {
+		for _, p := range ps {
+			st, ok := be.env.Cache.Partition(topic, p)
+			if !ok || st.Leader < 0 {
+				errs[topic] = fmt.Errorf("%s-%d: no leader", topic, p)
+				break
+			}
+			if byLeader[st.Leader] == nil {
+				byLeader[st.Leader] = map[string][]int32{}
+			}
+			byLeader[st.Leader][topic] = append(byLeader[st.Leader][topic], p)
+		}
+	}
+	out := map[string]map[int32]int64{}
+	for leader, topics := range byLeader {
 		req := kmsg.NewPtrListOffsetsRequest()
 		req.ReplicaID = -1
-		rt := kmsg.NewListOffsetsRequestTopic()
-		rt.Topic = topic
-		for _, p := range ps {
-			rp := kmsg.NewListOffsetsRequestTopicPartition()
-			rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = p, ts, -1
-			rt.Partitions = append(rt.Partitions, rp)
+		for topic, ps := range topics {
+			if errs[topic] != nil {
+				continue
+			}
+			rt := kmsg.NewListOffsetsRequestTopic()
+			rt.Topic = topic
+			for _, p := range ps {
+				rp := kmsg.NewListOffsetsRequestTopicPartition()
+				rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = p, ts, -1
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			req.Topics = append(req.Topics, rt)
 		}
-		req.Topics = append(req.Topics, rt)
+		if len(req.Topics) == 0 {
+			continue
+		}
 		res, err := be.on(ctx, leader, req)
 		if err != nil {
-			return nil, err
+			for topic := range topics {
+				errs[topic] = cmp.Or(errs[topic], err)
+			}
+			continue
 		}
 		for _, t := range res.(*kmsg.ListOffsetsResponse).Topics {
 			for _, p := range t.Partitions {
 				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-					return nil, fmt.Errorf("%s-%d: list offsets: %w", topic, p.Partition, err)
+					errs[t.Topic] = cmp.Or(errs[t.Topic], fmt.Errorf("%s-%d: list offsets: %w", t.Topic, p.Partition, err))
+					continue
 				}
-				out[p.Partition] = p.Offset
+				if out[t.Topic] == nil {
+					out[t.Topic] = map[int32]int64{}
+				}
+				out[t.Topic][p.Partition] = p.Offset
 			}
 		}
 	}
-	return out, nil
+	for topic := range errs {
+		delete(out, topic)
+	}
+	return out, errs
 }
 
 // scan runs a query: for each partition, from its start, the records
